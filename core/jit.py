@@ -1,0 +1,451 @@
+"""`jit`: trace a Python function on abstract values, lower, compile with XLA, cache, run.
+
+The staged API mirrors JAX's ahead-of-time API:
+    jit(f).trace(*args)  -> Traced   (.graph)
+    Traced.lower()       -> Lowered  (.as_text(): StableHLO)
+    Lowered.compile()    -> Compiled (.as_text(): optimized HLO, .cost_analysis(), .kernels)
+and `jit(f)(*args)` does all of it once per monomorphic signature, then only runs.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Hashable, Sequence
+
+import numpy as np
+
+from . import methods  # noqa: F401  (wires operators and NumPy dispatch onto Tracer)
+from . import passes, xla
+from .cache import (EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, StaticLeaf,
+                    TracedLeaf, executable_key)
+from .ir import Graph, Literal, ShapedArray, Var
+from .lowering import lower
+from .tracing import Trace, Tracer, UnsupportedError, tracing
+
+SUPPORTED_DTYPES = frozenset(np.dtype(t) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+    np.float16, np.float32, np.float64, np.complex64, np.complex128))
+
+
+# -- pytrees ----------------------------------------------------------------------------------
+
+def flatten(tree, path: str = "") -> tuple[list[tuple[str, Any]], Hashable]:
+    """Leaves (with their paths) and a hashable structure of tuples, lists and dicts."""
+    if isinstance(tree, (tuple, list)):
+        leaves, structs = [], []
+        for i, item in enumerate(tree):
+            sub_leaves, sub = flatten(item, f"{path}[{i}]")
+            leaves += sub_leaves
+            structs.append(sub)
+        return leaves, (type(tree).__name__, tuple(structs))
+    if isinstance(tree, dict):
+        leaves, structs = [], []
+        for key in tree:
+            sub_leaves, sub = flatten(tree[key], f"{path}[{key!r}]" if path else str(key))
+            leaves += sub_leaves
+            structs.append((key, sub))
+        return leaves, ("dict", tuple(structs))
+    return [(path, tree)], "*"
+
+
+def unflatten(structure, leaves):
+    iterator = iter(leaves)
+
+    def build(struct):
+        if struct == "*":
+            return next(iterator)
+        kind, children = struct
+        if kind == "dict":
+            return {key: build(sub) for key, sub in children}
+        items = [build(sub) for sub in children]
+        return tuple(items) if kind == "tuple" else items
+    return build(structure)
+
+
+# -- signatures -------------------------------------------------------------------------------
+
+def is_traced_value(value) -> bool:
+    if isinstance(value, np.ndarray):
+        return value.dtype in SUPPORTED_DTYPES
+    if isinstance(value, np.generic):
+        return value.dtype in SUPPORTED_DTYPES
+    return isinstance(value, (float, complex)) and not isinstance(value, bool)
+
+
+def leaf_spec(path: str, value, force: str | None = None):
+    """TracedLeaf or StaticLeaf for one argument leaf; force is "static" or "traced"."""
+    traced = is_traced_value(value) if force is None else force == "traced"
+    if traced:
+        if isinstance(value, np.ndarray):
+            return TracedLeaf(path, ShapedArray(value.shape, value.dtype), "array")
+        if isinstance(value, np.generic):
+            return TracedLeaf(path, ShapedArray((), value.dtype), "scalar")
+        if isinstance(value, (bool, int, float, complex)):
+            return TracedLeaf(path, ShapedArray((), np.result_type(value), True), "python")
+        raise TypeError(f"{path}: a {type(value).__name__} cannot be traced")
+    return StaticLeaf(path, static_key(path, value))
+
+
+def static_key(path: str, value) -> Hashable:
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.shape, value.dtype.str, value.tobytes())
+    try:
+        hash(value)
+    except TypeError:
+        raise TypeError(f"{path}: a {type(value).__name__} is neither an array nor hashable, so "
+                        "it cannot be a static argument") from None
+    return value
+
+
+@dataclass(frozen=True)
+class CallSpec:
+    """How one call's arguments split into traced leaves and static values."""
+    signature: Signature
+    leaves: tuple[Any, ...]            # every leaf value, in order
+    traced_index: tuple[int, ...]      # positions of traced leaves
+
+
+def call_spec(arguments: dict[str, Any], static_names=frozenset(),
+              traced_names=frozenset()) -> CallSpec:
+    """The spec of a call given its arguments by parameter name."""
+    leaves, structure = flatten(arguments)
+    specs, values, traced = [], [], []
+    for i, (path, value) in enumerate(leaves):
+        name = path.split("[")[0]
+        force = "static" if name in static_names else ("traced" if name in traced_names else None)
+        spec = leaf_spec(path, value, force)
+        specs.append(spec)
+        values.append(value)
+        if isinstance(spec, TracedLeaf):
+            traced.append(i)
+    aliases = _alias_groups([(specs[i].path, values[i]) for i in traced])
+    return CallSpec(Signature(structure, tuple(specs), aliases), tuple(values), tuple(traced))
+
+
+def _alias_groups(traced: list[tuple[str, Any]]) -> tuple[tuple[str, ...], ...]:
+    by_id: dict[int, list[str]] = {}
+    for path, value in traced:
+        if isinstance(value, np.ndarray):
+            by_id.setdefault(id(value), []).append(path)
+    return tuple(tuple(paths) for paths in by_id.values() if len(paths) > 1)
+
+
+def overlapping_inputs(spec: CallSpec) -> list[tuple[str, str]]:
+    """Pairs of distinct traced arrays whose memory overlaps (views of one another)."""
+    arrays = [(spec.signature.leaves[i].path, spec.leaves[i]) for i in spec.traced_index
+              if isinstance(spec.leaves[i], np.ndarray)]
+    pairs = []
+    for n, (p1, a1) in enumerate(arrays):
+        for p2, a2 in arrays[n + 1:]:
+            if a1 is not a2 and np.may_share_memory(a1, a2) and np.shares_memory(a1, a2):
+                pairs.append((p1, p2))
+    return pairs
+
+
+# -- tracing ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class OutSpec:
+    """How to rebuild one output leaf: from a graph output, a constant, or a static value."""
+    how: str            # "traced", "const" or "static"
+    index: int = -1     # graph output index for "traced"
+    kind: str = "array"
+    value: Any = None
+
+
+@dataclass
+class TraceResult:
+    graph: Graph
+    out_structure: Hashable
+    out_specs: tuple[OutSpec, ...]
+    mutated: tuple[tuple[int, int], ...]    # (leaf position in the call, graph output index)
+    trace_seconds: float
+
+
+def trace_function(call: Callable[[dict], Any], spec: CallSpec) -> TraceResult:
+    """Run `call(arguments)` with tracers for the traced leaves; record the graph."""
+    start = time.perf_counter()
+    trace = Trace()
+    tracers: dict[int, Tracer] = {}
+    by_object: dict[int, Tracer] = {}
+    leaf_values = list(spec.leaves)
+    for i in spec.traced_index:
+        leaf = spec.signature.leaves[i]
+        value = spec.leaves[i]
+        shared = by_object.get(id(value)) if isinstance(value, np.ndarray) else None
+        tracer = shared or trace.new_input(leaf.aval, leaf.kind)
+        by_object.setdefault(id(value), tracer)
+        tracers[i] = tracer
+        leaf_values[i] = tracer
+    arguments = unflatten(spec.signature.structure, leaf_values)
+    with tracing(trace):
+        result = call(arguments)
+    return _finish_trace(trace, spec, tracers, result, start)
+
+
+def _finish_trace(trace, spec, tracers, result, start) -> TraceResult:
+    out_leaves, out_structure = flatten(result)
+    out_atoms, out_specs = [], []
+    for _, value in out_leaves:
+        if isinstance(value, Tracer):
+            out_specs.append(OutSpec("traced", len(out_atoms), value.kind))
+            out_atoms.append(value.ir_var)
+        elif isinstance(value, (np.ndarray, np.generic)):
+            out_specs.append(OutSpec("const", value=np.copy(value) if isinstance(
+                value, np.ndarray) else value))
+        else:
+            out_specs.append(OutSpec("static", value=value))
+    mutated, seen = [], {}
+    for i, tracer in tracers.items():
+        buf = tracer._buffer
+        if buf.mutated:
+            if id(buf) not in seen:
+                seen[id(buf)] = len(out_atoms)
+                out_atoms.append(buf.var)
+            mutated.append((i, seen[id(buf)]))
+    _check_overlaps(spec, mutated)
+    in_vars = _unique_in_vars(tracers)
+    graph = passes.simplify(trace.to_graph(in_vars, out_atoms))
+    return TraceResult(graph, out_structure, tuple(out_specs), tuple(mutated),
+                       time.perf_counter() - start)
+
+
+def _unique_in_vars(tracers: dict[int, Tracer]) -> list[Var]:
+    seen, in_vars = set(), []
+    for tracer in tracers.values():
+        var = tracer._buffer.initial
+        if id(var) not in seen:
+            seen.add(id(var))
+            in_vars.append(var)
+    return in_vars
+
+
+def _check_overlaps(spec: CallSpec, mutated) -> None:
+    if not mutated:
+        return
+    mutated_paths = {spec.signature.leaves[i].path for i, _ in mutated}
+    for p1, p2 in overlapping_inputs(spec):
+        if p1 in mutated_paths or p2 in mutated_paths:
+            raise UnsupportedError(
+                f"{p1} and {p2} share memory (one is a view of the other) and the code updates "
+                "one of them in place: psc_jit cannot follow that aliasing exactly",
+                None, f"pass a copy ({p2}.copy()) or update the array through one name only")
+
+
+# -- stages -----------------------------------------------------------------------------------
+
+@dataclass
+class Traced:
+    """A traced function: its graph and how to rebuild outputs."""
+    result: TraceResult
+    spec: CallSpec
+    name: str
+    jitted: Any = None
+
+    @property
+    def graph(self) -> Graph:
+        return self.result.graph
+
+    def lower(self) -> Lowered:
+        start = time.perf_counter()
+        graph, consts = passes.hoist_constants(self.graph)
+        text = lower(graph, self.name)
+        return Lowered(self, graph, consts, text, time.perf_counter() - start)
+
+
+@dataclass
+class Lowered:
+    traced: Traced
+    graph: Graph               # the graph lowered (large constants hoisted to inputs)
+    consts: tuple[np.ndarray, ...]
+    text: str
+    lower_seconds: float
+
+    def as_text(self) -> str:
+        return self.text
+
+    def compile(self) -> Compiled:
+        start = time.perf_counter()
+        key = executable_key(self.text, xla.jaxlib_version(), xla.platform())
+        executable, hit = EXECUTABLE_CACHE.get_or_compile(
+            key, self.traced.name,
+            lambda: xla.compile_stablehlo(self.text, self.graph.in_avals, self.graph.out_avals))
+        return Compiled(self, executable, time.perf_counter() - start, hit)
+
+
+@dataclass
+class Compiled:
+    lowered: Lowered
+    executable: xla.Executable
+    compile_seconds: float
+    executable_cache_hit: bool
+    _kernels: Any = field(default=None, repr=False)
+
+    @property
+    def graph(self) -> Graph:
+        return self.lowered.traced.graph
+
+    def as_text(self) -> str:
+        return self.executable.hlo_text()
+
+    def cost_analysis(self) -> dict[str, float]:
+        return self.executable.cost_analysis()
+
+    def memory_stats(self):
+        return self.executable.memory_stats()
+
+    @property
+    def kernels(self):
+        """The fused kernels (psc_jit.core.kernels.FusionModel) of the optimized module."""
+        if self._kernels is None:
+            from .kernels import parse_optimized_hlo
+            self._kernels = parse_optimized_hlo(self.as_text())
+        return self._kernels
+
+    @property
+    def timings(self) -> dict[str, float]:
+        return {"trace": self.lowered.traced.result.trace_seconds,
+                "lower": self.lowered.lower_seconds, "compile": self.compile_seconds}
+
+    def run(self, spec: CallSpec):
+        """Execute with the call's traced leaves; write mutated inputs back; rebuild outputs."""
+        inputs = _input_arrays(self.lowered.traced, spec) + list(self.lowered.consts)
+        outputs = self.executable.execute(inputs)
+        result = self.lowered.traced.result
+        for leaf_pos, out_index in result.mutated:
+            np.copyto(spec.leaves[leaf_pos], outputs[out_index])
+        leaves = [_rebuild(o, outputs) for o in result.out_specs]
+        return unflatten(result.out_structure, leaves)
+
+    def __call__(self, *args, **kwargs):
+        traced = self.lowered.traced
+        spec = traced.jitted.spec(args, kwargs)
+        if spec.signature != traced.spec.signature:
+            raise TypeError("this compiled program was specialised to "
+                            f"({traced.spec.signature.describe()}); called with "
+                            f"({spec.signature.describe()})")
+        return self.run(spec)
+
+
+def _input_arrays(traced: Traced, spec: CallSpec) -> list[np.ndarray]:
+    arrays, seen = [], set()
+    for i in spec.traced_index:
+        value = spec.leaves[i]
+        if isinstance(value, np.ndarray) and id(value) in seen:
+            continue
+        seen.add(id(value))
+        leaf = spec.signature.leaves[i]
+        arrays.append(value if isinstance(value, np.ndarray) else np.asarray(value, leaf.aval.dtype))
+    return arrays
+
+
+def _rebuild(out: OutSpec, outputs: Sequence[np.ndarray]):
+    if out.how == "static":
+        return out.value
+    if out.how == "const":
+        return np.copy(out.value) if isinstance(out.value, np.ndarray) else out.value
+    value = outputs[out.index]
+    if out.kind == "scalar":
+        return value[()]
+    if out.kind == "python":
+        return value.item()
+    return np.array(value)     # a writable array of the caller's own
+
+
+# -- jit --------------------------------------------------------------------------------------
+
+@dataclass
+class CallReport:
+    """What the last call of a jitted function did."""
+    cache_hit: bool
+    miss_reason: str | None
+    compiled: Compiled
+    signature: Signature
+
+
+class Jitted:
+    """`jit(f)`: f compiled once per monomorphic signature."""
+
+    def __init__(self, fun: Callable, static_argnames: Sequence[str] = (),
+                 static_argnums: Sequence[int] = (), name: str | None = None,
+                 traced_argnames: Sequence[str] = ()):
+        self.fun = fun
+        self.name = name or getattr(fun, "__qualname__", getattr(fun, "__name__", "function"))
+        self._signature = _python_signature(fun)
+        params = list(self._signature.parameters) if self._signature else []
+        self.static_names = frozenset(static_argnames) | frozenset(
+            params[i] for i in static_argnums if i < len(params))
+        self.traced_names = frozenset(traced_argnames)
+        self.owner_key: Hashable = ("function", id(fun), self.name)
+        self.last_call: CallReport | None = None
+        functools.update_wrapper(self, fun)
+
+    def arguments(self, args, kwargs) -> dict[str, Any]:
+        """The call's arguments by parameter name (so that cache reasons name them)."""
+        if self._signature is None:
+            return {"args": list(args), "kwargs": dict(kwargs)}
+        return dict(self._signature.bind(*args, **kwargs).arguments)
+
+    def call_with(self, arguments: dict[str, Any]):
+        if self._signature is None:
+            return self.fun(*arguments["args"], **arguments["kwargs"])
+        bound = inspect.BoundArguments(self._signature, arguments)
+        return self.fun(*bound.args, **bound.kwargs)
+
+    def spec(self, args, kwargs) -> CallSpec:
+        return call_spec(self.arguments(args, kwargs), self.static_names, self.traced_names)
+
+    def __call__(self, *args, **kwargs):
+        spec = self.spec(args, kwargs)
+        record = TRACE_CACHE.lookup(self.owner_key, spec.signature)
+        if record is not None:
+            TRACE_CACHE.record_hit(record)
+            self.last_call = CallReport(True, None, record.entry, spec.signature)
+            return record.entry.run(spec)
+        compiled, reason = self.compile_for(spec)
+        self.last_call = CallReport(False, reason, compiled, spec.signature)
+        return compiled.run(spec)
+
+    def compile_for(self, spec: CallSpec, first: str = "first call") -> tuple[Compiled, str]:
+        """Trace, lower and compile for this call's signature; cache it; say why it missed."""
+        reason = TRACE_CACHE.miss_reason(self.owner_key, spec.signature, first)
+        TRACE_CACHE.record_miss(self.name, reason)
+        compiled = self.traced_for(spec).lower().compile()
+        TRACE_CACHE.insert(self.owner_key, self.name, spec.signature, compiled)
+        return compiled, reason
+
+    def traced_for(self, spec: CallSpec) -> Traced:
+        return Traced(trace_function(self.call_with, spec), spec, self.name, self)
+
+    def trace(self, *args, **kwargs) -> Traced:
+        return self.traced_for(self.spec(args, kwargs))
+
+    def lower(self, *args, **kwargs) -> Lowered:
+        return self.trace(*args, **kwargs).lower()
+
+    def cache_records(self) -> list[CacheRecord]:
+        return TRACE_CACHE.records(self.owner_key)
+
+
+def _python_signature(fun) -> inspect.Signature | None:
+    try:
+        return inspect.signature(fun)
+    except (TypeError, ValueError):
+        return None
+
+
+def jit(fun: Callable | None = None, *, static_argnames: Sequence[str] = (),
+        static_argnums: Sequence[int] = ()):
+    """Compile `fun` with XLA, once per monomorphic signature of its arguments.
+
+    Arrays and NumPy scalars are traced; Python floats and complexes are traced as weak
+    scalars; everything else (ints, bools, strings, None, tuples of those) is static: part of
+    the cache key. `static_argnames`/`static_argnums` make traced arguments static."""
+    if fun is None:
+        return functools.partial(jit, static_argnames=static_argnames,
+                                 static_argnums=static_argnums)
+    if isinstance(static_argnames, str):
+        static_argnames = (static_argnames,)
+    return Jitted(fun, static_argnames, static_argnums)

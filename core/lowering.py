@@ -1,0 +1,234 @@
+"""Lower a Graph to StableHLO text.
+
+Every op is written in MLIR's generic form (`"stablehlo.add"(%a, %b) : (...) -> ...`), one
+syntax for all of them, and carries a location naming its IR equation and the cell line it
+came from: `loc("e12:mul"("cell_3":4:10))`. XLA keeps that name as `op_name` metadata through
+fusion, which is how fused kernels are traced back to equations and source lines.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Sequence
+
+import numpy as np
+
+from .ir import Eqn, Graph, Literal, ShapedArray
+from .registry import load_all
+
+_ELEMENT_TYPES = {
+    "bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "ui8", "uint16": "ui16", "uint32": "ui32", "uint64": "ui64",
+    "float16": "f16", "float32": "f32", "float64": "f64",
+    "complex64": "complex<f32>", "complex128": "complex<f64>",
+}
+
+
+class LoweringError(Exception):
+    pass
+
+
+def element_type(dtype: np.dtype) -> str:
+    try:
+        return _ELEMENT_TYPES[np.dtype(dtype).name]
+    except KeyError:
+        raise LoweringError(f"XLA has no element type for NumPy dtype {np.dtype(dtype)}") from None
+
+
+def tensor_type(aval: ShapedArray) -> str:
+    dims = "".join(f"{d}x" for d in aval.shape)
+    return f"tensor<{dims}{element_type(aval.dtype)}>"
+
+
+def i64_array(values: Sequence[int]) -> str:
+    """A DenseI64ArrayAttr: `array<i64: 1, 0>`."""
+    values = list(values)
+    return f"array<i64: {', '.join(map(str, values))}>" if values else "array<i64>"
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+# -- dense literals ---------------------------------------------------------------------------
+
+def dense_attr(value: np.ndarray, aval: ShapedArray) -> str:
+    """`dense<...> : tensor<...>` for a constant of the given abstract value."""
+    arr = np.asarray(value, dtype=aval.dtype)
+    if arr.shape != aval.shape:
+        arr = np.broadcast_to(arr, aval.shape)
+    return f"dense<{_dense_body(arr)}> : {tensor_type(aval)}"
+
+
+def _dense_body(arr: np.ndarray) -> str:
+    flat = np.ascontiguousarray(arr).reshape(-1)
+    if _is_splat(flat):
+        return _scalar_text(flat[0])
+    if arr.dtype == np.bool_:
+        return _nested_bools(arr)
+    little = flat.astype(flat.dtype.newbyteorder("<"))
+    return '"0x' + little.tobytes().hex().upper() + '"'
+
+
+def _is_splat(flat: np.ndarray) -> bool:
+    """All elements bit-identical (so NaN payloads and -0.0 are kept exactly)."""
+    if not flat.size:
+        return True
+    rows = flat.view(np.uint8).reshape(flat.size, -1)
+    return bool((rows == rows[0]).all())
+
+
+def _nested_bools(arr: np.ndarray) -> str:
+    if arr.ndim == 0:
+        return "true" if arr else "false"
+    return "[" + ", ".join(_nested_bools(a) for a in arr) + "]"
+
+
+def _scalar_text(x: np.generic) -> str:
+    if isinstance(x, np.bool_):
+        return "true" if x else "false"
+    if isinstance(x, np.integer):
+        return str(int(x))
+    if isinstance(x, np.complexfloating):
+        return f"({_float_text(x.real)}, {_float_text(x.imag)})"
+    return _float_text(x)
+
+
+def _float_text(x: np.floating) -> str:
+    if np.isfinite(x):
+        return repr(float(x))
+    bits = np.array(x).view({2: np.uint16, 4: np.uint32, 8: np.uint64}[x.dtype.itemsize])
+    return "0x" + format(int(bits), f"0{2 * x.dtype.itemsize}X")
+
+
+# -- the context that lowering rules write into -----------------------------------------------
+
+class LoweringContext:
+    """Collects lines of one function body; rules call `op` to emit ops with locations."""
+
+    def __init__(self, module: ModuleBuilder, indent: int = 4):
+        self.module = module
+        self.lines: list[str] = []
+        self.indent = indent
+        self.eqn: Eqn | None = None
+
+    # the equation being lowered ----------------------------------------------------------
+    @property
+    def avals_in(self) -> list[ShapedArray]:
+        return [a.aval for a in self.eqn.inputs]
+
+    @property
+    def avals_out(self) -> list[ShapedArray]:
+        return [v.aval for v in self.eqn.outs]
+
+    def fresh(self, prefix: str = "v") -> str:
+        return f"%{prefix}{next(self.module.ids)}"
+
+    def loc(self) -> str:
+        if self.eqn is None:
+            return ""
+        src = self.eqn.source
+        inner = f"({_quote(src.file)}:{src.line}:{src.column})" if src else ""
+        return f" loc({_quote(self.module.labels[self.eqn.id])}{inner})"
+
+    def op(self, name: str, operands: Sequence[str], in_avals: Sequence[ShapedArray],
+           out_avals: Sequence[ShapedArray], attrs: dict | None = None,
+           regions: Sequence[str] = ()) -> list[str]:
+        """Emit one op in generic form; return the names of its results."""
+        result = self.fresh()
+        outs = [result] if len(out_avals) == 1 else [f"{result}#{i}" for i in range(len(out_avals))]
+        lhs = "" if not out_avals else (result if len(out_avals) == 1 else f"{result}:{len(out_avals)}") + " = "
+        attr_text = ""
+        if attrs:
+            attr_text = " {" + ", ".join(f"{k} = {v}" for k, v in attrs.items()) + "}"
+        region_text = f" ({', '.join(regions)})" if regions else ""
+        ins = ", ".join(tensor_type(a) for a in in_avals)
+        res = ", ".join(tensor_type(a) for a in out_avals)
+        res = res if len(out_avals) == 1 else f"({res})"
+        self.emit(f'{lhs}"{name}"({", ".join(operands)}){region_text}{attr_text} : ({ins}) -> {res}{self.loc()}')
+        return outs
+
+    def emit(self, line: str) -> None:
+        self.lines.append(" " * self.indent + line)
+
+    def unary(self, name: str, x: str, aval_in: ShapedArray, aval_out: ShapedArray | None = None,
+              attrs: dict | None = None) -> str:
+        return self.op(name, [x], [aval_in], [aval_out or aval_in], attrs)[0]
+
+    def binary(self, name: str, x: str, y: str, aval: ShapedArray,
+               aval_out: ShapedArray | None = None) -> str:
+        return self.op(name, [x, y], [aval, aval], [aval_out or aval])[0]
+
+    def constant(self, value, aval: ShapedArray) -> str:
+        return self.op("stablehlo.constant", [], [], [aval], {"value": dense_attr(value, aval)})[0]
+
+    def region(self, arg_avals: Sequence[ShapedArray], body) -> str:
+        """A region `{ ^bb0(args): ... }`; `body(sub_ctx, arg_names)` returns the values to yield."""
+        sub = LoweringContext(self.module, self.indent + 4)
+        sub.eqn = self.eqn
+        names = [sub.fresh("r") for _ in arg_avals]
+        results = body(sub, names)
+        ret_avals = [aval for _, aval in results]
+        sub.op("stablehlo.return", [n for n, _ in results], ret_avals, [])
+        args = ", ".join(f"{n}: {tensor_type(a)}" for n, a in zip(names, arg_avals, strict=True))
+        pad = " " * (self.indent + 2)
+        return "{\n" + pad + f"^bb0({args}):\n" + "\n".join(sub.lines) + "\n" + " " * self.indent + "}"
+
+    def scalar_region(self, dtype: np.dtype, op_name: str, n_args: int = 2) -> str:
+        """A region applying a binary op to scalars of one dtype (the body of a reduce)."""
+        aval = ShapedArray((), dtype)
+
+        def body(sub, args):
+            return [(sub.op(op_name, args, [aval] * n_args, [aval])[0], aval)]
+        return self.region([aval] * n_args, body)
+
+    def lower_graph(self, graph: Graph, in_names: Sequence[str]) -> list[str]:
+        """Lower a (sub-)graph inline given names for its inputs; return names of its outputs."""
+        env: dict[int, str] = {}
+        for var, name in zip(graph.in_vars, in_names, strict=True):
+            env[var.id] = name
+        saved = self.eqn
+        for eqn in graph.eqns:
+            self.eqn = eqn
+            ins = [self.atom(a, env) for a in eqn.inputs]
+            outs = eqn.prim.lowering(self, *ins, **eqn.params)
+            for var, name in zip(eqn.outs, outs, strict=True):
+                env[var.id] = name
+        self.eqn = saved
+        return [self.atom(a, env) for a in graph.out_atoms]
+
+    def atom(self, atom, env: dict[int, str]) -> str:
+        if isinstance(atom, Literal):
+            return self.constant(atom.value, atom.aval)
+        return env[atom.id]
+
+
+class ModuleBuilder:
+    def __init__(self, name: str, graph: Graph):
+        self.name = name
+        self.labels = graph.labels()
+        self.ids = itertools.count()     # SSA names restart per module: same graph, same text
+
+
+def lower(graph: Graph, name: str = "psc_jit") -> str:
+    """The StableHLO module text of a graph; its `main` takes and returns the graph's values."""
+    load_all()
+    module = ModuleBuilder(name, graph)
+    ctx = LoweringContext(module)
+    args = [f"%arg{i}" for i in range(len(graph.in_vars))]
+    outs = ctx.lower_graph(graph, args)
+    ctx.eqn = None
+    ctx.emit(f'"func.return"({", ".join(outs)}) : ({", ".join(tensor_type(a) for a in graph.out_avals)}) -> ()')
+    params = ", ".join(f"{n}: {tensor_type(v.aval)}" for n, v in zip(args, graph.in_vars, strict=True))
+    results = ", ".join(tensor_type(a) for a in graph.out_avals)
+    header = [
+        f"module @{_symbol(name)} attributes {{mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32}} {{",
+        f"  func.func public @main({params}) -> ({results}) {{",
+    ]
+    return "\n".join(header + ctx.lines + ["  }", "}", ""])
+
+
+def _symbol(name: str) -> str:
+    cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    return cleaned if cleaned and not cleaned[0].isdigit() else f"m_{cleaned}"
+
+

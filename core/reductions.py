@@ -1,0 +1,210 @@
+"""Reductions, arg-reductions, cumulative reductions and sorting, along static axes.
+
+Each reduction keeps its operand's dtype (the NumPy layer converts first where NumPy
+accumulates in a wider type: `sum` of int8 is int64). `reduce_max`/`reduce_min`
+propagate NaN and `argmax`/`argmin` return the first NaN, as NumPy does.
+"""
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+
+from .ir import ShapedArray
+from .lowering import i64_array
+from .registry import Primitive, register
+
+
+def reduce_shape_rule(aval, *, axes):
+    if any(not 0 <= a < aval.ndim for a in axes):
+        raise TypeError(f"axes {axes} out of range for {aval.ndim} dimensions")
+    return tuple(d for i, d in enumerate(aval.shape) if i not in axes)
+
+
+def _dtype_of(aval, **_):
+    return aval.dtype
+
+
+def _impl(reducer, x, *, axes):
+    with np.errstate(all="ignore"):
+        return np.asarray(reducer(np.asarray(x), axis=tuple(axes)))
+
+
+def _init_value(kind: str, dtype: np.dtype):
+    if kind == "sum" or kind == "or":
+        return np.zeros((), dtype)
+    if kind == "prod" or kind == "and":
+        return np.ones((), dtype)
+    if dtype == np.bool_:
+        return np.array(kind == "min")
+    if dtype.kind == "f":
+        return np.array(-np.inf if kind == "max" else np.inf, dtype)
+    info = np.iinfo(dtype)
+    return np.array(info.min if kind == "max" else info.max, dtype)
+
+
+_REDUCE_OPS = {"sum": "stablehlo.add", "prod": "stablehlo.multiply", "max": "stablehlo.maximum",
+               "min": "stablehlo.minimum", "and": "stablehlo.and", "or": "stablehlo.or"}
+
+
+def reduce_lowering(kind: str, ctx, x, *, axes):
+    aval, out = ctx.avals_in[0], ctx.avals_out[0]
+    op_name = _REDUCE_OPS[kind]
+    if kind in ("max", "min") and aval.dtype == np.bool_:
+        op_name = "stablehlo.or" if kind == "max" else "stablehlo.and"
+    scalar = ShapedArray((), aval.dtype)
+    init = ctx.constant(_init_value(kind, aval.dtype), scalar)
+    region = ctx.scalar_region(aval.dtype, op_name)
+    return ctx.op("stablehlo.reduce", [x, init], [aval, scalar], [out],
+                  {"dimensions": i64_array(axes)}, regions=[region])
+
+
+for _kind, _reducer in [("sum", np.sum), ("prod", np.prod), ("max", np.max), ("min", np.min),
+                        ("and", np.all), ("or", np.any)]:
+    register(Primitive(f"reduce_{_kind}", reduce_shape_rule, _dtype_of,
+                       partial(_impl, _reducer), partial(reduce_lowering, _kind),
+                       doc=f"np.{_reducer.__name__} over static axes"))
+
+
+# -- argmax / argmin --------------------------------------------------------------------------
+
+def arg_shape_rule(aval, *, axis, index_dtype):
+    return tuple(d for i, d in enumerate(aval.shape) if i != axis)
+
+
+def arg_impl(fn, x, *, axis, index_dtype):
+    return np.asarray(fn(np.asarray(x), axis=axis)).astype(index_dtype)
+
+
+def _pick_first_region(ctx, kind: str, dtype: np.dtype, index_dtype: np.dtype) -> str:
+    """(value, index) pairs: NaN beats numbers, then the larger (smaller), then the lower index."""
+    val, idx = ShapedArray((), dtype), ShapedArray((), index_dtype)
+    flag = ShapedArray((), np.dtype(bool))
+    direction = "GT" if kind == "max" else "LT"
+
+    def cmp(sub, d, a, b, aval):
+        return sub.op("stablehlo.compare", [a, b], [aval, aval], [flag],
+                      {"comparison_direction": f"#stablehlo<comparison_direction {d}>"})[0]
+
+    def body(sub, args):
+        a, ia, b, ib = args
+        both = partial(sub.binary, aval=flag)
+        better = cmp(sub, direction, a, b, val)
+        tie = cmp(sub, "EQ", a, b, val)
+        if dtype.kind in "fc":
+            a_nan, b_nan = cmp(sub, "NE", a, a, val), cmp(sub, "NE", b, b, val)
+            not_b_nan = sub.unary("stablehlo.not", b_nan, flag)
+            better = both("stablehlo.or", both("stablehlo.and", a_nan, not_b_nan),
+                          both("stablehlo.and", better, not_b_nan))
+            tie = both("stablehlo.or", tie, both("stablehlo.and", a_nan, b_nan))
+        lower = cmp(sub, "LT", ia, ib, idx)
+        pick_a = both("stablehlo.or", better, both("stablehlo.and", tie, lower))
+        sel_v = sub.op("stablehlo.select", [pick_a, a, b], [flag, val, val], [val])[0]
+        sel_i = sub.op("stablehlo.select", [pick_a, ia, ib], [flag, idx, idx], [idx])[0]
+        return [(sel_v, val), (sel_i, idx)]
+    return ctx.region([val, idx, val, idx], body)
+
+
+def arg_lowering(kind: str, ctx, x, *, axis, index_dtype):
+    aval, out = ctx.avals_in[0], ctx.avals_out[0]
+    index_aval = aval.update(dtype=np.dtype(index_dtype), weak_type=False)
+    iota = ctx.op("stablehlo.iota", [], [], [index_aval], {"iota_dimension": f"{axis} : i64"})[0]
+    val_scalar = ShapedArray((), aval.dtype)
+    idx_scalar = ShapedArray((), np.dtype(index_dtype))
+    init_v = ctx.constant(_init_value(kind, aval.dtype), val_scalar)
+    init_i = ctx.constant(np.zeros((), index_dtype), idx_scalar)
+    region = _pick_first_region(ctx, kind, aval.dtype, np.dtype(index_dtype))
+    value_out = out.update(dtype=aval.dtype)
+    results = ctx.op("stablehlo.reduce", [x, iota, init_v, init_i],
+                     [aval, index_aval, val_scalar, idx_scalar], [value_out, out],
+                     {"dimensions": i64_array([axis])}, regions=[region])
+    return [results[1]]
+
+
+for _kind, _fn in [("max", np.argmax), ("min", np.argmin)]:
+    register(Primitive(f"arg{_kind}", arg_shape_rule,
+                       lambda aval, *, axis, index_dtype: np.dtype(index_dtype),
+                       partial(arg_impl, _fn), partial(arg_lowering, _kind),
+                       weak_type_rule=lambda *a, **k: False))
+
+
+# -- cumulative reductions --------------------------------------------------------------------
+
+def cumulative_impl(fn, x, *, axis, reverse):
+    x = np.asarray(x)
+    if reverse:
+        return np.flip(fn(np.flip(x, axis), axis=axis), axis).astype(x.dtype)
+    with np.errstate(all="ignore"):
+        return fn(x, axis=axis).astype(x.dtype)
+
+
+def cumulative_lowering(kind: str, ctx, x, *, axis, reverse):
+    aval = ctx.avals_in[0]
+    n = aval.shape[axis]
+    window = [1] * aval.ndim
+    window[axis] = max(n, 1)
+    padding = [[0, 0] for _ in range(aval.ndim)]
+    padding[axis] = [0, n - 1] if reverse else [n - 1, 0]
+    scalar = ShapedArray((), aval.dtype)
+    init = ctx.constant(_init_value(kind, aval.dtype), scalar)
+    op_name = _REDUCE_OPS[kind]
+    if kind in ("max", "min") and aval.dtype == np.bool_:
+        op_name = "stablehlo.or" if kind == "max" else "stablehlo.and"
+    region = ctx.scalar_region(aval.dtype, op_name)
+    pad_text = ", ".join(f"[{lo}, {hi}]" for lo, hi in padding)
+    pad_attr = f"dense<[{pad_text}]> : tensor<{aval.ndim}x2xi64>"
+    return ctx.op("stablehlo.reduce_window", [x, init], [aval, scalar], ctx.avals_out, {
+        "window_dimensions": i64_array(window), "padding": pad_attr}, regions=[region])
+
+
+for _kind, _fn in [("sum", np.cumsum), ("prod", np.cumprod),
+                   ("max", np.maximum.accumulate), ("min", np.minimum.accumulate)]:
+    register(Primitive(f"cum{_kind}", lambda aval, *, axis, reverse: aval.shape, _dtype_of,
+                       partial(cumulative_impl, _fn), partial(cumulative_lowering, _kind)))
+
+
+# -- sort -------------------------------------------------------------------------------------
+
+def sort_shape_rule(*avals, dimension, num_keys):
+    if len({a.shape for a in avals}) != 1:
+        raise TypeError("sort operands must have one shape")
+    return [a.shape for a in avals]
+
+
+def sort_impl(*xs, dimension, num_keys):
+    if len(xs) == 1:
+        return [np.sort(xs[0], axis=dimension, kind="stable")]
+    order = np.argsort(xs[0], axis=dimension, kind="stable")
+    return [np.take_along_axis(np.asarray(x), order, axis=dimension) for x in xs]
+
+
+def _less_nan_last(sub, a, b, aval):
+    """a < b in NumPy's sort order: NaNs after every number."""
+    flag = ShapedArray((), np.dtype(bool))
+
+    def cmp(d, u, v):
+        return sub.op("stablehlo.compare", [u, v], [aval, aval], [flag],
+                      {"comparison_direction": f"#stablehlo<comparison_direction {d}>"})[0]
+    less = cmp("LT", a, b)
+    if aval.dtype.kind not in "fc":
+        return less
+    a_num = cmp("EQ", a, a)
+    b_nan = cmp("NE", b, b)
+    return sub.binary("stablehlo.or", less, sub.binary("stablehlo.and", a_num, b_nan, flag), flag)
+
+
+def sort_lowering(ctx, *xs, dimension, num_keys):
+    scalars = [ShapedArray((), a.dtype) for a in ctx.avals_in]
+    region_avals = [s for s in scalars for _ in range(2)]
+
+    def body(sub, args):
+        flag = ShapedArray((), np.dtype(bool))
+        return [(_less_nan_last(sub, args[0], args[1], scalars[0]), flag)]
+    region = ctx.region(region_avals, body)
+    return ctx.op("stablehlo.sort", list(xs), ctx.avals_in, ctx.avals_out,
+                  {"dimension": f"{dimension} : i64", "is_stable": "true"}, regions=[region])
+
+
+register(Primitive("sort", sort_shape_rule, lambda *avals, **_: [a.dtype for a in avals],
+                   sort_impl, sort_lowering, multiple_results=True,
+                   weak_type_rule=lambda *avals, **_: [a.weak_type for a in avals]))

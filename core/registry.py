@@ -1,0 +1,91 @@
+"""The one table of primitives and their rules.
+
+Each primitive is a frozen record holding every rule it has: shape rule, dtype rule, NumPy
+reference implementation (the oracle of the tests and the graph interpreter) and StableHLO
+lowering. Categories share one rule through `functools.partial`. Modules that define
+primitives register them here; `PRIMITIVES` is the closed set.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from .ir import ShapedArray
+
+
+@dataclass(frozen=True, eq=False)
+class Primitive:
+    name: str
+    shape_rule: Callable[..., Any]      # (*avals_in, **params) -> shape (or list, if multiple)
+    dtype_rule: Callable[..., Any]      # (*avals_in, **params) -> dtype (or list, if multiple)
+    impl: Callable[..., Any]            # (*ndarrays, **params) -> ndarray (or list)
+    lowering: Callable[..., Any]        # (ctx, *operand_names, **params) -> list of value names
+    multiple_results: bool = False
+    weak_type_rule: Callable[..., Any] | None = None   # default: weak iff every input is weak
+    doc: str = ""
+
+    def __repr__(self) -> str:
+        return f"Primitive({self.name})"
+
+    def abstract_eval(self, *avals_in: ShapedArray, **params) -> list[ShapedArray]:
+        shapes = self.shape_rule(*avals_in, **params)
+        dtypes = self.dtype_rule(*avals_in, **params)
+        weak = self._weak(avals_in, params)
+        if not self.multiple_results:
+            shapes, dtypes, weak = [shapes], [dtypes], [weak]
+        elif not isinstance(weak, (list, tuple)):
+            weak = [weak] * len(shapes)
+        return [ShapedArray(tuple(s), d, w)
+                for s, d, w in zip(shapes, dtypes, weak, strict=True)]
+
+    def _weak(self, avals_in, params):
+        if self.weak_type_rule is not None:
+            return self.weak_type_rule(*avals_in, **params)
+        return bool(avals_in) and all(a.weak_type for a in avals_in)
+
+
+PRIMITIVES: dict[str, Primitive] = {}
+
+
+def register(prim: Primitive) -> Primitive:
+    if prim.name in PRIMITIVES:
+        raise ValueError(f"primitive {prim.name!r} is registered twice")
+    PRIMITIVES[prim.name] = prim
+    return prim
+
+
+def primitive(name: str) -> Primitive:
+    load_all()
+    return PRIMITIVES[name]
+
+
+def load_all() -> dict[str, Primitive]:
+    """Import every module that registers primitives; return the table."""
+    from . import elementwise, linalg, reductions, structural  # noqa: F401
+    return PRIMITIVES
+
+
+# Rules shared by categories ------------------------------------------------------------------
+
+def same_shape_rule(*avals: ShapedArray, **_) -> tuple[int, ...]:
+    shapes = {a.shape for a in avals}
+    if len(shapes) != 1:
+        raise TypeError(f"operands must have one shape, got {[a.shape for a in avals]}")
+    return avals[0].shape
+
+
+def same_dtype_rule(*avals: ShapedArray, **_) -> np.dtype:
+    dtypes = {a.dtype for a in avals}
+    if len(dtypes) != 1:
+        raise TypeError(f"operands must have one dtype, got {[str(a.dtype) for a in avals]}")
+    return avals[0].dtype
+
+
+def bool_dtype_rule(*_avals, **_) -> np.dtype:
+    return np.dtype(bool)
+
+
+def never_weak(*_avals, **_) -> bool:
+    return False

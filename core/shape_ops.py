@@ -1,0 +1,244 @@
+"""NumPy's shape functions on tracers: reshape, transpose, concatenate, stack, and kin.
+
+Reshapes and transposes of a traced array are *views* of it, as in NumPy: an in-place update
+through them reaches the array they came from (see `tracing.ViewStep`).
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .numpy_api import (as_kind, broadcast_to, convert, ensure_tracer, implements, normalize_axes,
+                        reshape, result_type, unsupported)
+from .registry import primitive
+from .tracing import Tracer, ViewStep, bind
+
+
+def _resolve_shape(shape, size: int) -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    shape = [operator.index(d) for d in shape]
+    if shape.count(-1) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if -1 in shape:
+        known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+        if known == 0 or size % known:
+            raise ValueError(f"cannot reshape array of size {size} into shape {tuple(shape)}")
+        shape[shape.index(-1)] = size // known
+    if int(np.prod(shape, dtype=np.int64)) != size:
+        raise ValueError(f"cannot reshape array of size {size} into shape {tuple(shape)}")
+    return tuple(shape)
+
+
+def _is_view_reshape(x: Tracer, shape) -> bool:
+    """Does NumPy return a view for this reshape? Asked of an ndarray with x's exact layout."""
+    try:
+        np.reshape(x.layout(), shape, copy=False)
+        return True
+    except ValueError:
+        return False
+
+
+@implements(np.reshape)
+def np_reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    if order != "C":
+        raise unsupported(f"np.reshape(..., order={order!r})")
+    a = ensure_tracer(a)
+    shape = _resolve_shape(shape if shape is not None else newshape, a.size)
+    if copy or not _is_view_reshape(a, shape):
+        return as_kind(reshape(a, shape), "array")
+    old_shape = a.shape
+    step = ViewStep(read=lambda base: reshape(base, shape),
+                    write=lambda base, new: reshape(new, old_shape),
+                    probe=lambda arr: np.reshape(arr, shape),
+                    describe=f"reshape{shape}")
+    return a.view(step)
+
+
+@implements(np.ravel)
+def np_ravel(a, order="C"):
+    return np_reshape(a, (-1,), order)
+
+
+def transpose_view(a: Tracer, permutation) -> Tracer:
+    permutation = tuple(permutation)
+    if permutation == tuple(range(a.ndim)):
+        return a.view(ViewStep(lambda b: b, lambda b, new: new, lambda arr: arr, "identity"))
+    inverse = tuple(np.argsort(permutation))
+    step = ViewStep(read=lambda base: bind(primitive("transpose"), base, permutation=permutation),
+                    write=lambda base, new: bind(primitive("transpose"), new, permutation=inverse),
+                    probe=lambda arr: np.transpose(arr, permutation),
+                    describe=f"transpose{permutation}")
+    return a.view(step)
+
+
+@implements(np.transpose)
+def np_transpose(a, axes=None):
+    a = ensure_tracer(a)
+    perm = tuple(reversed(range(a.ndim))) if axes is None else normalize_axes(axes, a.ndim)
+    if len(perm) != a.ndim:
+        raise ValueError("axes don't match array")
+    return transpose_view(a, perm)
+
+
+@implements(np.swapaxes)
+def np_swapaxes(a, axis1, axis2):
+    a = ensure_tracer(a)
+    perm = list(range(a.ndim))
+    i, j = normalize_axes((axis1,), a.ndim)[0], normalize_axes((axis2,), a.ndim)[0]
+    perm[i], perm[j] = perm[j], perm[i]
+    return transpose_view(a, perm)
+
+
+@implements(np.moveaxis)
+def np_moveaxis(a, source, destination):
+    a = ensure_tracer(a)
+    src = normalize_axes(source, a.ndim)
+    dst = normalize_axes(destination, a.ndim)
+    order = [n for n in range(a.ndim) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return transpose_view(a, order)
+
+
+@implements(np.expand_dims)
+def np_expand_dims(a, axis):
+    a = ensure_tracer(a)
+    out_ndim = a.ndim + (1 if isinstance(axis, (int, np.integer)) else len(axis))
+    axes = normalize_axes(axis, out_ndim)
+    shape = iter(a.shape)
+    new_shape = tuple(1 if i in axes else next(shape) for i in range(out_ndim))
+    return np_reshape(a, new_shape)
+
+
+@implements(np.squeeze)
+def np_squeeze(a, axis=None):
+    a = ensure_tracer(a)
+    if axis is None:
+        axes = tuple(i for i, d in enumerate(a.shape) if d == 1)
+    else:
+        axes = normalize_axes(axis, a.ndim)
+        if any(a.shape[i] != 1 for i in axes):
+            raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+    return np_reshape(a, tuple(d for i, d in enumerate(a.shape) if i not in axes))
+
+
+@implements(np.broadcast_to)
+def np_broadcast_to(array, shape, subok=False):
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    return as_kind(broadcast_to(ensure_tracer(array), shape), "array")
+
+
+@implements(np.atleast_1d)
+def np_atleast_1d(*arys):
+    out = [np_reshape(a, (1,)) if np.ndim(a) == 0 and not isinstance(a, Tracer) or
+           isinstance(a, Tracer) and a.ndim == 0 else ensure_tracer(a) for a in arys]
+    return out[0] if len(out) == 1 else out
+
+
+@implements(np.atleast_2d)
+def np_atleast_2d(*arys):
+    out = []
+    for a in arys:
+        a = ensure_tracer(a)
+        out.append(np_reshape(a, (1,) * (2 - a.ndim) + a.shape) if a.ndim < 2 else a)
+    return out[0] if len(out) == 1 else out
+
+
+def _common(arrays, dtype=None):
+    arrays = [ensure_tracer(a) for a in arrays]
+    if not arrays:
+        raise ValueError("need at least one array to concatenate")
+    dtype = np.dtype(dtype) if dtype is not None else result_type(*arrays)
+    return [ensure_tracer(convert(a, dtype)).with_kind("array") for a in arrays]
+
+
+@implements(np.concatenate)
+def np_concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    if out is not None:
+        raise unsupported("np.concatenate(..., out=...)")
+    arrays = _common(arrays, dtype)
+    if axis is None:
+        arrays = [reshape(a, (a.size,)) for a in arrays]
+        axis = 0
+    if any(a.ndim == 0 for a in arrays):
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    (ax,) = normalize_axes(axis, arrays[0].ndim)
+    if len(arrays) == 1:
+        return arrays[0]
+    return as_kind(bind(primitive("concatenate"), *arrays, dimension=ax), "array")
+
+
+@implements(np.stack)
+def np_stack(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    if out is not None:
+        raise unsupported("np.stack(..., out=...)")
+    arrays = _common(arrays, dtype)
+    shapes = {a.shape for a in arrays}
+    if len(shapes) != 1:
+        raise ValueError("all input arrays must have the same shape")
+    (ax,) = normalize_axes(axis, arrays[0].ndim + 1)
+    expanded = [reshape(a, a.shape[:ax] + (1,) + a.shape[ax:]) for a in arrays]
+    if len(expanded) == 1:
+        return as_kind(expanded[0], "array")
+    return as_kind(bind(primitive("concatenate"), *expanded, dimension=ax), "array")
+
+
+@implements(np.hstack)
+def np_hstack(tup, dtype=None, casting="same_kind"):
+    arrays = [ensure_tracer(a) for a in tup]
+    arrays = [reshape(a, (1,)) if a.ndim == 0 else a for a in arrays]
+    return np_concatenate(arrays, axis=0 if arrays[0].ndim == 1 else 1, dtype=dtype)
+
+
+@implements(np.vstack)
+def np_vstack(tup, dtype=None, casting="same_kind"):
+    arrays = [ensure_tracer(a) for a in tup]
+    arrays = [reshape(a, (1,) * (2 - a.ndim) + a.shape) if a.ndim < 2 else a for a in arrays]
+    return np_concatenate(arrays, axis=0, dtype=dtype)
+
+
+@implements(np.column_stack)
+def np_column_stack(tup):
+    arrays = [ensure_tracer(a) for a in tup]
+    arrays = [reshape(a, (a.size, 1)) if a.ndim < 2 else a for a in arrays]
+    return np_concatenate(arrays, axis=1)
+
+
+@implements(np.flip)
+def np_flip(m, axis=None):
+    m = ensure_tracer(m)
+    axes = normalize_axes(axis, m.ndim)
+    return as_kind(bind(primitive("rev"), m, dimensions=axes), "array")
+
+
+@implements(np.fliplr)
+def np_fliplr(m):
+    return np_flip(m, 1)
+
+
+@implements(np.flipud)
+def np_flipud(m):
+    return np_flip(m, 0)
+
+
+def _full_like(value_of):
+    def like(a, *args, dtype=None, order="K", subok=True, shape=None, **kwargs):
+        value, args = value_of(args, kwargs)
+        a_dtype = a.dtype if isinstance(a, Tracer) else np.asarray(a).dtype
+        dtype = np.dtype(dtype) if dtype is not None else a_dtype
+        shape = np.shape(a) if shape is None and not isinstance(a, Tracer) else (
+            a.shape if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape)))
+        if isinstance(value, Tracer):
+            return as_kind(broadcast_to(convert(value, dtype), shape), "array")
+        return as_kind(bind(primitive("broadcast_in_dim"), np.asarray(value, dtype), shape=shape,
+                            broadcast_dimensions=()), "array")
+    return like
+
+
+implements(np.zeros_like)(_full_like(lambda args, kw: (0, args)))
+implements(np.ones_like)(_full_like(lambda args, kw: (1, args)))
+implements(np.empty_like)(_full_like(lambda args, kw: (0, args)))
+implements(np.full_like)(_full_like(
+    lambda args, kw: (args[0] if args else kw.pop("fill_value"), args[1:])))
