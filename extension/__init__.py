@@ -1,9 +1,41 @@
 """psc_jit: compile plain NumPy notebook cells with XLA.
 
     %load_ext psc_jit
+
     %%psc_jit
-    y = np.tanh(x @ w + 1.0)
+    h = np.tanh(x @ w + 1.0)
+    loss = (h ** 2).mean()
+
+`jit(f)` compiles a function the same way; `last_report()` is the record of the last
+`%%psc_jit` run.
 """
+from __future__ import annotations
+
 from .core import jit
 
-__all__ = ["jit"]
+__all__ = ["jit", "last_report", "load_ipython_extension", "unload_ipython_extension"]
+
+_last_report = None
+
+
+def last_report():
+    """The record (psc_jit.core.report.RunReport) of the last %%psc_jit run, or None."""
+    return _last_report
+
+
+def _set_last_report(report) -> None:
+    global _last_report
+    _last_report = report
+
+
+def load_ipython_extension(ipython) -> None:
+    from .magic import PscJitMagics
+    ipython.register_magics(PscJitMagics)
+
+
+def unload_ipython_extension(ipython) -> None:
+    magics = ipython.magics_manager.registry.pop("PscJitMagics", None)
+    if magics is not None:
+        ipython.magics_manager.magics["cell"].pop("psc_jit", None)
+        for name in ("psc_cache", "psc_timings"):
+            ipython.magics_manager.magics["line"].pop(name, None)

@@ -1,0 +1,67 @@
+"""Timing plain against compiled, on copies of the inputs, within a time budget.
+
+Copies are made before the clock starts, so their cost is not timed, and timing never
+changes the caller's data. The repeat count adapts to the cost of one run, like %timeit.
+"""
+from __future__ import annotations
+
+import copy
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+
+def copy_inputs(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: _copy(v) for k, v in values.items()}
+
+
+def _copy(value):
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, (list, dict, tuple)):
+        return copy.deepcopy(value)
+    return value
+
+
+def time_runs(run: Callable[[dict], Any], inputs: dict[str, Any], budget: float = 1.0,
+              max_runs: int = 50, min_runs: int = 3) -> tuple[list[float], Any]:
+    """Run `run(copy of inputs)` repeatedly; return the seconds of each run and the last result.
+    At least one run; at least `min_runs` when they fit in the budget; never more than
+    `max_runs` or (after the first) more than the budget allows."""
+    times: list[float] = []
+    result = None
+    spent = 0.0
+    while len(times) < max_runs:
+        fresh = copy_inputs(inputs)
+        start = time.perf_counter()
+        result = run(fresh)
+        elapsed = time.perf_counter() - start
+        times.append(elapsed)
+        spent += elapsed
+        if len(times) >= min_runs and spent + elapsed > budget:
+            break
+        if len(times) >= 1 and elapsed > budget:
+            break
+    return times, result
+
+
+def largest_difference(expected: Any, got: Any) -> float:
+    """max |expected - got| over the elements (NaN where both are NaN counts as equal;
+    inf vs inf of the same sign too). inf when shapes or kinds disagree."""
+    try:
+        e = np.asarray(expected)
+        g = np.asarray(got)
+    except (TypeError, ValueError):
+        return 0.0 if expected == got else float("inf")
+    if e.dtype.kind not in "biufc" or g.dtype.kind not in "biufc":
+        return 0.0 if np.array_equal(e, g) else float("inf")
+    if e.shape != g.shape:
+        return float("inf")
+    if e.size == 0:
+        return 0.0
+    e = e.astype(np.complex128)
+    g = g.astype(np.complex128)
+    same = (e == g) | (np.isnan(e) & np.isnan(g))
+    diff = np.where(same, 0.0, np.abs(e - g))
+    return float(np.nanmax(np.where(np.isnan(diff), np.inf, diff)))

@@ -1,0 +1,89 @@
+"""The IPython magics: `%%psc_jit`, `%psc_cache`, `%psc_timings`. Thin: parse the arguments,
+call the runner, display the view."""
+from __future__ import annotations
+
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import HTML, display
+
+from .core.cache import EXECUTABLE_CACHE, TRACE_CACHE
+from .runner import CellRunner, Options
+
+
+def _names(values) -> frozenset[str]:
+    return frozenset(n.strip() for v in values or () for n in v.split(",") if n.strip())
+
+
+@magics_class
+class PscJitMagics(Magics):
+    def __init__(self, shell):
+        super().__init__(shell)
+        self.runner = CellRunner(shell.user_ns)
+
+    @magic_arguments()
+    @argument("--static", action="append", metavar="NAMES",
+              help="names (comma-separated) to treat as static: their values key the cache")
+    @argument("--traced", action="append", metavar="NAMES",
+              help="names (comma-separated) to trace even if they are Python ints or bools")
+    @argument("--compare", dest="compare", action="store_true", default=None,
+              help="time plain Python against compiled on every run (default: on a cache miss)")
+    @argument("--no-compare", dest="compare", action="store_false",
+              help="never time plain Python against compiled")
+    @argument("--strict", action="store_true",
+              help="raise instead of running the cell as plain Python when it cannot compile")
+    @argument("--quiet", action="store_true", help="show no report")
+    @argument("--name", metavar="LABEL", help="a label for this cell in reports and the cache")
+    @no_var_expand
+    @cell_magic
+    def psc_jit(self, line, cell):
+        """Compile this cell's NumPy code with XLA, cache it under its signature, run it.
+
+        Inputs are the names the cell reads before assigning them; outputs the names it
+        assigns. Arrays, NumPy scalars and Python floats are traced; Python ints, bools,
+        strings, None, modules and functions are static (part of the cache key). A cell
+        that cannot be compiled runs as plain Python and the report says why, at which line.
+        """
+        args = parse_argstring(self.psc_jit, line)
+        options = Options(static=_names(args.static), traced=_names(args.traced),
+                          compare=args.compare, strict=args.strict, quiet=args.quiet,
+                          name=args.name)
+        report, value = self.runner.run(cell, options, cell_id=self._cell_id())
+        from . import _set_last_report
+        _set_last_report(report)
+        if not options.quiet:
+            from .display import show_report
+            show_report(report)
+        return value
+
+    def _cell_id(self) -> str | None:
+        kernel = getattr(self.shell, "kernel", None)
+        get_parent = getattr(kernel, "get_parent", None)
+        if get_parent is None:
+            return None
+        try:
+            parent = get_parent()
+        except (TypeError, LookupError):
+            return None
+        return (parent or {}).get("metadata", {}).get("cellId")
+
+    @magic_arguments()
+    @argument("--clear", action="store_true", help="empty both caches")
+    @line_magic
+    def psc_cache(self, line):
+        """Show every cached compiled program of this session, its hits, and every miss's
+        reason; `--clear` empties the caches."""
+        args = parse_argstring(self.psc_cache, line)
+        if args.clear:
+            TRACE_CACHE.clear()
+            EXECUTABLE_CACHE.clear()
+            print("psc_jit caches cleared")
+            return None
+        from .display import cache_overview
+        display(HTML(cache_overview()))
+        return None
+
+    @line_magic
+    def psc_timings(self, line):
+        """One table comparing every timed %%psc_jit cell of this session."""
+        from .display import timings_overview
+        display(HTML(timings_overview(self.runner.reports)))

@@ -1,0 +1,206 @@
+"""Running a `%%psc_jit` cell: the logic behind the magic, as a plain class.
+
+The cell becomes a function (inputs as parameters, outputs as results) handed to the same
+`Jitted` that `jit` gives users. Nothing in the user's namespace changes unless the compiled
+run succeeds; a cell that cannot be compiled runs as plain Python, and the report says why.
+"""
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from .core.cache import TRACE_CACHE, CacheEvent
+from .core.cell import CellAnalysis, analyze_cell, make_cell_function, parse_cell
+from .core.jit import CallSpec, Compiled, Jitted, call_spec
+from .core.lowering import LoweringError
+from .core.report import RunReport, Timings
+from .core.timing import largest_difference, time_runs
+from .core.tracing import TraceError
+from .core.xla import XlaError
+
+
+class PscJitError(Exception):
+    """Raised with --strict when a cell cannot be compiled; the message says why and where."""
+
+
+@dataclass(frozen=True)
+class Options:
+    static: frozenset[str] = frozenset()
+    traced: frozenset[str] = frozenset()
+    compare: bool | None = None        # None: compare on a cache miss
+    strict: bool = False
+    quiet: bool = False
+    name: str | None = None
+    budget: float = 1.0                # seconds per side for the timing comparison
+
+
+@dataclass
+class _CellProgram:
+    jitted: Jitted
+    inputs: tuple[str, ...]
+    analysis: CellAnalysis
+
+
+@dataclass
+class CellRunner:
+    """Runs cells against one user namespace; keeps every cell's report."""
+    user_ns: dict
+    reports: list[RunReport] = field(default_factory=list)
+    _programs: dict[tuple, _CellProgram] = field(default_factory=dict)
+    _latest_digest: dict[str, str] = field(default_factory=dict)
+
+    def run(self, source: str, options: Options = Options(), cell_id: str | None = None
+            ) -> tuple[RunReport, Any]:
+        """(report, value of the cell's last expression or None)."""
+        analysis = analyze_cell(source)
+        identity = options.name or cell_id or analysis.digest
+        report = RunReport(name=options.name or f"cell {analysis.digest[:8]}", source=source,
+                           filename=analysis.filename, line_offset=analysis.line_offset,
+                           compiled=False, inputs=analysis.inputs, outputs=analysis.outputs)
+        self.reports.append(report)
+        if analysis.findings:
+            return self._fallback(report, analysis, analysis.findings[0].explain(), options)
+        try:
+            return self._run_compiled(report, analysis, identity, options)
+        except _Fallback as fb:
+            return self._fallback(report, analysis, fb.reason, options)
+
+    # -- the compiled path ---------------------------------------------------------------------
+    def _run_compiled(self, report, analysis, identity, options):
+        program = self._program(analysis, identity, options)
+        arguments = {n: self.user_ns[n] for n in program.inputs}
+        try:
+            spec = program.jitted.spec((), arguments)
+        except TypeError as err:
+            raise _Fallback(f"{err}; pass it with --static NAME or keep it out of the cell") from err
+        report.signature = spec.signature.describe()
+        events_before = len(TRACE_CACHE.events)
+        record = TRACE_CACHE.lookup(program.jitted.owner_key, spec.signature)
+        if record is not None:
+            TRACE_CACHE.record_hit(record)
+            compiled = record.entry
+            report.cache_hit = True
+        else:
+            compiled = self._compile(program, spec, identity, analysis, report)
+        start = time.perf_counter()
+        outputs, last = compiled.run(spec)
+        report.stage_seconds["run"] = time.perf_counter() - start
+        self.user_ns.update(outputs)
+        self._fill_report(report, compiled, program, events_before)
+        if options.compare or (options.compare is None and not report.cache_hit):
+            report.timings = self._compare(analysis, program, compiled, arguments, outputs,
+                                           report, options)
+        return report, last
+
+    def _program(self, analysis, identity, options) -> _CellProgram:
+        inputs = tuple(n for n in analysis.inputs if n in self.user_ns)
+        key = (identity, analysis.digest, inputs, options.static, options.traced)
+        program = self._programs.get(key)
+        if program is None:
+            fn = make_cell_function(analysis, list(inputs), self.user_ns)
+            jitted = Jitted(fn, static_argnames=options.static, name=options.name or
+                            f"cell {analysis.digest[:8]}", traced_argnames=options.traced)
+            jitted.owner_key = ("cell", identity, analysis.digest, inputs)
+            program = self._programs[key] = _CellProgram(jitted, inputs, analysis)
+        return program
+
+    def _compile(self, program, spec: CallSpec, identity, analysis, report) -> Compiled:
+        previous = self._latest_digest.get(identity)
+        first = "first run of this cell" if previous in (None, analysis.digest) else \
+            "new cell source"
+        self._latest_digest[identity] = analysis.digest
+        try:
+            compiled, reason = program.jitted.compile_for(spec, first)
+        except TraceError as err:
+            raise _Fallback(err.explain()) from err
+        except (LoweringError, XlaError) as err:
+            raise _Fallback(f"psc_jit could not compile this cell: {err}") from err
+        except Exception as err:  # the cell's own error: plain Python will raise it for real
+            raise _Fallback(f"tracing raised {type(err).__name__}: {err}") from err
+        report.miss_reason = reason
+        report.stage_seconds.update(compiled.timings)
+        return compiled
+
+    def _fill_report(self, report, compiled: Compiled, program, events_before) -> None:
+        report.compiled = True
+        report.graph = compiled.graph
+        report.stablehlo = compiled.lowered.text
+        report.optimized_hlo = compiled.as_text()
+        report.kernels = compiled.kernels
+        report.cost = compiled.cost_analysis()
+        report.cache_entries = tuple(program.jitted.cache_records())
+        report.cache_events = tuple(e for e in TRACE_CACHE.events if _same_owner(e, program))
+
+    # -- timing --------------------------------------------------------------------------------
+    def _compare(self, analysis, program, compiled, arguments, outputs, report, options):
+        plain_code = _plain_code(analysis)
+        names = analysis.outputs
+
+        def plain(fresh):
+            ns = dict(self.user_ns)
+            ns.update(fresh)
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(plain_code, ns)
+            return {n: ns[n] for n in names if n in ns} | {
+                n: fresh[n] for n in program.inputs if n in fresh}
+
+        def fast(fresh):
+            spec = program.jitted.spec((), fresh)
+            result, _ = compiled.run(spec)
+            return result | {n: fresh[n] for n in program.inputs}
+
+        plain_times, plain_out = time_runs(plain, arguments, options.budget)
+        compiled_times, compiled_out = time_runs(fast, arguments, options.budget)
+        diffs = {n: largest_difference(plain_out[n], compiled_out[n])
+                 for n in plain_out if n in compiled_out and _is_numeric(plain_out[n])}
+        first = report.stage_seconds.get("run", compiled_times[0])
+        return Timings(tuple(plain_times), tuple(compiled_times), first,
+                       sum(report.stage_seconds.get(k, 0.0) for k in ("trace", "lower", "compile")),
+                       max(diffs.values()) if diffs else None, diffs,
+                       report.cost.get("flops"), report.cost.get("bytes accessed"))
+
+    # -- the plain path ------------------------------------------------------------------------
+    def _fallback(self, report, analysis, reason: str, options):
+        report.fallback_reason = reason
+        if options.strict:
+            raise PscJitError(f"{report.name} was not compiled: {reason}")
+        start = time.perf_counter()
+        value = run_plain(analysis, self.user_ns)
+        report.stage_seconds["run"] = time.perf_counter() - start
+        return report, value
+
+
+class _Fallback(Exception):
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _same_owner(event: CacheEvent, program: _CellProgram) -> bool:
+    return event.owner == program.jitted.name
+
+
+def _is_numeric(value) -> bool:
+    import numpy as np
+    return isinstance(value, (np.ndarray, np.generic, int, float, complex))
+
+
+def _plain_code(analysis: CellAnalysis):
+    tree = parse_cell(analysis.source, analysis.filename, analysis.line_offset)
+    return compile(tree, analysis.filename, "exec")
+
+
+def run_plain(analysis: CellAnalysis, user_ns: dict):
+    """Run the cell as plain Python in the namespace; return its last expression's value."""
+    tree = parse_cell(analysis.source, analysis.filename, analysis.line_offset)
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = ast.Expression(tree.body.pop().value)
+    exec(compile(tree, analysis.filename, "exec"), user_ns)
+    if last is not None:
+        return eval(compile(last, analysis.filename, "eval"), user_ns)
+    return None
