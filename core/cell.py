@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import hashlib
 import linecache
 from dataclasses import dataclass
@@ -70,8 +71,10 @@ def cell_filename(source: str) -> str:
     return f"<psc_jit cell {source_digest(source)}>"
 
 
+@functools.lru_cache(maxsize=512)
 def analyze_cell(source: str, line_offset: int = 1, magic_line: str = "%%psc_jit") -> CellAnalysis:
-    """Parse a cell body; raise SyntaxError (with the user's line numbers) if it is not Python."""
+    """Parse a cell body; raise SyntaxError (with the user's line numbers) if it is not Python.
+    Re-running a cell re-uses its analysis (this is on the path of every cache hit)."""
     filename = cell_filename(source)
     tree = parse_cell(source, filename, line_offset)
     shown = ([magic_line] * line_offset if line_offset else []) + source.splitlines()

@@ -66,10 +66,14 @@ def _check_index(idx):
 
 def _expand_ellipsis(idx: tuple, ndim: int) -> tuple:
     consumed = sum(_consumed_dims(e) for e in idx)
-    if Ellipsis not in idx:
+    if not _has_ellipsis(idx):
         return idx + (slice(None),) * (ndim - consumed)
-    at = idx.index(Ellipsis)
+    at = next(i for i, e in enumerate(idx) if e is Ellipsis)
     return idx[:at] + (slice(None),) * (ndim - consumed) + idx[at + 1:]
+
+
+def _has_ellipsis(idx: tuple) -> bool:
+    return any(e is Ellipsis for e in idx)     # not `in`: that would compare arrays with ==
 
 
 def _consumed_dims(entry) -> int:
@@ -85,7 +89,7 @@ def _consumed_dims(entry) -> int:
 def getitem(x: Tracer, idx):
     idx = _as_tuple(idx)
     _check_index(idx)
-    scalar = Ellipsis not in idx
+    scalar = not _has_ellipsis(idx)
     if all(_is_basic_static(e) for e in idx):
         result = _basic_view(x, idx)
     elif all(_is_basic_static(e) or _is_traced_int_scalar(e) for e in idx) and all(

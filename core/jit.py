@@ -282,16 +282,23 @@ class Compiled:
     compile_seconds: float
     executable_cache_hit: bool
     _kernels: Any = field(default=None, repr=False)
+    _hlo_text: str | None = field(default=None, repr=False)
+    _cost: dict | None = field(default=None, repr=False)
 
     @property
     def graph(self) -> Graph:
         return self.lowered.traced.graph
 
     def as_text(self) -> str:
-        return self.executable.hlo_text()
+        """The optimized HLO module (after XLA's fusion passes)."""
+        if self._hlo_text is None:
+            self._hlo_text = self.executable.hlo_text()
+        return self._hlo_text
 
     def cost_analysis(self) -> dict[str, float]:
-        return self.executable.cost_analysis()
+        if self._cost is None:
+            self._cost = self.executable.cost_analysis()
+        return dict(self._cost)
 
     def memory_stats(self):
         return self.executable.memory_stats()
