@@ -88,7 +88,14 @@ def analyze_cell(source: str, line_offset: int = 1, magic_line: str = "%%psc_jit
 
 
 def parse_cell(source: str, filename: str, line_offset: int) -> ast.Module:
-    tree = ast.parse(source, filename)
+    try:
+        tree = ast.parse(source, filename)
+    except SyntaxError as err:
+        if err.lineno is not None:
+            err.lineno += line_offset
+        if getattr(err, "end_lineno", None) is not None:
+            err.end_lineno += line_offset
+        raise
     ast.increment_lineno(tree, line_offset)
     return tree
 
@@ -166,14 +173,20 @@ def _walk_loop_body(body, assigned, reads):
     _walk_block(body, assigned, reads)
 
 
+_NESTED_SCOPES = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                  ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
 def _loads(node, assigned, reads, store_too=False):
-    for sub in ast.walk(node):
-        if isinstance(sub, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-                            ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            _loads_in_nested_scope(sub, assigned, reads)
-        if isinstance(sub, ast.Name) and (isinstance(sub.ctx, ast.Load) or store_too) \
-                and sub.id not in assigned:
-            reads.append(sub.id)
+    """Reads in this scope, in source order; nested scopes contribute their free names."""
+    if isinstance(node, _NESTED_SCOPES):
+        _loads_in_nested_scope(node, assigned, reads)
+        return
+    if isinstance(node, ast.Name) and (isinstance(node.ctx, ast.Load) or store_too) \
+            and node.id not in assigned:
+        reads.append(node.id)
+    for child in ast.iter_child_nodes(node):
+        _loads(child, assigned, reads, store_too)
 
 
 def _loads_in_nested_scope(node, assigned, reads):

@@ -1,0 +1,152 @@
+"""%%psc_jit through a real IPython shell: namespace write-back, cache hits and reasons,
+fallback with the line, atomicity on error, --strict, the last expression."""
+import numpy as np
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+import psc_jit
+from psc_jit.runner import PscJitError
+
+pytestmark = [pytest.mark.ipython, pytest.mark.xla]
+
+CELL = "h = np.tanh(x @ w + 1.0)\nloss = (h ** 2).mean()\n"
+
+
+@pytest.fixture
+def shell():
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "psc_jit")
+    ip.user_ns.update(np=np, x=np.random.default_rng(0).standard_normal((60, 50)),
+                      w=np.ones(50))
+    yield ip
+    for name in ("h", "loss", "x", "w", "y", "u", "m", "z"):
+        ip.user_ns.pop(name, None)
+
+
+def run(shell, cell, line="--quiet"):
+    return shell.run_cell_magic("psc_jit", line, cell)
+
+
+def test_outputs_land_in_the_namespace_as_plain_numpy_would_leave_them(shell):
+    run(shell, CELL)
+    report = psc_jit.last_report()
+    assert report.compiled and report.fallback_reason is None
+    x, w = shell.user_ns["x"], shell.user_ns["w"]
+    h0 = np.tanh(x @ w + 1.0)
+    np.testing.assert_allclose(shell.user_ns["h"], h0, rtol=1e-12)
+    assert type(shell.user_ns["loss"]) is np.float64
+    assert shell.user_ns["loss"] == pytest.approx((h0 ** 2).mean(), rel=1e-12)
+    assert report.n_kernels >= 1 and report.n_primitives > report.n_kernels
+
+
+def test_rerun_hits_and_shape_change_misses_naming_x_and_both_shapes(shell):
+    run(shell, CELL, "--quiet --name quick")
+    run(shell, CELL, "--quiet --name quick")
+    assert psc_jit.last_report().cache_hit
+    shell.user_ns["x"] = shell.user_ns["x"][:20]
+    run(shell, CELL, "--quiet --name quick")
+    report = psc_jit.last_report()
+    assert not report.cache_hit
+    assert report.miss_reason == "x: f64[60,50] → f64[20,50]"
+    assert shell.user_ns["h"].shape == (20,)
+
+
+def test_edited_cell_is_a_miss_for_new_source(shell):
+    run(shell, CELL, "--quiet --name edited")
+    run(shell, CELL + "y = h * 2\n", "--quiet --name edited")
+    assert psc_jit.last_report().miss_reason == "new cell source"
+
+
+def test_static_int_change_is_explained(shell):
+    shell.user_ns["n"] = 3
+    run(shell, "y = x[:n] * 2", "--quiet --name static")
+    shell.user_ns["n"] = 4
+    run(shell, "y = x[:n] * 2", "--quiet --name static")
+    assert psc_jit.last_report().miss_reason == "n: 3 → 4 (static)"
+    assert shell.user_ns["y"].shape == (4, 50)
+
+
+def test_side_effect_falls_back_with_its_line_and_still_runs(shell, capsys):
+    run(shell, "m = x.mean()\nprint('mean is', m)\n")
+    report = psc_jit.last_report()
+    assert not report.compiled
+    assert report.fallback_reason.startswith("line 3: 'print('mean is', m)': print()")
+    assert "mean is" in capsys.readouterr().out
+    assert shell.user_ns["m"] == shell.user_ns["x"].mean()
+
+
+def test_branch_on_traced_value_falls_back_naming_the_construct(shell):
+    run(shell, "if x.sum() > 0:\n    y = x * 2.0\nelse:\n    y = -x\n")
+    report = psc_jit.last_report()
+    assert report.compiled or "line 2: 'if x.sum() > 0:'" in report.fallback_reason
+    x = shell.user_ns["x"]
+    np.testing.assert_array_equal(shell.user_ns["y"], x * 2.0 if x.sum() > 0 else -x)
+
+
+def test_strict_raises_instead_of_falling_back(shell):
+    with pytest.raises(PscJitError, match="print"):
+        run(shell, "m = x.mean()\nprint(m)\n", "--strict --quiet")
+
+
+def test_failed_run_leaves_the_namespace_unchanged(shell):
+    shell.user_ns["u"] = np.zeros(3)
+    before = shell.user_ns["u"].copy()
+    with pytest.raises(ValueError):
+        run(shell, "u[0] = 7.0\nz = u @ np.ones(5)\n", "--quiet")
+    assert "z" not in shell.user_ns
+    # plain Python ran the cell (it raised before z): its u[0] = 7.0 stands, as in NumPy
+    assert shell.user_ns["u"][0] == 7.0 and before[0] == 0.0
+
+
+def test_compiled_in_place_update_of_an_input_reaches_the_same_array(shell):
+    u = np.zeros((5, 5))
+    shell.user_ns["u"] = u
+    run(shell, "u[1:-1, 1:-1] = u[1:-1, 1:-1] + 1.0\ntotal = u.sum()\n")
+    assert psc_jit.last_report().compiled
+    assert shell.user_ns["u"] is u and u.sum() == 9.0
+    assert shell.user_ns["total"] == 9.0
+
+
+def test_last_expression_is_the_cells_value(shell):
+    value = run(shell, "y = x * 2\ny.shape")
+    assert value == (60, 50)
+
+
+def test_timing_compares_plain_and_compiled_on_copies(shell):
+    u = np.ones(4)
+    shell.user_ns["u"] = u
+    run(shell, "u *= 2.0\ny = u + 1\n", "--quiet --compare --name timed")
+    report = psc_jit.last_report()
+    assert report.timings is not None
+    assert report.timings.largest_difference == 0.0
+    assert len(report.timings.plain_seconds) >= 1 and len(report.timings.compiled_seconds) >= 1
+    assert u.tolist() == [2.0] * 4          # timing ran on copies: u doubled once, by the run
+
+
+def test_cache_and_timings_line_magics_show_tables(shell, capsys):
+    run(shell, CELL, "--quiet --compare --name shown")
+    shell.run_line_magic("psc_cache", "")
+    shell.run_line_magic("psc_timings", "")
+    shell.run_line_magic("psc_cache", "--clear")
+    assert "psc_jit caches cleared" in capsys.readouterr().out
+    run(shell, CELL, "--quiet --name shown")
+    assert not psc_jit.last_report().cache_hit
+
+
+def test_error_inside_the_compiled_run_changes_nothing(shell, monkeypatch):
+    from psc_jit.core import xla
+    u = np.zeros(3)
+    shell.user_ns.update(u=u)
+    shell.user_ns.pop("y", None)
+
+    def broken(self, arrays):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(xla.Executable, "execute", broken)
+    with pytest.raises(KeyboardInterrupt):
+        run(shell, "u += 1.0\ny = u * 2\n", "--quiet --no-compare --name atomic")
+    assert "y" not in shell.user_ns and u.tolist() == [0.0, 0.0, 0.0]
+    monkeypatch.undo()
+    run(shell, "u += 1.0\ny = u * 2\n", "--quiet --no-compare --name atomic")
+    assert psc_jit.last_report().cache_hit          # the compiled entry survived the interrupt
+    assert u.tolist() == [1.0] * 3 and shell.user_ns["y"].tolist() == [2.0] * 3
