@@ -182,7 +182,7 @@ def _parse_instruction(line: str) -> _Instruction | None:
     opcode = _OPCODE.match(rest, shape_end)
     if opcode is None:
         return None
-    operands_end = _first_top_level(rest, ")", opcode.end() - 1)     # from the `(`
+    operands_end = _first_top_level(rest, ")", opcode.end() - 1)    # the `(`'s closing `)`
     return _Instruction(name=assignment["name"], shape=_strip_layout(rest[:shape_end]),
                         opcode=opcode["opcode"],
                         operands=tuple(_split_top_level(rest[opcode.end():operands_end])),
@@ -205,7 +205,8 @@ def _unquoted(text: str, start: int = 0) -> Iterator[tuple[int, str, int]]:
     for index in range(start, len(text)):
         char = text[index]
         if quoted:
-            escaped, quoted = (char == "\\" and not escaped), not (char == '"' and not escaped)
+            quoted = escaped or char != '"'
+            escaped = not escaped and char == "\\"
             continue
         quoted = char == '"'
         depth -= char in ")]}"

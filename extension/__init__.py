@@ -29,8 +29,22 @@ def _set_last_report(report) -> None:
 
 
 def load_ipython_extension(ipython) -> None:
+    from .core.report import RunReport
     from .magic import PscJitMagics
     ipython.register_magics(PscJitMagics)
+    formatters = ipython.display_formatter.formatters
+    formatters["text/html"].for_type(RunReport, _report_html)
+    formatters["text/plain"].for_type(RunReport, _report_text)
+
+
+def _report_html(report) -> str:
+    from .widgets.render import report_html
+    return report_html(report)
+
+
+def _report_text(report, printer, cycle) -> None:
+    from .widgets.render import report_text
+    printer.text(report_text(report))
 
 
 def unload_ipython_extension(ipython) -> None:

@@ -1,0 +1,132 @@
+"""Plain NumPy against %%psc_jit (and jax.jit, when jax is installed) on reference workloads.
+
+    .venv/bin/python bench/workloads.py [--size S|M] [--only NAME ...] [--repeat N]
+
+Prints one table: plain NumPy time, the magic's cache-hit time (whole cell as a user runs it),
+psc_jit's steady-state call time (jit of the cell function, no magic), jax.jit's steady-state
+time of the same cell with `np` bound to `jax.numpy` (only for cells jax can trace: no
+in-place updates, no Python loops over traced values), the speed-ups, and compile time
+(trace + lower + XLA compile). Times are the best of N runs in milliseconds.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import importlib.util
+import io
+import pathlib
+import sys
+import time
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+WORKLOADS = ROOT.parent / "shared" / "workloads"
+DEFAULT = ["elementwise_chain", "softmax", "layernorm", "mlp_forward", "pairwise_distance",
+           "heat_stencil", "logistic_regression", "mandelbrot", "python_loop_sum"]
+
+
+def load(path: pathlib.Path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def best_ms(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times) * 1e3
+
+
+def plain_runner(cell: str, inputs: dict):
+    code = compile(cell, "<plain>", "exec")
+
+    def run():
+        ns = {"np": np, **inputs}
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(code, ns)
+    return run
+
+
+def jax_runner(cell: str, inputs: dict, outputs: list[str]):
+    """jax.jit of the cell with np = jax.numpy, or None when jax is absent or cannot trace it."""
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+    traced = {k: v for k, v in inputs.items() if isinstance(v, np.ndarray)}
+    static = {k: v for k, v in inputs.items() if k not in traced}
+    code = compile(cell, "<jax>", "exec")
+
+    def body(**arrays):
+        ns = {"np": jnp, **static, **arrays}
+        exec(code, ns)
+        return [ns[n] for n in outputs]
+    fn = jax.jit(body)
+    device_inputs = {k: jnp.asarray(v) for k, v in traced.items()}
+    try:
+        jax.block_until_ready(fn(**device_inputs))
+    except Exception:   # noqa: BLE001 - any trace failure means "not comparable"
+        return None
+    return lambda: jax.block_until_ready(fn(**traced))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", default="S")
+    parser.add_argument("--only", nargs="*", default=DEFAULT)
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    import psc_jit
+    from psc_jit.core.cell import analyze_cell, make_cell_function
+    from psc_jit.core.jit import Jitted
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "psc_jit")
+
+    header = (f"{'workload':22} {'plain ms':>9} {'magic ms':>9} {'jit ms':>9} {'jax ms':>9} "
+              f"{'plain/jit':>9} {'jax/jit':>8} {'compile s':>9}  ran as")
+    print(header)
+    print("-" * len(header))
+    for name in args.only:
+        w = load(WORKLOADS / f"{name}.py")
+        inputs = w.setup(args.size)
+        plain_ms = best_ms(plain_runner(w.CELL, copy.deepcopy(inputs)), args.repeat)
+
+        shell.user_ns.update({"np": np, **copy.deepcopy(inputs)})
+        shell.run_cell_magic("psc_jit", "--quiet --no-compare", w.CELL)
+        report = psc_jit.last_report()
+        compile_s = sum(report.stage_seconds.get(k, 0.0) for k in ("trace", "lower", "compile"))
+
+        def magic():
+            shell.user_ns.update(inputs)
+            shell.run_cell_magic("psc_jit", "--quiet --no-compare", w.CELL)
+        magic_ms = best_ms(magic, args.repeat)
+
+        analysis = analyze_cell(w.CELL)
+        names = [n for n in analysis.inputs if n in inputs or n == "np"]
+        jitted = Jitted(make_cell_function(analysis, names, {"np": np}))
+        arguments = {"np": np, **copy.deepcopy(inputs)}
+        call_args = {n: arguments[n] for n in names}
+        jitted(**call_args)
+        jit_ms = best_ms(lambda: jitted(**call_args), args.repeat)
+
+        jax_fn = jax_runner(w.CELL, inputs, w.OUTPUTS)
+        jax_ms = best_ms(jax_fn, args.repeat) if jax_fn else float("nan")
+        ran = "compiled" if report.compiled else f"fallback: {report.fallback_reason[:40]}"
+        print(f"{name:22} {plain_ms:9.3f} {magic_ms:9.3f} {jit_ms:9.3f} {jax_ms:9.3f} "
+              f"{plain_ms / jit_ms:9.2f} {jax_ms / jit_ms:8.2f} {compile_s:9.3f}  {ran}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

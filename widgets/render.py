@@ -1,0 +1,819 @@
+"""Pure renderers: core records (Graph, FusionModel, RunReport) to DOT, SVG, HTML and text.
+
+No widgets here: `view.py` only places these strings in stock ipywidgets, and a
+RunReport's `_repr_html_` can use `report_html` where no widget front end is present.
+Every user string (source lines, names, reasons, file names) goes through `html.escape`
+on its way into HTML, and through `_quote` on its way into DOT.
+"""
+from __future__ import annotations
+
+import dataclasses
+import html
+import itertools
+import re
+import time
+from collections import Counter
+from typing import Any, Iterable, Iterator
+
+from psc_jit.core.ir import Graph, Literal, Var
+
+__all__ = [
+    "DotMissing", "graph_to_dot", "kernels_to_dot", "dot_to_svg", "summary_html",
+    "graph_html", "fused_html", "cache_html", "timing_html", "text_html", "source_html",
+    "kernel_table_html", "report_sections", "report_html", "sections_html", "report_text",
+    "input_names", "kernel_colours", "TAB_TITLES",
+]
+
+_esc = html.escape
+
+# ---------------------------------------------------------------------------------------------
+# Numbers in the user's units
+# ---------------------------------------------------------------------------------------------
+
+
+def fmt_seconds(seconds: float) -> str:
+    """`1.23 ms`, `45.6 µs`: three significant digits in the largest unit below the value."""
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if abs(seconds) >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def _fmt_scaled(value: float, prefixes: tuple[str, ...], step: float) -> tuple[float, str]:
+    for prefix in prefixes[:-1]:
+        if abs(value) < step:
+            return value, prefix
+        value /= step
+    return value, prefixes[-1]
+
+
+def fmt_bytes(count: float) -> str:
+    value, unit = _fmt_scaled(count, ("B", "KiB", "MiB", "GiB", "TiB"), 1024.0)
+    return f"{value:.3g} {unit}"
+
+
+def fmt_count(count: float, unit: str = "") -> str:
+    """`16 flop`, `1.5 Gflop`, `2.5 k`."""
+    value, prefix = _fmt_scaled(count, ("", "k", "M", "G", "T", "P"), 1000.0)
+    return f"{value:.3g} {prefix}{unit}".strip()
+
+
+def fmt_speedup(speedup: float) -> str:
+    if speedup == float("inf"):
+        return "∞× (compiled run too fast to time)"
+    verdict = "faster" if speedup >= 1 else "slower"
+    return f"{speedup:.3g}× {verdict} than plain Python"
+
+
+# ---------------------------------------------------------------------------------------------
+# DOT helpers
+# ---------------------------------------------------------------------------------------------
+
+_GRAPH_ATTRS = (
+    '  graph [rankdir=TB, fontname="Helvetica", fontsize=11, compound=true, nodesep=0.25, '
+    "ranksep=0.3];",
+    '  node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica", '
+    "fontsize=10, margin=\"0.08,0.03\"];",
+    '  edge [arrowsize=0.6, color="#555555"];',
+)
+_INPUT_FILL = "#e3f2fd"
+_OUTPUT_FILL = "#e8f5e9"
+_HIGHLIGHT_FILL = "#ffd54f"
+# Pastel colours, one per kernel (cycled); the Fused graph and the source view share them.
+PALETTE = (
+    "#a6cee3", "#b2df8a", "#fb9a99", "#fdbf6f", "#cab2d6", "#ffff99",
+    "#8dd3c7", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#fccde5",
+)
+
+
+def _quote(text: Any) -> str:
+    """A DOT double-quoted string; a newline becomes a centred line break."""
+    escaped = str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
+
+
+def _attrs(**attrs: Any) -> str:
+    items = ", ".join(f"{key}={_quote(value)}" for key, value in attrs.items()
+                      if value is not None)
+    return f" [{items}]" if items else ""
+
+
+def _node(node_id: str, **attrs: Any) -> str:
+    return f"{node_id}{_attrs(**attrs)};"
+
+
+def _edge(tail: str, head: str, **attrs: Any) -> str:
+    return f"{tail} -> {head}{_attrs(**attrs)};"
+
+
+def _indent(lines: Iterable[str], depth: int = 1) -> list[str]:
+    return ["  " * depth + line for line in lines]
+
+
+def _digraph(name: str, body: list[str], edges: Iterable[str]) -> str:
+    return "\n".join([f"digraph {name} {{", *_GRAPH_ATTRS, *_indent(body), *_indent(edges),
+                      "}"]) + "\n"
+
+
+def _node_id(label: str) -> str:
+    """`e12:mul` -> `e12` (a DOT identifier)."""
+    return re.sub(r"\W", "_", label.split(":", 1)[0])
+
+
+def _avals_text(atoms: Iterable[Any]) -> str:
+    return ", ".join(str(atom.aval) for atom in atoms)
+
+
+def _literal_text(literal: Literal) -> str:
+    if literal.value.ndim == 0:
+        return repr(literal.value.item())
+    return f"const {literal.aval}"
+
+
+def _line_text(eqn) -> str:
+    return f"line {eqn.source.line}" if eqn.source is not None else ""
+
+
+def _eqn_tooltip(eqn, label: str) -> str:
+    rows = [label, f"out: {_avals_text(eqn.outs)}", f"in: {_avals_text(eqn.inputs)}"]
+    if eqn.source is not None:
+        rows.append(f"source: {eqn.source}")
+    return "\n".join(rows)
+
+
+def _eqn_node_label(eqn) -> str:
+    literals = [_literal_text(a) for a in eqn.inputs if isinstance(a, Literal)]
+    rows = [eqn.prim.name, _avals_text(eqn.outs)]
+    rows += [f"with {', '.join(literals)}"] if literals else []
+    rows += [_line_text(eqn)] if eqn.source is not None else []
+    return "\n".join(rows)
+
+
+def _named_subgraphs(eqn) -> list[tuple[str, Graph]]:
+    """(param name, graph) of each sub-graph an equation holds: `body`, `branches[1]`."""
+    found = []
+    for key, value in eqn.params.items():
+        if isinstance(value, Graph):
+            found.append((key, value))
+        elif isinstance(value, tuple):
+            found += [(f"{key}[{i}]", v) for i, v in enumerate(value) if isinstance(v, Graph)]
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# The traced IR as DOT
+# ---------------------------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class _DotContext:
+    labels: dict[int, str]            # eqn id -> `e12:mul`
+    highlight: frozenset[str]
+    env: dict[int, str]               # var id -> id of the node that produced it
+    edges: list[str]
+
+
+def graph_to_dot(graph: Graph, highlight_labels: Iterable[str] = (),
+                 input_names: Iterable[str] = (), output_names: Iterable[str] = ()) -> str:
+    """One node per equation (primitive, out type, line), input and output nodes, an edge per
+    operand; an equation holding sub-graphs (loop, cond) is a cluster drawing them."""
+    ctx = _DotContext(graph.labels(), frozenset(highlight_labels), {}, [])
+    body = _io_nodes("in", graph.in_vars, tuple(input_names), _INPUT_FILL)
+    ctx.env.update({v.id: f"in{i}" for i, v in enumerate(graph.in_vars)})
+    body += _graph_eqns(graph, ctx)
+    body += _io_nodes("out", graph.out_atoms, tuple(output_names), _OUTPUT_FILL)
+    ctx.edges += _out_edges(graph.out_atoms, "out", ctx.env)
+    return _digraph("ir", body, ctx.edges)
+
+
+def _io_nodes(prefix: str, atoms, names: tuple[str, ...], fill: str,
+              shown: str | None = None) -> list[str]:
+    """Nodes `{prefix}0`, ... named by `names`, or else `{shown or prefix} 0`, ..."""
+    if len(names) != len(atoms):
+        names = tuple(f"{shown or prefix} {i}" for i in range(len(atoms)))
+    return [_node(f"{prefix}{i}", label=f"{name}\n{atom.aval}", shape="ellipse",
+                  fillcolor=fill, tooltip=f"{name}: {atom.aval}")
+            for i, (name, atom) in enumerate(zip(names, atoms, strict=True))]
+
+
+def _out_edges(atoms, prefix: str, env: dict[int, str], **attrs) -> list[str]:
+    return [_edge(env[atom.id], f"{prefix}{i}", **attrs) for i, atom in enumerate(atoms)
+            if isinstance(atom, Var) and atom.id in env]
+
+
+def _graph_eqns(graph: Graph, ctx: _DotContext) -> list[str]:
+    lines = []
+    for eqn in graph.eqns:
+        node_id = _node_id(ctx.labels[eqn.id])
+        lines += _eqn_lines(eqn, node_id, ctx)
+        ctx.edges += [_edge(ctx.env[a.id], node_id) for a in eqn.inputs
+                      if isinstance(a, Var) and a.id in ctx.env]
+        ctx.env.update({out.id: node_id for out in eqn.outs})
+    return lines
+
+
+def _eqn_lines(eqn, node_id: str, ctx: _DotContext) -> list[str]:
+    label = ctx.labels[eqn.id]
+    fill = _HIGHLIGHT_FILL if label in ctx.highlight else None
+    subs = _named_subgraphs(eqn)
+    node = _node(node_id, label=_eqn_node_label(eqn), tooltip=_eqn_tooltip(eqn, label),
+                 fillcolor=fill, penwidth="2" if fill else None,
+                 shape="box3d" if subs else None)
+    if not subs:
+        return [node]
+    lines = [node]
+    for key, sub in subs:
+        lines += _subgraph_cluster(f"{node_id}_{_node_id(key)}", key, sub, node_id, ctx)
+    header = f"{label} ({_line_text(eqn)})" if eqn.source is not None else label
+    return _cluster(f"cluster_{node_id}", header, lines, style="rounded,dashed")
+
+
+def _subgraph_cluster(prefix: str, key: str, sub: Graph, owner: str,
+                      ctx: _DotContext) -> list[str]:
+    lines = _io_nodes(f"{prefix}_in", sub.in_vars, (), "#f5f5f5", shown="in")
+    ctx.edges += [_edge(owner, f"{prefix}_in{i}", style="dashed")
+                  for i in range(len(sub.in_vars))]
+    ctx.env.update({v.id: f"{prefix}_in{i}" for i, v in enumerate(sub.in_vars)})
+    lines += _graph_eqns(sub, ctx)
+    lines += _io_nodes(f"{prefix}_out", sub.out_atoms, (), "#f5f5f5", shown="out")
+    ctx.edges += _out_edges(sub.out_atoms, f"{prefix}_out", ctx.env)
+    return _cluster(f"cluster_{prefix}", key, lines, style="rounded")
+
+
+def _cluster(cluster_id: str, label: str, lines: list[str], **attrs: Any) -> list[str]:
+    head = [f"subgraph {cluster_id} {{", f"  graph{_attrs(label=label, **attrs)};"]
+    return head + _indent(lines) + ["}"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The fused kernels as DOT
+# ---------------------------------------------------------------------------------------------
+
+def kernel_colours(model) -> dict[str, str]:
+    """Kernel name -> its colour (the Fused graph and the source view agree)."""
+    names = dict.fromkeys(kernel.name for kernel in model.all_kernels())
+    return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(names)}
+
+
+def ops_summary(fused_ops: Iterable[str], limit: int = 6) -> str:
+    """`multiply×2, reduce, add`: each op once, with its count, in first-seen order."""
+    counts = Counter(fused_ops)
+    parts = [op if n == 1 else f"{op}×{n}" for op, n in counts.items()]
+    return ", ".join(parts[:limit]) + (f", … (+{len(parts) - limit})" if len(parts) > limit
+                                       else "")
+
+
+def _lines_text(kernel, filename: str | None = None) -> str:
+    lines = dict.fromkeys(source.line if filename in (None, source.file)
+                          else f"{source.file}:{source.line}" for source in kernel.source_lines)
+    return ", ".join(map(str, lines))
+
+
+def _kernel_cluster_label(kernel) -> str:
+    rows = [f"{kernel.name} · {kernel.kind}", ops_summary(kernel.fused_ops),
+            f"{kernel.shape} · {fmt_bytes(kernel.bytes_estimate)} · "
+            f"{fmt_count(kernel.flops_estimate, 'flop')}"]
+    lines = _lines_text(kernel)
+    return "\n".join(rows + ([f"lines {lines}"] if lines else []))
+
+
+def _nested_labels(kernel) -> set[str]:
+    return {label for inner in kernel.body for label in (*inner.eqn_labels,
+                                                         *_nested_labels(inner))}
+
+
+def _placed_labels(kernel) -> tuple[str, ...]:
+    """The labels drawn in a kernel's own cluster: those no kernel of its body holds."""
+    nested = _nested_labels(kernel)
+    return tuple(label for label in kernel.eqn_labels if label not in nested)
+
+
+@dataclasses.dataclass
+class _KernelDot:
+    eqns: dict[str, Any]              # label -> eqn
+    colours: dict[str, str]
+    nodes_of: dict[str, list[str]]    # label -> the nodes drawing it (one per kernel)
+    kernel_of: dict[str, int]         # node id -> index of the kernel whose cluster holds it
+    counter: Iterator[int]
+    enclosing: dict[int, frozenset[int]] = dataclasses.field(default_factory=dict)
+    # kernel index -> indices of the kernels whose bodies hold it
+
+
+def kernels_to_dot(model, graph: Graph | None) -> str:
+    """One cluster per kernel (name, kind, fused ops, bytes, flops, lines) holding the IR
+    equations it fused; edges between kernels where the IR's data flow links them."""
+    eqns = _eqns_by_label(graph)
+    ctx = _KernelDot(eqns, kernel_colours(model), {}, {}, itertools.count())
+    body = [line for kernel in model.kernels for line in _kernel_lines(kernel, ctx)]
+    if graph is None:
+        return _digraph("kernels", body, [])
+    body += _io_nodes("in", graph.in_vars, (), _INPUT_FILL)
+    body += _io_nodes("out", graph.out_atoms, (), _OUTPUT_FILL)
+    return _digraph("kernels", body, _kernel_edges(graph, ctx))
+
+
+def _eqns_by_label(graph: Graph | None) -> dict[str, Any]:
+    if graph is None:
+        return {}
+    labels = graph.labels()
+    return {labels[eqn.id]: eqn for eqn in graph.all_eqns()}
+
+
+def _kernel_lines(kernel, ctx: _KernelDot, enclosing: frozenset[int] = frozenset()) -> list[str]:
+    index = next(ctx.counter)
+    ctx.enclosing[index] = enclosing
+    nodes = [_kernel_eqn_node(index, label, ctx) for label in _placed_labels(kernel)]
+    if not nodes and not kernel.body:
+        nodes = [_node(f"k{index}", label="(no IR equation recorded)", shape="plaintext",
+                       style="", tooltip=f"{kernel.name}: XLA kept no op_name for it")]
+    inner = [line for body_kernel in kernel.body
+             for line in _kernel_lines(body_kernel, ctx, enclosing | {index})]
+    return _cluster(f"cluster_k{index}", _kernel_cluster_label(kernel), nodes + inner,
+                    style="rounded,filled", fillcolor=ctx.colours.get(kernel.name, "#eeeeee"))
+
+
+def _kernel_eqn_node(index: int, label: str, ctx: _KernelDot) -> str:
+    node_id = f"k{index}_{_node_id(label)}"
+    ctx.kernel_of[node_id] = index
+    ctx.nodes_of.setdefault(label, []).append(node_id)
+    eqn = ctx.eqns.get(label)
+    if eqn is None:
+        return _node(node_id, label=label, tooltip=f"{label} (not in this graph)")
+    text = f"{label}\n{_avals_text(eqn.outs)}" + (f"\n{_line_text(eqn)}" if eqn.source else "")
+    return _node(node_id, label=text, tooltip=_eqn_tooltip(eqn, label))
+
+
+def _kernel_edges(graph: Graph, ctx: _KernelDot) -> list[str]:
+    """Edges the IR's data flow gives: between the equations of one kernel, and (one per pair
+    of endpoints) between inputs, kernels and outputs. Values flow through equations no kernel
+    holds (reshapes XLA turned into bitcasts, ...) to the next equation drawn."""
+    labels = graph.labels()
+    origins: dict[int, set[str]] = {v.id: {f"in{i}"} for i, v in enumerate(graph.in_vars)}
+    links: dict[tuple, str] = {}
+    for eqn in graph.all_eqns():
+        arriving = set().union(*(origins.get(a.id, set()) for a in eqn.inputs
+                                 if isinstance(a, Var)))
+        heads = ctx.nodes_of.get(labels[eqn.id], [])
+        for tail in sorted(arriving):
+            for head in heads:
+                _link(links, tail, head, ctx)
+        leaving = set(heads) or arriving
+        origins.update({out.id: leaving for out in eqn.outs})
+        for _, sub in _named_subgraphs(eqn):
+            origins.update({v.id: leaving for v in sub.in_vars})
+    for i, atom in enumerate(graph.out_atoms):
+        for tail in sorted(origins.get(atom.id, ()) if isinstance(atom, Var) else ()):
+            _link(links, tail, f"out{i}", ctx)
+    return list(links.values())
+
+
+def _link(links: dict[tuple, str], tail: str, head: str, ctx: _KernelDot) -> None:
+    """Node to node inside a kernel (or into and out of its body's kernels); otherwise one
+    edge per pair of clusters (or in/out)."""
+    tail_kernel, head_kernel = ctx.kernel_of.get(tail), ctx.kernel_of.get(head)
+    if _nested(tail_kernel, head_kernel, ctx.enclosing):
+        links.setdefault((tail, head), _edge(tail, head))
+        return
+    key = (tail if tail_kernel is None else tail_kernel,
+           head if head_kernel is None else head_kernel)
+    attrs = {"ltail": None if tail_kernel is None else f"cluster_k{tail_kernel}",
+             "lhead": None if head_kernel is None else f"cluster_k{head_kernel}"}
+    links.setdefault(key, _edge(tail, head, **attrs))
+
+
+def _nested(a: int | None, b: int | None, enclosing: dict[int, frozenset[int]]) -> bool:
+    """Whether kernels a and b are the same kernel, or one holds the other in its body."""
+    if a is None or b is None:
+        return False
+    return a == b or a in enclosing[b] or b in enclosing[a]
+
+
+# ---------------------------------------------------------------------------------------------
+# DOT to SVG
+# ---------------------------------------------------------------------------------------------
+
+INSTALL_HINT = (
+    "The Graphviz `dot` program was not found, and the graph views need it. Install it with "
+    "`apt-get install graphviz` (Debian/Ubuntu), `brew install graphviz` (macOS) or "
+    "`conda install -c conda-forge graphviz`, then run the cell again."
+)
+
+
+class DotMissing(RuntimeError):
+    """The Graphviz `dot` program (or the `graphviz` Python package) is not installed."""
+
+    def __init__(self, detail: str = ""):
+        super().__init__(INSTALL_HINT + (f" ({detail})" if detail else ""))
+
+
+def dot_to_svg(dot: str) -> str:
+    """Lay out DOT with Graphviz's `dot` program; the `<svg>` element, ready to inline."""
+    try:
+        import graphviz
+    except ImportError as error:
+        raise DotMissing("the Python package is missing too: pip install graphviz") from error
+    try:
+        svg = graphviz.Source(dot).pipe(format="svg", encoding="utf-8")
+    except graphviz.ExecutableNotFound as error:
+        raise DotMissing() from error
+    return svg[svg.find("<svg"):]
+
+
+def _svg_or_hint(dot: str) -> str:
+    try:
+        return f'<div style="overflow:auto; max-height:720px">{dot_to_svg(dot)}</div>'
+    except DotMissing as error:
+        return _notice(str(error))
+
+
+# ---------------------------------------------------------------------------------------------
+# HTML helpers
+# ---------------------------------------------------------------------------------------------
+
+_TABLE = 'style="border-collapse:collapse; font-size:12px; margin:4px 0 8px 0"'
+_CELL = 'style="border:1px solid #ddd; padding:2px 6px; text-align:left; vertical-align:top"'
+_HEAD = ('style="border:1px solid #ddd; padding:2px 6px; text-align:left; '
+         'background:#f3f3f3"')
+_PRE = ('style="font-size:11px; line-height:1.35; background:#fafafa; padding:6px; '
+        'overflow:auto; max-height:480px; border:1px solid #eee"')
+
+
+def _table(header: Iterable[str] | None, rows: Iterable[Iterable[str]]) -> str:
+    """A table of already-escaped cells (no header row when `header` is None)."""
+    head = "".join(f"<th {_HEAD}>{cell}</th>" for cell in header or ())
+    head = f"<thead><tr>{head}</tr></thead>" if head else ""
+    body = "".join("<tr>" + "".join(f"<td {_CELL}>{cell}</td>" for cell in row) + "</tr>"
+                   for row in rows)
+    return f"<table {_TABLE}>{head}<tbody>{body}</tbody></table>"
+
+
+def _section(title: str, body: str) -> str:
+    return f'<h4 style="margin:8px 0 4px 0">{_esc(title)}</h4>{body}'
+
+
+def _notice(text: str) -> str:
+    return f'<p style="color:#8a6d3b; background:#fcf8e3; padding:4px 8px">{_esc(text)}</p>'
+
+
+def _para(text: str) -> str:
+    return f"<p>{_esc(text)}</p>"
+
+
+def _pre(text: str) -> str:
+    return f"<pre {_PRE}>{_esc(text)}</pre>"
+
+
+def _chip(colour: str, title: str = "") -> str:
+    return (f'<span title="{_esc(title)}" style="display:inline-block; width:10px; '
+            f'height:10px; margin-right:2px; background:{colour}; border:1px solid #888">'
+            "</span>")
+
+
+def _wrap(body: str) -> str:
+    return ('<div class="psc-jit" style="font-family:Helvetica,Arial,sans-serif; '
+            f'font-size:13px">{body}</div>')
+
+
+# ---------------------------------------------------------------------------------------------
+# Summary
+# ---------------------------------------------------------------------------------------------
+
+def _status_text(report) -> str:
+    if report.compiled:
+        return "compiled with XLA"
+    return f"not compiled, ran as plain Python: {report.fallback_reason or 'no reason given'}"
+
+
+def _cache_text(report) -> str:
+    if report.cache_hit:
+        return "hit"
+    return f"miss: {report.miss_reason}" if report.miss_reason else "miss"
+
+
+def _stages_text(report) -> str:
+    return " · ".join(f"{stage} {fmt_seconds(seconds)}"
+                      for stage, seconds in report.stage_seconds.items())
+
+
+def _speedup_text(report) -> str:
+    timings = report.timings
+    if timings is None:
+        return "not timed (run with --compare to time it)"
+    return (f"{fmt_speedup(timings.speedup)} (plain {fmt_seconds(timings.plain_median)}, "
+            f"compiled {fmt_seconds(timings.compiled_median)})")
+
+
+def summary_items(report) -> list[tuple[str, str]]:
+    """(name, plain text) rows shared by the Summary tab and the terminal summary."""
+    items = [("status", _status_text(report))]
+    if report.compiled:
+        items += [("cache", _cache_text(report))]
+    items += [("signature", report.signature)] if report.signature else []
+    items += [("stages", _stages_text(report))] if report.stage_seconds else []
+    if report.graph is not None:
+        items += [("fusion", f"{report.n_primitives} primitives → {report.n_kernels} kernels")]
+    if report.compiled:
+        items += [("speed-up", _speedup_text(report))]
+    if report.agreement is not None:
+        items += [("agreement", f"largest difference {report.agreement:.3g}")]
+    items += [("note", note) for note in report.notes]
+    return items
+
+
+def summary_html(report) -> str:
+    colour = "#2e7d32" if report.compiled else "#c62828"
+    title = f"{report.name}: {'compiled' if report.compiled else 'fallback'}"
+    head = f'<div style="font-weight:bold; color:{colour}; margin:4px 0">{_esc(title)}</div>'
+    rows = [(f"<b>{_esc(name)}</b>", _esc(text)) for name, text in summary_items(report)]
+    rows += _names_rows(report)
+    return head + _table(None, rows)
+
+
+def _names_rows(report) -> list[tuple[str, str]]:
+    rows = []
+    for name, values in (("inputs", report.inputs), ("outputs", report.outputs)):
+        if values:
+            rows.append((f"<b>{name}</b>", _esc(", ".join(values))))
+    return rows
+
+
+def report_text(report) -> str:
+    """A plain-text summary for terminal IPython."""
+    lines = [f"psc_jit {report.name}"]
+    lines += [f"  {name}: {text}" for name, text in summary_items(report)]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# Graph and Fused tabs
+# ---------------------------------------------------------------------------------------------
+
+MAX_DRAWN_EQUATIONS = 600
+
+
+def graph_html(report) -> str:
+    """The traced IR before fusion, as inline SVG (or why it is not drawn)."""
+    if report.graph is None:
+        return _notice(f"No traced graph: {_status_text(report)}")
+    if report.n_primitives > MAX_DRAWN_EQUATIONS:
+        return _notice(f"The graph has {report.n_primitives} equations, too many to draw; "
+                       "the Text tab lists them.")
+    dot = graph_to_dot(report.graph, input_names=input_names(report.signature, report.graph))
+    return _para(f"{report.n_primitives} primitives before fusion") + _svg_or_hint(dot)
+
+
+_TRACED_LEAF = re.compile(r"(?:^|, )([^\s:,]+): (\w+~?\[[\d,]*\])(?= \((?:NumPy|Python) "
+                          r"scalar\)|, |$)")
+
+
+def input_names(signature: str, graph: Graph) -> tuple[str, ...]:
+    """The traced leaves' names (`x`, `params[0]`) from a signature text such as
+    `x: f64[8,8], n: 3 (static), w: f64[8]`, when their types match the graph's inputs one
+    to one; () otherwise (the inputs are then numbered)."""
+    leaves = _TRACED_LEAF.findall(signature)
+    if [aval for _, aval in leaves] != [str(v.aval) for v in graph.in_vars]:
+        return ()
+    return tuple(name for name, _ in leaves)
+
+
+def fused_html(report) -> str:
+    """XLA's kernels after fusion: the cluster graph, the kernel table, the coloured source."""
+    if report.kernels is None:
+        return _notice(f"No fused kernels: {_status_text(report)}")
+    graph = report.graph
+    too_big = graph is not None and report.n_primitives > MAX_DRAWN_EQUATIONS
+    drawing = (_notice("Too many equations to draw the kernel graph.") if too_big
+               else _svg_or_hint(kernels_to_dot(report.kernels, graph)))
+    return (_para(f"{report.n_primitives} primitives → {report.n_kernels} kernels")
+            + drawing + _section("Kernels by estimated cost", kernel_table_html(report))
+            + _section("Source lines by kernel", source_html(report)))
+
+
+def kernel_cost(kernel) -> tuple[int, int]:
+    """Estimated cost: bytes moved first (fused loops on CPU are memory bound), then flops."""
+    return kernel.bytes_estimate, kernel.flops_estimate
+
+
+def kernel_table_html(report) -> str:
+    if report.kernels is None:
+        return _notice("No kernels.")
+    colours = kernel_colours(report.kernels)
+    kernels = sorted(report.kernels.all_kernels(), key=kernel_cost, reverse=True)
+    rows = [(_chip(colours[k.name], k.name) + _esc(k.name), _esc(k.kind),
+             _esc(ops_summary(k.fused_ops, limit=12)), _esc(k.shape),
+             fmt_bytes(k.bytes_estimate), fmt_count(k.flops_estimate),
+             _esc(_lines_text(k, report.filename))) for k in kernels]
+    header = ("kernel", "kind", "fused ops", "shape", "bytes (est.)", "flops (est.)", "lines")
+    return _table(header, rows)
+
+
+def source_html(report) -> str:
+    """The cell source with line numbers, each line coloured by the kernel(s) it went into."""
+    line_kernels = _cell_line_kernels(report)
+    colours = kernel_colours(report.kernels) if report.kernels is not None else {}
+    rows = [_source_row(number, text, line_kernels.get(number, ()), colours)
+            for number, text in enumerate(report.source.splitlines(), report.line_offset + 1)]
+    code = ('<div style="font-family:monospace; font-size:12px; line-height:1.4; '
+            f'white-space:pre">{"".join(rows)}</div>')
+    return code + _legend(report, colours)
+
+
+def _cell_line_kernels(report) -> dict[int, tuple[str, ...]]:
+    if report.kernels is None:
+        return {}
+    return {line: names for (file, line), names in report.kernels.line_to_kernels().items()
+            if file == report.filename}
+
+
+def _source_row(number: int, text: str, names: tuple[str, ...], colours) -> str:
+    background = colours.get(names[0], "transparent") if names else "transparent"
+    chips = "".join(_chip(colours.get(name, "#eee"), name) for name in names)
+    title = f' title="{_esc(", ".join(names))}"' if names else ""
+    return (f'<div{title} style="background:{background}">'
+            f'<span style="color:#888; display:inline-block; width:3.5em; text-align:right">'
+            f'{number}</span> <span style="display:inline-block; width:4em">{chips}</span>'
+            f"{_esc(text) or ' '}</div>")
+
+
+def _legend(report, colours: dict[str, str]) -> str:
+    if not colours:
+        return ""
+    kinds = {k.name: k.kind for k in report.kernels.all_kernels()}
+    items = [f'<span style="margin-right:12px">{_chip(colour, name)}{_esc(name)} '
+             f'<span style="color:#777">({_esc(kinds[name])})</span></span>'
+             for name, colour in colours.items()]
+    return f'<div style="margin-top:6px; font-size:12px">{"".join(items)}</div>'
+
+
+# ---------------------------------------------------------------------------------------------
+# Cache tab
+# ---------------------------------------------------------------------------------------------
+
+def _entry_compile_seconds(entry) -> float | None:
+    seconds = getattr(entry, "compile_seconds", None)
+    if seconds is None and getattr(entry, "compiled", None) is not None:
+        seconds = getattr(entry.compiled, "compile_seconds", None)
+    return seconds
+
+
+def _clock(timestamp: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(timestamp))
+
+
+def cache_html(report) -> str:
+    """This run's hit or miss, every cached entry of this cell, every miss, every eviction."""
+    this_run = _para(f"This run: {_cache_text(report)}" if report.compiled
+                     else "This run did not use the cache (it ran as plain Python).")
+    return (this_run + _section("Entries", _entries_table(report.cache_entries))
+            + _section("Misses", _events_table(report.cache_events, "miss", "reason")
+                       or _para("No misses recorded."))
+            + _section("Evictions", _events_table(report.cache_events, "evict", "signature")
+                       or _para("No evictions.")))
+
+
+def _entries_table(records: Iterable[Any]) -> str:
+    rows = []
+    for record in records:
+        seconds = _entry_compile_seconds(record.entry)
+        rows.append((_esc(record.signature.describe()), str(record.hits),
+                     fmt_seconds(seconds) if seconds is not None else "", _clock(record.created)))
+    if not rows:
+        return _para("No cached entries.")
+    return _table(("signature", "hits", "compile time", "created"), rows)
+
+
+def _events_table(events: Iterable[Any], kind: str, detail: str) -> str:
+    """The events of one kind as a table ("" when there are none)."""
+    rows = [(_clock(event.time), _esc(event.cache), _esc(event.detail))
+            for event in events if event.kind == kind]
+    return _table(("time", "cache", detail), rows) if rows else ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Timing tab
+# ---------------------------------------------------------------------------------------------
+
+def timing_html(report) -> str:
+    """Plain against compiled: medians, spreads, compile and first call, speed-up, rates."""
+    timings = report.timings
+    if timings is None:
+        return _notice("Not timed: the comparison runs on a cache miss or with --compare.")
+    rows = [(_esc(name), _esc(value)) for name, value in _timing_items(report)]
+    return _table(None, rows) + timing_chart_svg(timings)
+
+
+def _timing_items(report) -> list[tuple[str, str]]:
+    timings = report.timings
+    items = [("plain Python (median)", _median_text(timings, "plain")),
+             ("compiled (median)", _median_text(timings, "compiled"))]
+    items += [("compile (trace + lower + XLA)", fmt_seconds(timings.compile_seconds)),
+              ("first compiled call", fmt_seconds(timings.first_call_seconds)),
+              ("speed-up", fmt_speedup(timings.speedup))]
+    return items + _rate_items(report) + _difference_items(timings)
+
+
+def _median_text(timings, which: str) -> str:
+    median = timings.plain_median if which == "plain" else timings.compiled_median
+    low, high = timings.spread(which)
+    runs = len(timings.plain_seconds if which == "plain" else timings.compiled_seconds)
+    spread = f"spread {fmt_seconds(low)} – {fmt_seconds(high)}"
+    return f"{fmt_seconds(median)}, {spread} over {runs} runs"
+
+
+def _rate_items(report) -> list[tuple[str, str]]:
+    timings, items = report.timings, []
+    flops = timings.flops if timings.flops is not None else report.cost.get("flops")
+    moved = (timings.bytes_accessed if timings.bytes_accessed is not None
+             else report.cost.get("bytes accessed"))
+    if flops and timings.compiled_median:
+        items.append(("achieved FLOP/s", f"{fmt_count(flops / timings.compiled_median, 'FLOP/s')} "
+                                         f"({fmt_count(flops, 'FLOP')} per run)"))
+    if moved and timings.compiled_median:
+        items.append(("achieved bytes/s", f"{fmt_bytes(moved / timings.compiled_median)}/s "
+                                          f"({fmt_bytes(moved)} per run)"))
+    return items
+
+
+def _difference_items(timings) -> list[tuple[str, str]]:
+    if timings.largest_difference is None:
+        return []
+    items = [("largest difference", f"{timings.largest_difference:.3g}")]
+    return items + [(f"difference in {name}", f"{value:.3g}")
+                    for name, value in timings.differences.items()]
+
+
+_BAR_COLOURS = {"plain": "#9e9e9e", "compiled": "#1e88e5", "first call": "#90caf9"}
+
+
+def timing_chart_svg(timings, width: int = 420) -> str:
+    """Horizontal bars: plain and compiled medians (whiskers: min to max), first call."""
+    bars = [("plain", timings.plain_median, timings.spread("plain")),
+            ("compiled", timings.compiled_median, timings.spread("compiled")),
+            ("first call", timings.first_call_seconds, None)]
+    top = max(max((value, *(spread or ()))) for _, value, spread in bars) or 1.0
+    scale = (width - 190) / top
+    rows = [_bar(i, name, value, spread, scale) for i, (name, value, spread) in enumerate(bars)]
+    height = 22 * len(bars) + 6
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'font-family="Helvetica,Arial,sans-serif" font-size="11">{"".join(rows)}</svg>')
+
+
+def _bar(row: int, name: str, value: float, spread, scale: float) -> str:
+    y, x0 = 4 + 22 * row, 80
+    length = max(value * scale, 1.0)
+    parts = [f'<text x="0" y="{y + 12}">{_esc(name)}</text>',
+             f'<rect x="{x0}" y="{y}" width="{length:.1f}" height="16" '
+             f'fill="{_BAR_COLOURS[name]}"><title>{_esc(name)}: {fmt_seconds(value)}</title>'
+             "</rect>"]
+    if spread is not None:
+        low, high = (x0 + s * scale for s in spread)
+        parts.append(f'<line x1="{low:.1f}" y1="{y + 8}" x2="{high:.1f}" y2="{y + 8}" '
+                     'stroke="#333" stroke-width="1"/>')
+    end = x0 + max(length, (spread[1] * scale) if spread else 0)
+    parts.append(f'<text x="{end + 4:.1f}" y="{y + 12}">{fmt_seconds(value)}</text>')
+    return "".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# Text tab
+# ---------------------------------------------------------------------------------------------
+
+def text_html(report) -> str:
+    """The IR, the StableHLO module and XLA's optimized HLO, each in an escaped <pre>."""
+    texts = (("IR (traced graph)", str(report.graph) if report.graph is not None else None),
+             ("StableHLO", report.stablehlo), ("Optimized HLO (after fusion)",
+                                               report.optimized_hlo))
+    return "".join(_text_block(title, text, open_=i == 0)
+                   for i, (title, text) in enumerate(texts))
+
+
+def _text_block(title: str, text: str | None, open_: bool) -> str:
+    body = _pre(text) if text else _para("Not available for this run.")
+    state = " open" if open_ else ""
+    return (f'<details{state}><summary style="cursor:pointer; font-weight:bold">'
+            f"{_esc(title)}</summary>{body}</details>")
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole report
+# ---------------------------------------------------------------------------------------------
+
+TAB_TITLES = ("Summary", "Graph", "Fused", "Cache", "Timing", "Text")
+
+
+def report_sections(report) -> list[tuple[str, str]]:
+    """(tab title, HTML) for each tab, in order; graph tabs explain a missing `dot`."""
+    renderers = (summary_html, graph_html, fused_html, cache_html, timing_html, text_html)
+    return [(title, render(report)) for title, render in zip(TAB_TITLES, renderers,
+                                                                 strict=True)]
+
+
+def report_html(report) -> str:
+    """Every tab stacked in one HTML document fragment (for front ends without widgets)."""
+    return sections_html(report_sections(report))
+
+
+def sections_html(sections: Iterable[tuple[str, str]]) -> str:
+    """(title, HTML) sections stacked under headings."""
+    body = "".join(f'<h3 style="margin:12px 0 4px 0; border-bottom:1px solid #ddd">'
+                   f"{_esc(title)}</h3>{section}" for title, section in sections)
+    return _wrap(body)
