@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+import types
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable
@@ -25,9 +26,12 @@ class TracedLeaf:
     path: str
     aval: ShapedArray
     kind: str             # "array", "scalar" (NumPy scalar) or "python" (weak Python scalar)
+    strides: tuple[int, ...] | None = None   # memory layout of an array not in C order
 
     def describe(self) -> str:
         suffix = {"scalar": " (NumPy scalar)", "python": " (Python scalar)"}.get(self.kind, "")
+        if self.strides is not None:
+            suffix += f" (strides {self.strides})"
         return f"{self.aval}{suffix}"
 
 
@@ -37,8 +41,17 @@ class StaticLeaf:
     value: Hashable
 
     def describe(self) -> str:
-        text = repr(self.value)
-        return (text if len(text) <= 40 else text[:37] + "...") + " (static)"
+        return f"{short_repr(self.value)} (static)"
+
+
+def short_repr(value) -> str:
+    """A static value as a user would name it: `10`, `'abc'`, `module numpy`, `function f`."""
+    if isinstance(value, types.ModuleType):
+        return f"module {value.__name__}"
+    if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type)):
+        return f"{type(value).__name__} {getattr(value, '__qualname__', value)}"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 @dataclass(frozen=True)
@@ -66,7 +79,7 @@ def explain_miss(old: Signature, new: Signature) -> str:
 
 def _change(old, new) -> str:
     if isinstance(old, StaticLeaf) and isinstance(new, StaticLeaf):
-        return f"{new.path}: {old.value!r} → {new.value!r} (static)"
+        return f"{new.path}: {short_repr(old.value)} → {short_repr(new.value)} (static)"
     return f"{new.path}: {old.describe()} → {new.describe()}"
 
 

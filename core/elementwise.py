@@ -51,6 +51,32 @@ def _isnan(ctx, x, aval):
     return _compare(ctx, "NE", x, x, aval)
 
 
+def _both(ctx, op_name, a, b, aval):
+    """and/or of two predicates of aval's shape."""
+    return ctx.binary(op_name, a, b, aval.update(dtype=np.dtype(bool), weak_type=False))
+
+
+def _real_dtype(dtype) -> np.dtype:
+    return np.real(np.zeros((), dtype)).dtype
+
+
+def complex_parts(ctx, z, aval):
+    """The real and imaginary parts of a complex value, and their abstract value."""
+    part = aval.update(dtype=_real_dtype(aval.dtype))
+    return (ctx.unary("stablehlo.real", z, aval, part), ctx.unary("stablehlo.imag", z, aval, part),
+            part)
+
+
+def _complex(ctx, re, im, part, aval):
+    return ctx.op("stablehlo.complex", [re, im], [part, part], [aval])[0]
+
+
+def _map_parts(ctx, fn, z, aval):
+    """fn applied to the real and to the imaginary part (NumPy's complex rint, log2, ...)."""
+    re, im, part = complex_parts(ctx, z, aval)
+    return _complex(ctx, fn(re, part), fn(im, part), part, aval)
+
+
 # -- lowerings that NumPy's meaning makes more than one op -------------------------------------
 
 def floor_divide_lowering(ctx, x, y, **_):
@@ -135,45 +161,145 @@ def copysign_lowering(ctx, x, y, **_):
 
 
 def divide_lowering(ctx, x, y, **_):
-    return [ctx.binary("stablehlo.divide", x, y, _aval(ctx))]
-
-
-def fmax_lowering(op_name: str, ctx, x, y, **_):
     aval = _aval(ctx)
-    both = ctx.binary(op_name, x, y, aval)
-    if not _is_float(aval):
-        return [both]
+    if aval.dtype.kind == "c":
+        return [_complex_divide(ctx, x, y, aval)]
+    return [ctx.binary("stablehlo.divide", x, y, aval)]
+
+
+def _complex_divide(ctx, x, y, aval):
+    """NumPy's complex division (Smith's method, as its loop writes it): scale by the larger
+    part of y, and divide by a zero y part by part (giving NumPy's infinities and NaNs). It
+    divides where NumPy multiplies by 1/denominator: XLA would flush a subnormal 1/denominator
+    to zero."""
+    (xr, xi, part), (yr, yi, _) = complex_parts(ctx, x, aval), complex_parts(ctx, y, aval)
+    add, sub, mul, div = (partial(ctx.binary, f"stablehlo.{op}", aval=part)
+                          for op in ("add", "subtract", "multiply", "divide"))
+    rat = div(yi, yr)                                   # when |yr| >= |yi|
+    denominator = add(yr, mul(yi, rat))
+    re_by_real = div(add(xr, mul(xi, rat)), denominator)
+    im_by_real = div(sub(xi, mul(xr, rat)), denominator)
+    rat = div(yr, yi)                                   # otherwise
+    denominator = add(yi, mul(yr, rat))
+    re_by_imag = div(add(mul(xr, rat), xi), denominator)
+    im_by_imag = div(sub(mul(xi, rat), xr), denominator)
+    abs_yr = ctx.unary("stablehlo.abs", yr, part)
+    by_real = _compare(ctx, "GE", abs_yr, ctx.unary("stablehlo.abs", yi, part), part)
+    y_is_zero = _compare(ctx, "EQ", y, _zeros(ctx, aval), aval)
+    re = _select(ctx, by_real, re_by_real, re_by_imag, part)
+    im = _select(ctx, by_real, im_by_real, im_by_imag, part)
+    re = _select(ctx, y_is_zero, div(xr, abs_yr), re, part)
+    im = _select(ctx, y_is_zero, div(xi, abs_yr), im, part)
+    return _complex(ctx, re, im, part, aval)
+
+
+def extremum_lowering(kind: str, skip_nan: bool, ctx, x, y, **_):
+    return [extremum(ctx, kind, x, y, _aval(ctx), skip_nan)]
+
+
+def extremum(ctx, kind: str, x, y, aval, skip_nan: bool = False):
+    """NumPy's maximum or minimum (kind "max", "min") of x and y: a NaN wins (fmax and fmin:
+    loses); complex numbers are ordered lexicographically, x kept where NumPy's loop keeps it."""
+    if aval.dtype.kind == "c":
+        direction = "GE" if kind == "max" else "LE"
+        keep_x = _both(ctx, "stablehlo.or", _isnan(ctx, y if skip_nan else x, aval),
+                       _complex_order(ctx, direction, x, y, aval), aval)
+        return _select(ctx, keep_x, x, y, aval)
+    both = ctx.binary(f"stablehlo.{kind}imum", x, y, aval)
+    if not skip_nan or aval.dtype.kind != "f":
+        return both
     take_y = _isnan(ctx, x, aval)
     take_x = _isnan(ctx, y, aval)
-    return [_select(ctx, take_y, y, _select(ctx, take_x, x, both, aval), aval)]
+    return _select(ctx, take_y, y, _select(ctx, take_x, x, both, aval), aval)
+
+
+def _complex_order(ctx, direction: str, x, y, aval):
+    """NumPy's order of complex numbers: by real part, then by imaginary part; false where
+    the real parts decide but an imaginary part is NaN."""
+    (xr, xi, part), (yr, yi, _) = complex_parts(ctx, x, aval), complex_parts(ctx, y, aval)
+    strict = direction[0] + "T"
+    no_nan = _both(ctx, "stablehlo.and", _compare(ctx, "EQ", xi, xi, part),
+                   _compare(ctx, "EQ", yi, yi, part), part)
+    by_real = _both(ctx, "stablehlo.and", _compare(ctx, strict, xr, yr, part), no_nan, part)
+    by_imag = _both(ctx, "stablehlo.and", _compare(ctx, "EQ", xr, yr, part),
+                    _compare(ctx, direction, xi, yi, part), part)
+    return _both(ctx, "stablehlo.or", by_real, by_imag, part)
+
+
+def ordered(ctx, direction: str, x, y, aval):
+    """x <direction> y (LT, LE, GT, GE, EQ, NE) as NumPy compares numbers of aval's dtype."""
+    if aval.dtype.kind == "c" and direction not in ("EQ", "NE"):
+        return _complex_order(ctx, direction, x, y, aval)
+    return _compare(ctx, direction, x, y, aval)
 
 
 def compare_lowering(direction: str, ctx, x, y, **_):
-    return [_compare(ctx, direction, x, y, _aval(ctx))]
+    return [ordered(ctx, direction, x, y, _aval(ctx))]
+
+
+def _truth(ctx, x, aval):
+    """x != 0: the truth value NumPy's logical functions take of a number."""
+    if aval.dtype == np.bool_:
+        return x
+    return _compare(ctx, "NE", x, _zeros(ctx, aval), aval)
 
 
 def logical_lowering(op_name: str, ctx, x, y, **_):
-    return [ctx.binary(op_name, x, y, _aval(ctx))]
+    aval = _aval(ctx)
+    return [ctx.binary(op_name, _truth(ctx, x, aval), _truth(ctx, y, aval), _out(ctx))]
 
 
 def logical_not_lowering(ctx, x, **_):
-    return [ctx.unary("stablehlo.not", x, _aval(ctx))]
+    return [ctx.unary("stablehlo.not", _truth(ctx, x, _aval(ctx)), _out(ctx))]
 
 
 def abs_lowering(ctx, x, **_):
     aval = _aval(ctx)
     if aval.dtype == np.bool_ or aval.dtype.kind == "u":
         return [x]
-    return [ctx.unary("stablehlo.abs", x, aval, _out(ctx))]
+    if aval.dtype.kind == "c":
+        return [_complex_abs(ctx, x, aval)]
+    return [ctx.unary("stablehlo.abs", x, aval)]
+
+
+def _complex_abs(ctx, z, aval):
+    """hypot's rule: an infinite part makes |z| infinite, even beside a NaN."""
+    part = aval.update(dtype=_real_dtype(aval.dtype))
+    inf = ctx.constant(np.array(np.inf, part.dtype), part)
+    return _select(ctx, _isinf_complex(ctx, z, aval), inf,
+                   ctx.unary("stablehlo.abs", z, aval, part), part)
 
 
 def sign_lowering(ctx, x, **_):
     aval = _aval(ctx)
+    if aval.dtype.kind == "c":
+        return [_complex_sign(ctx, x, aval)]
+    zero = _zeros(ctx, aval)
     if aval.dtype.kind == "u":
-        zero = _zeros(ctx, aval)
         one = ctx.constant(np.ones((), aval.dtype), aval)
         return [_select(ctx, _compare(ctx, "EQ", x, zero, aval), zero, one, aval)]
-    return [ctx.unary("stablehlo.sign", x, aval)]
+    # NumPy's sign of -0.0 is +0.0.
+    return [_select(ctx, _compare(ctx, "EQ", x, zero, aval), zero,
+                    ctx.unary("stablehlo.sign", x, aval), aval)]
+
+
+def _complex_sign(ctx, z, aval):
+    """NumPy's z / |z|, with its cases: 0 at 0, NaN for NaN, and for an infinite |z| the
+    unit of the infinite part (NaN if both are)."""
+    re, im, part = complex_parts(ctx, z, aval)
+    absval = _complex_abs(ctx, z, aval)
+    zero, nan = _zeros(ctx, part), ctx.constant(np.array(np.nan, part.dtype), part)
+    unit = _complex(ctx, ctx.binary("stablehlo.divide", re, absval, part),
+                    ctx.binary("stablehlo.divide", im, absval, part), part, aval)
+    re_inf, im_inf = _isinf_real(ctx, re, part), _isinf_real(ctx, im, part)
+    on_axis = _select(ctx, re_inf, _complex(ctx, ctx.unary("stablehlo.sign", re, part), zero,
+                                            part, aval),
+                      _complex(ctx, zero, ctx.unary("stablehlo.sign", im, part), part, aval), aval)
+    both_inf = _both(ctx, "stablehlo.and", re_inf, im_inf, part)
+    on_axis = _select(ctx, both_inf, _complex(ctx, nan, nan, part, aval), on_axis, aval)
+    result = _select(ctx, _isinf_real(ctx, absval, part), on_axis, unit, aval)
+    return _select(ctx, _compare(ctx, "EQ", z, _zeros(ctx, aval), aval), _zeros(ctx, aval),
+                   result, aval)
 
 
 def square_lowering(ctx, x, **_):
@@ -182,16 +308,75 @@ def square_lowering(ctx, x, **_):
 
 def reciprocal_lowering(ctx, x, **_):
     aval = _aval(ctx)
+    if aval.dtype.kind == "c":
+        return [_complex_reciprocal(ctx, x, aval)]
     one = ctx.constant(np.ones((), aval.dtype), aval)
     return [ctx.binary("stablehlo.divide", one, x, aval)]
 
 
+def _complex_reciprocal(ctx, z, aval):
+    """NumPy's loop: divide by the larger part, so 1/0 is NaN and 1/inf is 0. The ratio goes
+    through a select: XLA rewrites (a/b)/c as a/(b*c), and b*c can underflow."""
+    re, im, part = complex_parts(ctx, z, aval)
+    add, mul, div = (partial(ctx.binary, f"stablehlo.{op}", aval=part)
+                     for op in ("add", "multiply", "divide"))
+    by_real = _compare(ctx, "LE", ctx.unary("stablehlo.abs", im, part),
+                       ctx.unary("stablehlo.abs", re, part), part)
+    big, small = _select(ctx, by_real, re, im, part), _select(ctx, by_real, im, re, part)
+    ratio = _select(ctx, by_real, div(im, re), div(re, im), part)
+    denominator = add(big, mul(small, ratio))
+    one_over = div(ctx.constant(np.ones((), part.dtype), part), denominator)
+    ratio_over = div(ratio, denominator)
+    out_re = _select(ctx, by_real, one_over, ratio_over, part)
+    out_im = ctx.unary("stablehlo.negate", _select(ctx, by_real, ratio_over, one_over, part), part)
+    return _complex(ctx, out_re, out_im, part, aval)
+
+
 def power_lowering(ctx, x, y, **_):
-    return [ctx.binary("stablehlo.power", x, y, _aval(ctx))]
+    aval = _aval(ctx)
+    if aval.dtype.kind in "iu":
+        return [_integer_power(ctx, x, y, aval)]
+    if aval.dtype.kind == "c":
+        return [_complex_power(ctx, x, y, aval)]
+    return [ctx.binary("stablehlo.power", x, y, aval)]
+
+
+def _integer_power(ctx, x, y, aval):
+    """Square and multiply over every bit of the exponent, wrapping around as NumPy does.
+    (XLA's own integer power looks at the low 6 bits only: it gives 0**64 == 1.)"""
+    zero, one = _zeros(ctx, aval), ctx.constant(np.ones((), aval.dtype), aval)
+    mul = partial(ctx.binary, "stablehlo.multiply", aval=aval)
+    result, base, exponent = one, x, y
+    for _ in range(aval.dtype.itemsize * 8):
+        odd = _compare(ctx, "NE", ctx.binary("stablehlo.and", exponent, one, aval), zero, aval)
+        result = _select(ctx, odd, mul(result, base), result, aval)
+        base = mul(base, base)
+        exponent = ctx.binary("stablehlo.shift_right_logical", exponent, one, aval)
+    return result
+
+
+def _complex_power(ctx, x, y, aval):
+    """exp(y log x), as the C library's cpow computes it (XLA's own power overflows for |x|
+    near the largest float), after NumPy's cases: x**0 is 1; 0**y is 0 for y.real > 0, else
+    NaN."""
+    zero, part = _zeros(ctx, aval), aval.update(dtype=_real_dtype(aval.dtype))
+    nan = ctx.constant(np.array(complex(np.nan, np.nan), aval.dtype), aval)
+    y_re_positive = _compare(ctx, "GT", ctx.unary("stablehlo.real", y, aval, part),
+                             _zeros(ctx, part), part)
+    of_zero = _select(ctx, y_re_positive, zero, nan, aval)
+    y_log_x = ctx.binary("stablehlo.multiply", y, ctx.unary("stablehlo.log", x, aval), aval)
+    result = _select(ctx, _compare(ctx, "EQ", x, zero, aval), of_zero,
+                     ctx.unary("stablehlo.exponential", y_log_x, aval), aval)
+    one = ctx.constant(np.ones((), aval.dtype), aval)
+    return _select(ctx, _compare(ctx, "EQ", y, zero, aval), one, result, aval)
 
 
 def hypot_lowering(ctx, x, y, **_):
-    aval = _aval(ctx)
+    return [_hypot(ctx, x, y, _aval(ctx))]
+
+
+def _hypot(ctx, x, y, aval):
+    """sqrt(x*x + y*y) without overflow: big * sqrt(1 + (small/big)**2); inf beats NaN."""
     ax, ay = ctx.unary("stablehlo.abs", x, aval), ctx.unary("stablehlo.abs", y, aval)
     big = ctx.binary("stablehlo.maximum", ax, ay, aval)
     small = ctx.binary("stablehlo.minimum", ax, ay, aval)
@@ -206,43 +391,138 @@ def hypot_lowering(ctx, x, y, **_):
     inf = ctx.constant(np.array(np.inf, aval.dtype), aval)
     either_inf = ctx.binary("stablehlo.or", _compare(ctx, "EQ", ax, inf, aval),
                             _compare(ctx, "EQ", ay, inf, aval), aval.update(dtype=np.dtype(bool)))
-    return [_select(ctx, either_inf, inf, result, aval)]
+    return _select(ctx, either_inf, inf, result, aval)
 
 
-def log_based_lowering(kind: str, ctx, x, **_):
-    """Functions StableHLO lacks, written with its ops: arcsin, arccos, arcsinh, ..."""
+def log1p_lowering(ctx, x, **_):
     aval = _aval(ctx)
-    one = ctx.constant(np.ones((), aval.dtype), aval)
-    mul = partial(ctx.binary, "stablehlo.multiply", aval=aval)
-    add = partial(ctx.binary, "stablehlo.add", aval=aval)
-    sub = partial(ctx.binary, "stablehlo.subtract", aval=aval)
-    sqrt = partial(ctx.unary, "stablehlo.sqrt", aval_in=aval)
-    log = partial(ctx.unary, "stablehlo.log", aval_in=aval)
-    exp = partial(ctx.unary, "stablehlo.exponential", aval_in=aval)
-    half = ctx.constant(np.array(0.5, aval.dtype), aval)
-    if kind == "arcsin":
-        return [ctx.binary("stablehlo.atan2", x, sqrt(sub(one, mul(x, x))), aval)]
-    if kind == "arccos":
-        return [ctx.binary("stablehlo.atan2", sqrt(sub(one, mul(x, x))), x, aval)]
-    if kind == "arctan":
-        return [ctx.binary("stablehlo.atan2", x, one, aval)]
-    if kind == "sinh":
-        return [mul(half, sub(exp(x), exp(ctx.unary("stablehlo.negate", x, aval))))]
-    if kind == "cosh":
-        return [mul(half, add(exp(x), exp(ctx.unary("stablehlo.negate", x, aval))))]
-    if kind == "arcsinh":
-        return [log(add(x, sqrt(add(mul(x, x), one))))]
-    if kind == "arccosh":
-        return [log(add(x, sqrt(sub(mul(x, x), one))))]
-    if kind == "arctanh":
-        return [mul(half, log(ctx.binary("stablehlo.divide", add(one, x), sub(one, x), aval)))]
-    if kind == "log2":
-        return [ctx.binary("stablehlo.divide", log(x), ctx.constant(np.log(np.array(2.0, aval.dtype)), aval), aval)]
-    if kind == "log10":
-        return [ctx.binary("stablehlo.divide", log(x), ctx.constant(np.log(np.array(10.0, aval.dtype)), aval), aval)]
-    if kind == "exp2":
-        return [ctx.binary("stablehlo.power", ctx.constant(np.array(2.0, aval.dtype), aval), x, aval)]
-    raise NotImplementedError(kind)
+    if aval.dtype.kind != "c":
+        return [ctx.unary("stablehlo.log_plus_one", x, aval)]
+    # NumPy's own formula: log(|x + 1|) + i atan2(im, re + 1) (so log1p(max + max*j) is inf)
+    re, im, part = complex_parts(ctx, x, aval)
+    re_plus_one = ctx.binary("stablehlo.add", re, ctx.constant(np.ones((), part.dtype), part),
+                             part)
+    out_re = ctx.unary("stablehlo.log", _hypot(ctx, re_plus_one, im, part), part)
+    out_im = ctx.binary("stablehlo.atan2", im, re_plus_one, part)
+    return [_complex(ctx, out_re, out_im, part, aval)]
+
+
+def log_base_lowering(base: float, ctx, x, **_):
+    """log2 and log10: log(x) / log(base); for complex x part by part, as NumPy scales clog."""
+    aval = _aval(ctx)
+    log = ctx.unary("stablehlo.log", x, aval)
+
+    def scale(value, value_aval):
+        log_base = ctx.constant(np.log(np.array(base, value_aval.dtype)), value_aval)
+        return ctx.binary("stablehlo.divide", value, log_base, value_aval)
+    if aval.dtype.kind == "c":
+        return [_map_parts(ctx, scale, log, aval)]
+    return [scale(log, aval)]
+
+
+def exp2_lowering(ctx, x, **_):
+    """2**x; for complex x NumPy takes exp of x's parts each times log(2)."""
+    aval = _aval(ctx)
+    if aval.dtype.kind != "c":
+        two = ctx.constant(np.array(2.0, aval.dtype), aval)
+        return [ctx.binary("stablehlo.power", two, x, aval)]
+
+    def times_log2(value, part):
+        log2 = ctx.constant(np.log(np.array(2.0, part.dtype)), part)
+        return ctx.binary("stablehlo.multiply", value, log2, part)
+    return [ctx.unary("stablehlo.exponential", _map_parts(ctx, times_log2, x, aval), aval)]
+
+
+def expm1_lowering(ctx, x, **_):
+    aval = _aval(ctx)
+    if aval.dtype.kind != "c":
+        return [ctx.unary("stablehlo.exponential_minus_one", x, aval)]
+    # NumPy's own formula: (expm1(a) cos(b) - 2 sin(b/2)**2) + i exp(a) sin(b)
+    re, im, part = complex_parts(ctx, x, aval)
+    mul, sub = (partial(ctx.binary, f"stablehlo.{op}", aval=part) for op in ("multiply", "subtract"))
+    fn = partial(ctx.unary, aval_in=part)
+    half_sin = fn("stablehlo.sine", mul(im, ctx.constant(np.array(0.5, part.dtype), part)))
+    two = ctx.constant(np.array(2.0, part.dtype), part)
+    out_re = sub(mul(fn("stablehlo.exponential_minus_one", re), fn("stablehlo.cosine", im)),
+                 mul(two, mul(half_sin, half_sin)))
+    out_im = mul(fn("stablehlo.exponential", re), fn("stablehlo.sine", im))
+    return [_complex(ctx, out_re, out_im, part, aval)]
+
+
+def chlo_lowering(op_name: str, branch_sign, ctx, x, **_):
+    """One CHLO op; for complex x, the sign of f(x)'s part on the branch cuts (CHLO_UNARY)."""
+    aval = _aval(ctx)
+    result = ctx.unary(op_name, x, aval)
+    if aval.dtype.kind != "c":
+        return [result]
+    which, negated = branch_sign
+    re, im, part = complex_parts(ctx, result, aval)
+    sign_source = ctx.unary(f"stablehlo.{which}", x, aval, part)
+    if negated:
+        sign_source = ctx.unary("stablehlo.negate", sign_source, part)
+    if which == "real":
+        re = _copysign(ctx, re, sign_source, part)
+    else:
+        im = _copysign(ctx, im, sign_source, part)
+    return [_complex(ctx, re, im, part, aval)]
+
+
+_REAL_TRIG = {"sin": "stablehlo.sine", "cos": "stablehlo.cosine", "sinh": "chlo.sinh",
+              "cosh": "chlo.cosh"}
+
+
+def trig_lowering(kind: str, ctx, x, **_):
+    """sin, cos, sinh, cosh; for complex x from the real functions of its parts, with
+    0 * inf = 0 (XLA's own give cos(100j) = inf + nan*j in complex64, NumPy inf - 0j; and
+    CHLO's complex sinh(1e-8) is 0):
+        sin(a+ib) = sin a cosh b + i cos a sinh b     sinh(a+ib) = sinh a cos b + i cosh a sin b
+        cos(a+ib) = cos a cosh b - i sin a sinh b     cosh(a+ib) = cosh a cos b + i sinh a sin b
+    """
+    aval = _aval(ctx)
+    if aval.dtype.kind != "c":
+        return [ctx.unary(_REAL_TRIG[kind], x, aval)]
+    re, im, part = complex_parts(ctx, x, aval)
+    fn = partial(ctx.unary, aval_in=part)
+    if kind in ("sin", "cos"):
+        sin, cos = fn("stablehlo.sine", re), fn("stablehlo.cosine", re)
+        sinh, cosh = fn("chlo.sinh", im), fn("chlo.cosh", im)
+    else:
+        sin, cos = fn("stablehlo.sine", im), fn("stablehlo.cosine", im)
+        sinh, cosh = fn("chlo.sinh", re), fn("chlo.cosh", re)
+    times = partial(_times, ctx, aval=part)
+    if kind == "sin":
+        out = times(sin, cosh), times(cos, sinh)
+    elif kind == "cos":
+        out = times(cos, cosh), fn("stablehlo.negate", times(sin, sinh))
+    elif kind == "sinh":
+        out = times(cos, sinh), times(sin, cosh)
+    else:
+        out = times(cos, cosh), times(sin, sinh)
+    return [_complex(ctx, *out, part, aval)]
+
+
+def _times(ctx, trig, hyperbolic, aval):
+    """trig * hyperbolic, where a zero trig factor gives a zero even beside an infinity."""
+    product = ctx.binary("stablehlo.multiply", trig, hyperbolic, aval)
+    signed_zero = ctx.binary("stablehlo.multiply", trig,
+                             ctx.unary("stablehlo.sign", hyperbolic, aval), aval)
+    return _select(ctx, _compare(ctx, "EQ", trig, _zeros(ctx, aval), aval), signed_zero,
+                   product, aval)
+
+
+def sqrt_lowering(ctx, x, **_):
+    aval = _aval(ctx)
+    root = ctx.unary("stablehlo.sqrt", x, aval)
+    if aval.dtype.kind != "c":
+        return [root]
+    # The principal root's imaginary part has x's sign, -0.0 included (XLA drops it), and
+    # an infinite imaginary part gives inf + i*that infinity, even beside a NaN.
+    re, im, part = complex_parts(ctx, root, aval)
+    x_im = ctx.unary("stablehlo.imag", x, aval, part)
+    root = _complex(ctx, re, _copysign(ctx, im, x_im, part), part, aval)
+    inf = ctx.constant(np.array(np.inf, part.dtype), part)
+    return [_select(ctx, _isinf_real(ctx, x_im, part), _complex(ctx, inf, x_im, part, aval),
+                    root, aval)]
 
 
 def complex_part_lowering(op_name: str, ctx, x, **_):
@@ -256,14 +536,26 @@ def conjugate_lowering(ctx, x, **_):
     aval = _aval(ctx)
     if aval.dtype.kind != "c":
         return [x]
-    part = aval.update(dtype=np.real(np.zeros((), aval.dtype)).dtype)
-    re = ctx.unary("stablehlo.real", x, aval, part)
-    im = ctx.unary("stablehlo.negate", ctx.unary("stablehlo.imag", x, aval, part), part)
-    return [ctx.op("stablehlo.complex", [re, im], [part, part], [aval])[0]]
+    re, im, part = complex_parts(ctx, x, aval)
+    return [_complex(ctx, re, ctx.unary("stablehlo.negate", im, part), part, aval)]
+
+
+def _isinf_real(ctx, x, aval):
+    inf = ctx.constant(np.array(np.inf, aval.dtype), aval)
+    return _compare(ctx, "EQ", ctx.unary("stablehlo.abs", x, aval), inf, aval)
+
+
+def _isinf_complex(ctx, z, aval):
+    re, im, part = complex_parts(ctx, z, aval)
+    return _both(ctx, "stablehlo.or", _isinf_real(ctx, re, part), _isinf_real(ctx, im, part), part)
 
 
 def isfinite_lowering(ctx, x, **_):
     aval = _aval(ctx)
+    if aval.dtype.kind == "c":
+        re, im, part = complex_parts(ctx, x, aval)
+        finite = [ctx.op("stablehlo.is_finite", [p], [part], [_out(ctx)])[0] for p in (re, im)]
+        return [_both(ctx, "stablehlo.and", *finite, aval)]
     if aval.dtype.kind != "f":
         return [ctx.constant(np.ones((), bool), _out(ctx))]
     return [ctx.op("stablehlo.is_finite", [x], [aval], [_out(ctx)])[0]]
@@ -278,10 +570,11 @@ def isnan_lowering(ctx, x, **_):
 
 def isinf_lowering(ctx, x, **_):
     aval = _aval(ctx)
+    if aval.dtype.kind == "c":
+        return [_isinf_complex(ctx, x, aval)]
     if aval.dtype.kind != "f":
         return [ctx.constant(np.zeros((), bool), _out(ctx))]
-    absval = ctx.unary("stablehlo.abs", x, aval)
-    return [_compare(ctx, "EQ", absval, ctx.constant(np.array(np.inf, aval.dtype), aval), aval)]
+    return [_isinf_real(ctx, x, aval)]
 
 
 def signbit_lowering(ctx, x, **_):
@@ -312,6 +605,8 @@ def convert_lowering(ctx, x, *, new_dtype, weak_type=False):
 
 def round_lowering(ctx, x, **_):
     aval = _aval(ctx)
+    if aval.dtype.kind == "c":
+        return [_map_parts(ctx, partial(ctx.unary, "stablehlo.round_nearest_even"), x, aval)]
     if aval.dtype.kind != "f":
         return [x]
     return [ctx.unary("stablehlo.round_nearest_even", x, aval)]
@@ -371,24 +666,31 @@ UNARY_SINGLE_OP = {
     # name: (stablehlo op, NumPy ufunc)
     "negative": ("stablehlo.negate", np.negative),
     "exp": ("stablehlo.exponential", np.exp),
-    "expm1": ("stablehlo.exponential_minus_one", np.expm1),
     "log": ("stablehlo.log", np.log),
-    "log1p": ("stablehlo.log_plus_one", np.log1p),
-    "sqrt": ("stablehlo.sqrt", np.sqrt),
     "cbrt": ("stablehlo.cbrt", np.cbrt),
-    "sin": ("stablehlo.sine", np.sin),
-    "cos": ("stablehlo.cosine", np.cos),
     "tan": ("stablehlo.tan", np.tan),
     "tanh": ("stablehlo.tanh", np.tanh),
     "invert": ("stablehlo.not", np.invert),
+}
+
+# StableHLO lacks these; CHLO (the client ops XLA expands when it compiles) has them, written
+# for accuracy over the whole range, signed zeros and infinities included (formulas such as
+# log(x + sqrt(x*x + 1)) overflow and lose -0.0). For complex z, CHLO drops the sign of a zero
+# part on the branch cuts (asin(1.5-0j) should be pi/2 - 0.96j); the principal branch gives
+# that sign everywhere: (the part of f(z) whose sign follows the same part of z, negated?).
+CHLO_UNARY = {
+    "arcsin": ("chlo.asin", np.arcsin, ("imag", False)),
+    "arccos": ("chlo.acos", np.arccos, ("imag", True)),
+    "arctan": ("chlo.atan", np.arctan, ("real", False)),
+    "arcsinh": ("chlo.asinh", np.arcsinh, ("real", False)),
+    "arccosh": ("chlo.acosh", np.arccosh, ("imag", False)),
+    "arctanh": ("chlo.atanh", np.arctanh, ("imag", False)),
 }
 
 BINARY_SINGLE_OP = {
     "add": ("stablehlo.add", np.add),
     "subtract": ("stablehlo.subtract", np.subtract),
     "multiply": ("stablehlo.multiply", np.multiply),
-    "maximum": ("stablehlo.maximum", np.maximum),
-    "minimum": ("stablehlo.minimum", np.minimum),
     "arctan2": ("stablehlo.atan2", np.arctan2),
     "bitwise_and": ("stablehlo.and", np.bitwise_and),
     "bitwise_or": ("stablehlo.or", np.bitwise_or),
@@ -404,6 +706,9 @@ COMPARISONS = {
 
 for _name, (_op, _ufunc) in UNARY_SINGLE_OP.items():
     _define(_name, partial(_ufunc_impl, _ufunc), partial(single_op_lowering, _op))
+
+for _name, (_op, _ufunc, _branch_sign) in CHLO_UNARY.items():
+    _define(_name, partial(_ufunc_impl, _ufunc), partial(chlo_lowering, _op, _branch_sign))
 
 for _name, (_op, _ufunc) in BINARY_SINGLE_OP.items():
     _define(_name, partial(_ufunc_impl, _ufunc), partial(single_op_lowering, _op))
@@ -432,8 +737,15 @@ _define("divide", partial(_ufunc_impl, np.divide), divide_lowering)
 _define("floor_divide", partial(_ufunc_impl, np.floor_divide), floor_divide_lowering)
 _define("remainder", partial(_ufunc_impl, np.remainder), remainder_lowering)
 _define("power", partial(_ufunc_impl, np.power), power_lowering)
-_define("fmax", partial(_ufunc_impl, np.fmax), partial(fmax_lowering, "stablehlo.maximum"))
-_define("fmin", partial(_ufunc_impl, np.fmin), partial(fmax_lowering, "stablehlo.minimum"))
+_define("maximum", partial(_ufunc_impl, np.maximum), partial(extremum_lowering, "max", False))
+_define("minimum", partial(_ufunc_impl, np.minimum), partial(extremum_lowering, "min", False))
+_define("fmax", partial(_ufunc_impl, np.fmax), partial(extremum_lowering, "max", True))
+_define("fmin", partial(_ufunc_impl, np.fmin), partial(extremum_lowering, "min", True))
+_define("sqrt", partial(_ufunc_impl, np.sqrt), sqrt_lowering)
+for _name in ("sin", "cos", "sinh", "cosh"):
+    _define(_name, partial(_ufunc_impl, getattr(np, _name)), partial(trig_lowering, _name))
+_define("expm1", partial(_ufunc_impl, np.expm1), expm1_lowering)
+_define("log1p", partial(_ufunc_impl, np.log1p), log1p_lowering)
 _define("hypot", partial(_ufunc_impl, np.hypot), hypot_lowering)
 _define("copysign", partial(_ufunc_impl, np.copysign), copysign_lowering)
 _define("abs", partial(_ufunc_impl, np.abs), abs_lowering, dtype_rule=real_dtype_rule)
@@ -457,13 +769,16 @@ _define("isinf", partial(_ufunc_impl, np.isinf), isinf_lowering,
 _define("signbit", partial(_ufunc_impl, np.signbit), signbit_lowering,
         dtype_rule=bool_dtype_rule, weak_rule=never_weak)
 
-for _name in ("arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh", "arctanh",
-              "log2", "log10", "exp2"):
-    _define(_name, partial(_ufunc_impl, getattr(np, _name)), partial(log_based_lowering, _name))
+_define("log2", partial(_ufunc_impl, np.log2), partial(log_base_lowering, 2.0))
+_define("log10", partial(_ufunc_impl, np.log10), partial(log_base_lowering, 10.0))
+_define("exp2", partial(_ufunc_impl, np.exp2), exp2_lowering)
 
 
 def _make_complex_impl(re, im, **_):
-    return re + 1j * im if re.dtype == np.float64 else (re + np.complex64(1j) * im)
+    """complex(re, im) exactly (re + 1j*im would make 0 + 1j*inf a NaN)."""
+    out = np.empty(np.shape(re), np.result_type(re, np.complex64))
+    out.real, out.imag = re, im
+    return out
 
 
 def _make_complex_lowering(ctx, re, im, **_):

@@ -17,7 +17,7 @@ from typing import Any, Callable, Hashable, Sequence
 import numpy as np
 
 from . import methods  # noqa: F401  (wires operators and NumPy dispatch onto Tracer)
-from . import passes, xla
+from . import indexing, passes, xla
 from .cache import (EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, StaticLeaf,
                     TracedLeaf, executable_key)
 from .ir import Graph, Literal, ShapedArray, Var
@@ -79,7 +79,8 @@ def leaf_spec(path: str, value, force: str | None = None):
     traced = is_traced_value(value) if force is None else force == "traced"
     if traced:
         if isinstance(value, np.ndarray):
-            return TracedLeaf(path, ShapedArray(value.shape, value.dtype), "array")
+            strides = None if value.flags.c_contiguous else value.strides   # views follow it
+            return TracedLeaf(path, ShapedArray(value.shape, value.dtype), "array", strides)
         if isinstance(value, np.generic):
             return TracedLeaf(path, ShapedArray((), value.dtype), "scalar")
         if isinstance(value, (bool, int, float, complex)):
@@ -148,9 +149,11 @@ def overlapping_inputs(spec: CallSpec) -> list[tuple[str, str]]:
 
 @dataclass(frozen=True)
 class OutSpec:
-    """How to rebuild one output leaf: from a graph output, a constant, or a static value."""
-    how: str            # "traced", "const" or "static"
-    index: int = -1     # graph output index for "traced"
+    """How to rebuild one output leaf: from a graph output, a constant, or a static value; or
+    ("view") as the view NumPy hands back: the same view steps (probes) applied to the input
+    array it views (value = (leaf position, probes)) or to a graph output (index)."""
+    how: str            # "traced", "view", "const" or "static"
+    index: int = -1     # graph output index for "traced" (and "view" of a non-input)
     kind: str = "array"
     value: Any = None
 
@@ -162,6 +165,8 @@ class TraceResult:
     out_specs: tuple[OutSpec, ...]
     mutated: tuple[tuple[int, int], ...]    # (leaf position in the call, graph output index)
     trace_seconds: float
+    checks: tuple[tuple[str, type], ...] = ()   # run-time checks: (message, error)
+    check_index: int = -1                       # graph outputs: oks, then reported values
 
 
 def trace_function(call: Callable[[dict], Any], spec: CallSpec) -> TraceResult:
@@ -175,7 +180,8 @@ def trace_function(call: Callable[[dict], Any], spec: CallSpec) -> TraceResult:
         leaf = spec.signature.leaves[i]
         value = spec.leaves[i]
         shared = by_object.get(id(value)) if isinstance(value, np.ndarray) else None
-        tracer = shared or trace.new_input(leaf.aval, leaf.kind)
+        tracer = shared if shared is not None else trace.new_input(
+            leaf.aval, leaf.kind, leaf.strides)
         by_object.setdefault(id(value), tracer)
         tracers[i] = tracer
         leaf_values[i] = tracer
@@ -188,8 +194,14 @@ def trace_function(call: Callable[[dict], Any], spec: CallSpec) -> TraceResult:
 def _finish_trace(trace, spec, tracers, result, start) -> TraceResult:
     out_leaves, out_structure = flatten(result)
     out_atoms, out_specs = [], []
+    input_leaf = {id(t._buffer): i for i, t in tracers.items()}
+    buffer_outs: dict[int, int] = {}
     for _, value in out_leaves:
-        if isinstance(value, Tracer):
+        steps = value.view_rebuilders() if isinstance(value, Tracer) and value.kind == "array" \
+            else None
+        if steps is not None:
+            out_specs.append(_view_out_spec(value, steps, input_leaf, buffer_outs, out_atoms))
+        elif isinstance(value, Tracer):
             out_specs.append(OutSpec("traced", len(out_atoms), value.kind))
             out_atoms.append(value.ir_var)
         elif isinstance(value, (np.ndarray, np.generic)):
@@ -206,10 +218,31 @@ def _finish_trace(trace, spec, tracers, result, start) -> TraceResult:
                 out_atoms.append(buf.var)
             mutated.append((i, seen[id(buf)]))
     _check_overlaps(spec, mutated)
+    check_index = len(out_atoms)
+    if trace.checks:
+        out_atoms.extend(indexing.check_outputs(trace))
     in_vars = _unique_in_vars(tracers)
     graph = passes.simplify(trace.to_graph(in_vars, out_atoms))
     return TraceResult(graph, out_structure, tuple(out_specs), tuple(mutated),
-                       time.perf_counter() - start)
+                       time.perf_counter() - start,
+                       tuple((c.message, c.error) for c in trace.checks), check_index)
+
+
+def _view_out_spec(value: Tracer, steps, input_leaf, buffer_outs, out_atoms) -> OutSpec:
+    """A returned array that is (a view of) an input or of another array: rebuilt as that
+    view of the caller's array (after write-back) or of one shared output array, so that it
+    aliases what it aliases in NumPy. A traced index the view depends on becomes an output."""
+    rebuilders = []
+    for fn, operands in steps:
+        rebuilders.append((fn, tuple(range(len(out_atoms), len(out_atoms) + len(operands)))))
+        out_atoms.extend(t.ir_var for t in operands)
+    buf = value._buffer
+    if id(buf) in input_leaf:
+        return OutSpec("view", -1, "array", (input_leaf[id(buf)], tuple(rebuilders)))
+    if id(buf) not in buffer_outs:
+        buffer_outs[id(buf)] = len(out_atoms)
+        out_atoms.append(buf.var)
+    return OutSpec("view", buffer_outs[id(buf)], "array", (-1, tuple(rebuilders)))
 
 
 def _unique_in_vars(tracers: dict[int, Tracer]) -> list[Var]:
@@ -321,9 +354,16 @@ class Compiled:
         inputs = _input_arrays(self.lowered.traced, spec) + list(self.lowered.consts)
         outputs = self.executable.execute(inputs)
         result = self.lowered.traced.result
+        if result.checks:
+            indexing.verify_checks(result.checks, outputs[result.check_index],
+                                   outputs[result.check_index + 1])
+        for leaf_pos, _ in result.mutated:
+            if not spec.leaves[leaf_pos].flags.writeable:
+                raise ValueError("assignment destination is read-only")
         for leaf_pos, out_index in result.mutated:
             np.copyto(spec.leaves[leaf_pos], outputs[out_index])
-        leaves = [_rebuild(o, outputs) for o in result.out_specs]
+        bases: dict[int, np.ndarray] = {}
+        leaves = [_rebuild(o, outputs, spec, bases) for o in result.out_specs]
         return unflatten(result.out_structure, leaves)
 
     def __call__(self, *args, **kwargs):
@@ -348,7 +388,18 @@ def _input_arrays(traced: Traced, spec: CallSpec) -> list[np.ndarray]:
     return arrays
 
 
-def _rebuild(out: OutSpec, outputs: Sequence[np.ndarray]):
+def _rebuild(out: OutSpec, outputs: Sequence[np.ndarray], spec: CallSpec, bases: dict):
+    if out.how == "view":
+        leaf_pos, steps = out.value
+        if leaf_pos >= 0:
+            value = spec.leaves[leaf_pos]
+        else:
+            value = bases.get(out.index)
+            if value is None:
+                value = bases[out.index] = np.array(outputs[out.index])
+        for fn, operand_outs in steps:
+            value = fn(value, *(outputs[k][()] for k in operand_outs))
+        return value
     if out.how == "static":
         return out.value
     if out.how == "const":

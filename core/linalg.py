@@ -33,9 +33,9 @@ def dot_general_impl(lhs, rhs, *, contracting, batch):
     letters = iter(string.ascii_letters)
     lhs_sub = [next(letters) for _ in range(np.ndim(lhs))]
     rhs_sub = [next(letters) for _ in range(np.ndim(rhs))]
-    for i, j in zip(lc, rc):
+    for i, j in zip(lc, rc, strict=True):
         rhs_sub[j] = lhs_sub[i]
-    for i, j in zip(lb, rb):
+    for i, j in zip(lb, rb, strict=True):
         rhs_sub[j] = lhs_sub[i]
     out = ([lhs_sub[i] for i in lb] + [lhs_sub[i] for i in _free(np.ndim(lhs), lc, lb)]
            + [rhs_sub[i] for i in _free(np.ndim(rhs), rc, rb)])

@@ -61,6 +61,8 @@ def dense_attr(value: np.ndarray, aval: ShapedArray) -> str:
 
 def _dense_body(arr: np.ndarray) -> str:
     flat = np.ascontiguousarray(arr).reshape(-1)
+    if not flat.size:
+        return ""                      # dense<> : tensor<0x...>
     if _is_splat(flat):
         return _scalar_text(flat[0])
     if arr.dtype == np.bool_:
@@ -95,7 +97,8 @@ def _scalar_text(x: np.generic) -> str:
 
 def _float_text(x: np.floating) -> str:
     if np.isfinite(x):
-        return repr(float(x))
+        text = repr(float(x))                  # MLIR wants 1.0e-12, not 1e-12
+        return text if "." in text or "e" not in text else text.replace("e", ".0e")
     bits = np.array(x).view({2: np.uint16, 4: np.uint32, 8: np.uint64}[x.dtype.itemsize])
     return "0x" + format(int(bits), f"0{2 * x.dtype.itemsize}X")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import indexing, numpy_api, shape_ops
+from . import numpy_creation, numpy_linalg, numpy_math, numpy_rearrange, numpy_sorting  # noqa: F401
 from .numpy_api import (NUMPY_FUNCTIONS, binary_operator, call_ufunc, inplace_binary, matmul,
                         ufunc_method, unsupported)
 from .tracing import Tracer
@@ -59,7 +60,9 @@ def _transpose_method(self, *axes):
 
 
 def _fill(self, value):
-    numpy_api.assign_into(self, value, ".fill()")
+    if np.ndim(value) != 0:
+        raise ValueError("Input object to FillWithScalar is not a scalar")
+    indexing.setitem(self, Ellipsis, value)      # setitem's casting (unsafe), as NumPy fills
 
 
 def _flatten(self, order="C"):
@@ -67,7 +70,8 @@ def _flatten(self, order="C"):
 
 
 def _conj(self):
-    return call_ufunc(np.conjugate, self)
+    """ndarray.conj(): the array itself unless it is complex (then the conjugate ufunc)."""
+    return call_ufunc(np.conjugate, self) if self.dtype.kind == "c" else self
 
 
 def attach():
@@ -94,7 +98,7 @@ def attach():
     Tracer.mT = property(lambda self: shape_ops.np_swapaxes(self, -1, -2))
     Tracer.real = property(numpy_api.np_real)
     Tracer.imag = property(numpy_api.np_imag)
-    Tracer.flat = property(lambda self: shape_ops.np_ravel(self))
+    Tracer.flat = property(shape_ops.flat_view)
     Tracer.reshape = _reshape_method
     Tracer.transpose = _transpose_method
     Tracer.astype = numpy_api.astype
@@ -104,9 +108,11 @@ def attach():
     Tracer.conj = Tracer.conjugate = _conj
     for name in ("sum", "prod", "mean", "var", "std", "max", "min", "all", "any", "argmax",
                  "argmin", "cumsum", "cumprod", "ravel", "squeeze", "swapaxes", "clip", "dot",
-                 "repeat", "take", "sort", "argsort", "round", "nonzero", "diagonal", "trace"):
+                 "repeat", "take", "argsort", "round", "nonzero", "diagonal", "trace",
+                 "searchsorted"):
         fn = getattr(np, name)
         setattr(Tracer, name, _numpy_method(fn))
+    Tracer.sort = numpy_sorting.sort_in_place   # ndarray.sort sorts in place, returns None
 
 
 def _numpy_method(fn):

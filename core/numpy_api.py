@@ -10,7 +10,7 @@ the table `docs/coverage.md` is generated from.
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
@@ -42,8 +42,8 @@ _WEAK_PYTHON_TYPE = {"i": int, "u": int, "f": float, "c": complex}
 
 
 def is_weak(x) -> bool:
-    if isinstance(x, Tracer):
-        return x.kind == "python"
+    if isinstance(x, Tracer):   # a traced Python bool promotes as np.bool_ does
+        return x.kind == "python" and x.dtype != np.bool_
     return isinstance(x, (int, float, complex)) and not isinstance(x, (bool, np.generic))
 
 
@@ -112,7 +112,8 @@ def broadcast_to(x, shape):
             return x
         offset = len(shape) - x.ndim
         dims = tuple(range(offset, len(shape)))
-        squeezed = [i for i, (d, t) in enumerate(zip(x.shape, shape[offset:])) if d == 1 and t != 1]
+        squeezed = [i for i, (d, t) in enumerate(zip(x.shape, shape[offset:], strict=True))
+                    if d == 1 and t != 1]
         if squeezed:
             keep = tuple(d for i, d in enumerate(x.shape) if i not in squeezed)
             x = reshape(x, keep)
@@ -180,7 +181,7 @@ def call_ufunc(ufunc: np.ufunc, *inputs, **kwargs):
     out = kwargs.pop("out", None)
     dtype = kwargs.pop("dtype", None)
     where = kwargs.pop("where", True)
-    kwargs.pop("casting", None)
+    casting = kwargs.pop("casting", "same_kind")
     kwargs.pop("order", None)
     if kwargs:
         raise unsupported(f"np.{ufunc.__name__}(..., {', '.join(kwargs)}=...)")
@@ -188,27 +189,70 @@ def call_ufunc(ufunc: np.ufunc, *inputs, **kwargs):
         raise unsupported(f"np.{ufunc.__name__}(..., where=...)", "use np.where(mask, f(x), x)")
     if ufunc.nout != 1:
         return _multi_output_ufunc(ufunc, inputs)
+    target = out[0] if isinstance(out, tuple) else out
+    if isinstance(target, Tracer):
+        _check_out(ufunc, inputs, target, casting, dtype)
     result = _ufunc_value(ufunc, inputs, dtype)
     if out is not None:
-        target = out[0] if isinstance(out, tuple) else out
         return assign_into(target, result, f"np.{ufunc.__name__}(..., out=...)")
     return result
 
 
+def _check_out(ufunc, inputs, target: Tracer, casting: str, dtype=None) -> None:
+    """NumPy's own errors for out=target: a result shape that does not fit, or a result
+    dtype that cannot be cast under `casting` (UFuncTypeError, as for `x *= 2.5` on ints)."""
+    shape = np.broadcast_shapes(*(shape_of(x) for x in inputs), target.shape)
+    if shape != target.shape:
+        def text(s):
+            return "(" + ",".join(map(str, s)) + ("," if len(s) == 1 else "") + ")"
+        raise ValueError(f"non-broadcastable output operand with shape {text(target.shape)} "
+                         f"doesn't match the broadcast shape {text(shape)}")
+    samples = [_WEAK_PYTHON_TYPE[dtype_of(x).kind](1) if is_weak(x) else np.ones((), dtype_of(x))
+               for x in inputs]
+    with np.errstate(all="ignore"):
+        ufunc(*samples, out=np.ones((), target.dtype), casting=casting, dtype=dtype)
+
+
 def _ufunc_value(ufunc, inputs, dtype=None):
     special = SPECIAL_UFUNCS.get(ufunc)
-    if special is not None:
-        return special(*inputs) if dtype is None else convert_result(special(*inputs), dtype)
+    if special is None:
+        return primitive_ufunc(ufunc, inputs, dtype)
+    in_dtypes, out_dtypes = numpy_loop(ufunc, inputs, dtype)   # NumPy's loop, or its error
+    operands = [x if is_weak(x) else convert_result(x, d)
+                for x, d in zip(inputs, in_dtypes, strict=True)]
+    result = special(*operands)
+    if result.dtype != out_dtypes[0]:
+        result = as_kind(convert(result, out_dtypes[0]), result.kind)
+    return ufunc_kind(result, inputs)
+
+
+def ufunc_kind(result, inputs):
+    """A ufunc's result: an array, a NumPy scalar when 0-d, a Python scalar from Python ones."""
+    if result.ndim:
+        return as_kind(result, "array")
+    return as_kind(result, "python" if all(is_weak(x) for x in inputs) else "scalar")
+
+
+def numpy_loop(ufunc, inputs, dtype=None):
+    """(input dtypes, output dtypes) of the loop NumPy picks for these operands."""
+    types = tuple(resolve_type(x) for x in inputs)
+    if all(isinstance(t, type) for t in types):     # only Python scalars (NumPy says object
+        types = tuple(np.dtype(t) for t in types)   # for int < int): their default dtypes
+    outs = (None,) * ufunc.nout if dtype is None else (np.dtype(dtype),) * ufunc.nout
+    try:
+        loop = ufunc.resolve_dtypes(types + outs, casting="same_kind" if dtype is None
+                                    else "unsafe")
+    except (TypeError, np.exceptions.DTypePromotionError) as err:
+        raise TypeError(f"np.{ufunc.__name__} does not support {types}: {err}") from None
+    return loop[:ufunc.nin], loop[ufunc.nin:]
+
+
+def primitive_ufunc(ufunc, inputs, dtype=None):
+    """A ufunc that is one elementwise primitive, on the operands of NumPy's loop."""
     name = UFUNC_PRIMITIVES.get(ufunc)
     if name is None:
         raise unsupported(f"np.{ufunc.__name__}")
-    types = tuple(resolve_type(x) for x in inputs)
-    try:
-        loop = ufunc.resolve_dtypes(types + (None,), casting="same_kind") if dtype is None else \
-            ufunc.resolve_dtypes(types + (np.dtype(dtype),), casting="unsafe")
-    except (TypeError, np.exceptions.DTypePromotionError) as err:
-        raise TypeError(f"np.{ufunc.__name__} does not support {types}: {err}") from None
-    in_dtypes, out_dtype = loop[:ufunc.nin], loop[-1]
+    in_dtypes, (out_dtype,) = numpy_loop(ufunc, inputs, dtype)
     operands = [convert(x, d) for x, d in zip(inputs, in_dtypes, strict=True)]
     result = elementwise(name, *operands, weak=all(is_weak(x) for x in inputs))
     if result.dtype != out_dtype:
@@ -224,9 +268,10 @@ def _multi_output_ufunc(ufunc, inputs):
     if ufunc is np.divmod:
         return _ufunc_value(np.floor_divide, inputs), _ufunc_value(np.remainder, inputs)
     if ufunc is np.modf:
-        x = inputs[0]
+        (in_dtype,), _ = numpy_loop(ufunc, inputs)
+        x = convert_result(ensure_tracer(inputs[0]), in_dtype)
         whole = call_ufunc(np.trunc, x)
-        return call_ufunc(np.subtract, x, whole), whole
+        return ufunc_kind(call_ufunc(np.subtract, x, whole), inputs), ufunc_kind(whole, inputs)
     raise unsupported(f"np.{ufunc.__name__}")
 
 
@@ -250,28 +295,13 @@ def _power(x, y):
     if not isinstance(y, Tracer) and np.ndim(y) == 0 and not isinstance(y, np.ndarray) \
             and y == 2 and dtype_of(x).kind in "fc" and result_type(x, y) == dtype_of(x):
         return _ufunc_value(np.multiply, (x, x))
-    return _ufunc_value(np.power, (x, y))
+    return primitive_ufunc(np.power, (x, y))
 
 
 def _float_power(x, y):
     dtype = np.result_type(result_type(x, y), np.float64)
     return call_ufunc(np.power, convert_result(ensure_tracer(x), dtype), convert_result(
         ensure_tracer(y), dtype))
-
-
-def _fmod(x, y):
-    dtype = result_type(x, y)
-    xs = convert_result(ensure_tracer(x), dtype)
-    ys = convert_result(ensure_tracer(y), dtype)
-    return call_ufunc(np.subtract, xs, call_ufunc(np.multiply, ys, _trunc_div(xs, ys)))
-
-
-def _trunc_div(x, y):
-    if dtype_of(x).kind in "iu":
-        q = call_ufunc(np.floor_divide, call_ufunc(np.abs, x), call_ufunc(np.abs, y))
-        negative = call_ufunc(np.not_equal, call_ufunc(np.less, x, 0), call_ufunc(np.less, y, 0))
-        return np_where(negative, call_ufunc(np.negative, q), q)
-    return _trunc(call_ufunc(np.divide, x, y))
 
 
 def _logaddexp(x, y):
@@ -288,7 +318,6 @@ SPECIAL_UFUNCS = {
     np.rad2deg: _scaled(180 / np.pi), np.degrees: _scaled(180 / np.pi),
     np.power: _power,
     np.float_power: _float_power,
-    np.fmod: _fmod,
     np.logaddexp: _logaddexp,
 }
 
@@ -307,9 +336,24 @@ UFUNC_PRIMITIVES[np.absolute] = "abs"
 UFUNC_PRIMITIVES[np.fabs] = "abs"
 UFUNC_PRIMITIVES[np.true_divide] = "divide"
 UFUNC_PRIMITIVES[np.mod] = "remainder"
+UFUNC_PRIMITIVES[np.power] = "power"
+UFUNC_PRIMITIVES[np.fmod] = "fmod"      # (core/more_primitives.py)    # through _power (x*x for a static square)
 
 
 def ufunc_method(ufunc: np.ufunc, method: str, *inputs, **kwargs):
+    """`np.ufunc(...)` and its methods. Unlike an operator on Python scalars, a ufunc never
+    returns a Python scalar: a NumPy scalar."""
+    result = _ufunc_method(ufunc, method, *inputs, **kwargs)
+    if isinstance(result, tuple):
+        return tuple(_no_python_scalar(r) for r in result)
+    return _no_python_scalar(result)
+
+
+def _no_python_scalar(x):
+    return as_kind(x, "scalar") if isinstance(x, Tracer) and x.kind == "python" else x
+
+
+def _ufunc_method(ufunc: np.ufunc, method: str, *inputs, **kwargs):
     if method == "__call__":
         if ufunc is np.matmul:
             return matmul(*inputs, **kwargs)
@@ -357,9 +401,17 @@ def accumulator_dtype(dtype: np.dtype) -> np.dtype:
     return dtype
 
 
+def reduction_axes(axis, ndim: int) -> tuple[int, ...]:
+    """normalize_axes, with NumPy's quirk for C reductions (ufunc.reduce, argmax, cumsum,
+    argsort, take): a 0-d array takes axis=0 or axis=-1 as if it had one axis."""
+    if ndim == 0 and isinstance(axis, (int, np.integer)) and axis in (0, -1):
+        return ()
+    return normalize_axes(axis, ndim)
+
+
 def _reduce(prim_name, x, axis, keepdims, dtype=None, out_kind=None):
     x = ensure_tracer(x)
-    axes = normalize_axes(axis, x.ndim)
+    axes = reduction_axes(axis, x.ndim)
     if dtype is not None:
         x = convert(x, dtype)
     result = bind(primitive(prim_name), x, axes=axes)
@@ -398,7 +450,7 @@ def np_prod(a, axis=None, dtype=None, keepdims=False, **extras):
 def np_max(a, axis=None, keepdims=False, **extras):
     _no_extras("np.max", **extras)
     a = ensure_tracer(a)
-    _check_nonempty(a, normalize_axes(axis, a.ndim), "maximum")
+    _check_nonempty(a, reduction_axes(axis, a.ndim), "maximum")
     return _reduce("reduce_max", a, axis, keepdims)
 
 
@@ -406,7 +458,7 @@ def np_max(a, axis=None, keepdims=False, **extras):
 def np_min(a, axis=None, keepdims=False, **extras):
     _no_extras("np.min", **extras)
     a = ensure_tracer(a)
-    _check_nonempty(a, normalize_axes(axis, a.ndim), "minimum")
+    _check_nonempty(a, reduction_axes(axis, a.ndim), "minimum")
     return _reduce("reduce_min", a, axis, keepdims)
 
 
@@ -463,8 +515,7 @@ def np_var(a, axis=None, dtype=None, ddof=0, keepdims=False, mean=None, correcti
     acc, out = _mean_dtypes(a.dtype, dtype)
     centered = call_ufunc(np.subtract, convert(a, acc), np_mean(convert(a, acc), axis, keepdims=True))
     if acc.kind == "c":
-        squared = call_ufunc(np.real, call_ufunc(np.multiply, centered, call_ufunc(np.conjugate,
-                                                                                   centered)))
+        squared = np_real(call_ufunc(np.multiply, centered, call_ufunc(np.conjugate, centered)))
     else:
         squared = call_ufunc(np.multiply, centered, centered)
     total = _reduce("reduce_sum", squared, axis, keepdims)
@@ -490,6 +541,8 @@ def _arg_reduce(prim_name, a, axis, keepdims, name):
         if keepdims:
             result = reshape(result, (1,) * a.ndim)
         return as_kind(result, "array" if keepdims else "scalar")
+    if not reduction_axes(axis, a.ndim):     # a 0-d array, axis 0 or -1: index 0
+        return as_kind(full((), 0, np.int64), "scalar")
     (ax,) = normalize_axes(axis, a.ndim)
     if a.shape[ax] == 0:
         raise ValueError(f"attempt to get {name} of an empty sequence")
@@ -515,7 +568,7 @@ def np_argmin(a, axis=None, out=None, *, keepdims=False):
 
 def _cumulative(prim_name, a, axis, dtype):
     a = ensure_tracer(a)
-    if axis is None:
+    if axis is None or not reduction_axes(axis, a.ndim):
         a = reshape(a, (a.size,))
         axis = 0
     (ax,) = normalize_axes(axis, a.ndim)
@@ -557,11 +610,20 @@ def _accumulate_minmax(prim_name):
     return accumulate
 
 
+def _accumulate(fn):
+    """ufunc.accumulate refuses a 0-d operand (the functions np.cumsum/np.cumprod do not)."""
+    def accumulate(a, axis=0, dtype=None, out=None):
+        if len(shape_of(a)) == 0:
+            raise TypeError("cannot accumulate on a scalar")
+        return fn(a, axis, dtype, out)
+    return accumulate
+
+
 _UFUNC_ACCUMULATORS = {
-    np.add: lambda a, axis=0, dtype=None, out=None: np_cumsum(a, axis, dtype, out),
-    np.multiply: lambda a, axis=0, dtype=None, out=None: np_cumprod(a, axis, dtype, out),
-    np.maximum: _accumulate_minmax("cummax"),
-    np.minimum: _accumulate_minmax("cummin"),
+    np.add: _accumulate(np_cumsum),
+    np.multiply: _accumulate(np_cumprod),
+    np.maximum: _accumulate(_accumulate_minmax("cummax")),
+    np.minimum: _accumulate(_accumulate_minmax("cummin")),
 }
 
 
@@ -598,6 +660,9 @@ def np_clip(a, a_min=None, a_max=None, out=None, **kwargs):
 
 
 def _promote_pair(a, b):
+    """dot, inner, outer, tensordot take Python scalars as arrays (np.asarray), not weakly."""
+    a, b = (v if not is_weak(v) else v.with_kind("array") if isinstance(v, Tracer) else
+            np.asarray(v) for v in (a, b))
     dtype = result_type(a, b)
     return ensure_tracer(convert(a, dtype)), ensure_tracer(convert(b, dtype))
 
@@ -640,6 +705,9 @@ def np_dot(a, b, out=None):
     if a.ndim <= 2 and b.ndim <= 2:
         return matmul(a, b)
     contract_b = b.ndim - 2 if b.ndim >= 2 else 0
+    if a.shape[-1] != b.shape[contract_b]:
+        raise ValueError(f"shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} (dim "
+                         f"{a.ndim - 1}) != {b.shape[contract_b]} (dim {contract_b})")
     out = dot_general(a, b, ((a.ndim - 1,), (contract_b,)), ((), ()))
     return as_kind(out, kind_of_result(out.ndim, [a, b]))
 
@@ -647,7 +715,13 @@ def np_dot(a, b, out=None):
 @implements(np.vdot)
 def np_vdot(a, b):
     a, b = _promote_pair(a, b)
-    a = call_ufunc(np.conjugate, reshape(a, (a.size,)))
+    if a.size != b.size:
+        raise ValueError("cannot reshape array: vdot needs two arrays of one size")
+    if a.dtype == np.bool_:
+        return convert(np_vdot(convert(a, np.int64), convert(b, np.int64)), bool)
+    a = reshape(a, (a.size,))
+    if a.dtype.kind == "c":
+        a = call_ufunc(np.conjugate, a)
     return as_kind(dot_general(a, reshape(b, (b.size,)), ((0,), (0,)), ((), ())), "scalar")
 
 
@@ -678,6 +752,9 @@ def np_tensordot(a, b, axes=2):
         axes_a, axes_b = axes
         axes_a = normalize_axes(axes_a, a.ndim)
         axes_b = normalize_axes(axes_b, b.ndim)
+    if len(axes_a) != len(axes_b) or any(a.shape[i] != b.shape[j]
+                                         for i, j in zip(axes_a, axes_b, strict=True)):
+        raise ValueError("shape-mismatch for sum")
     out = dot_general(a, b, (axes_a, axes_b), ((), ()))
     return as_kind(out, kind_of_result(out.ndim, [a, b]))
 
@@ -686,10 +763,11 @@ def np_tensordot(a, b, axes=2):
 
 @implements(np.real)
 def np_real(val):
+    """val.real: the same kind of value back (a 0-d array stays one, unlike a ufunc's)."""
     val = ensure_tracer(val)
     if val.dtype.kind != "c":
         return val
-    return elementwise("real", val)
+    return as_kind(elementwise("real", val), val.kind)
 
 
 @implements(np.imag)
@@ -697,7 +775,7 @@ def np_imag(val):
     val = ensure_tracer(val)
     if val.dtype.kind != "c":
         return as_kind(full(val.shape, 0, val.dtype), val.kind)
-    return elementwise("imag", val)
+    return as_kind(elementwise("imag", val), val.kind)
 
 
 @implements(np.conj, np.conjugate)
@@ -709,23 +787,34 @@ def np_conj(x, **kwargs):
 def np_angle(z, deg=False):
     z = ensure_tracer(z)
     if z.dtype.kind != "c":
-        z = convert(z, np.result_type(z.dtype, np.float64) if z.dtype.kind in "biu" else z.dtype)
-        result = call_ufunc(np.arctan2, full(z.shape, 0, z.dtype), z)
+        result = call_ufunc(np.arctan2, 0, z)      # NumPy: arctan2(0, z), so int8 -> float16
     else:
         result = call_ufunc(np.arctan2, np_imag(z), np_real(z))
-    return call_ufunc(np.multiply, result, 180 / np.pi) if deg else result
+    if deg:
+        result = call_ufunc(np.multiply, result, 180 / np.pi)
+    return _no_python_scalar(result)
 
 
 @implements(np.round, np.around)
 def np_round(a, decimals=0, out=None):
     a = ensure_tracer(a)
-    if decimals == 0 or a.dtype.kind in "biu" and decimals >= 0:
-        result = call_ufunc(np.rint, a) if a.dtype.kind not in "biu" else a
+    if a.dtype == np.bool_ and decimals != 0:
+        raise TypeError("Cannot cast ufunc 'multiply' output from dtype('float64') to "
+                        "dtype('bool') with casting rule 'same_kind'")
+    if a.dtype.kind == "c":     # NumPy rounds the real and imaginary parts apart
+        parts = [np_round(part(a), decimals) for part in (np_real, np_imag)]
+        result = elementwise("complex", *parts)
+    elif a.dtype == np.bool_:
+        result = call_ufunc(np.rint, a)
+    elif decimals == 0 or a.dtype.kind in "biu" and decimals >= 0:
+        result = call_ufunc(np.rint, a) if a.dtype.kind not in "biu" else copy_of(a)
     else:
         factor = 10.0 ** decimals
         result = call_ufunc(np.divide, call_ufunc(np.rint, call_ufunc(np.multiply, a, factor)),
                             factor)
-    return assign_into(out, result, "np.round(..., out=...)") if out is not None else result
+    if out is not None:
+        return assign_into(out, result, "np.round(..., out=...)")
+    return as_kind(result, "scalar" if result.ndim == 0 else "array")
 
 
 # -- dtype conversion and copies --------------------------------------------------------------
@@ -743,7 +832,7 @@ def astype(x, dtype, order="K", casting="unsafe", subok=True, copy=True):
 
 def copy_of(x: Tracer) -> Tracer:
     """A fresh array with x's current value (no longer a view of anything)."""
-    return Tracer(type(x._buffer)(x.ir_var, x._buffer.trace), kind=x.kind)
+    return x.detached()
 
 
 @implements(np.copy)
@@ -791,10 +880,15 @@ def assign_into(target, value, what: str):
 
 
 def inplace_binary(ufunc):
+    """`x op= y`: into x when x is an array; a NumPy or Python scalar is rebound, as in NumPy."""
     def method(self, other):
-        result = call_ufunc(ufunc, self, other)
-        assign_into(self, result, f"an in-place {ufunc.__name__}")
-        return self
+        if isinstance(other, (list, tuple)):
+            other = np.asarray(other)
+        if not _operand_ok(other):
+            return NotImplemented
+        if self.kind != "array":
+            return call_ufunc(ufunc, self, other)
+        return call_ufunc(ufunc, self, other, out=self)
     return method
 
 

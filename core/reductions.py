@@ -10,6 +10,7 @@ from functools import partial
 
 import numpy as np
 
+from .elementwise import complex_parts, extremum, ordered
 from .ir import ShapedArray
 from .lowering import i64_array
 from .registry import Primitive, register
@@ -26,8 +27,9 @@ def _dtype_of(aval, **_):
 
 
 def _impl(reducer, x, *, axes):
-    with np.errstate(all="ignore"):
-        return np.asarray(reducer(np.asarray(x), axis=tuple(axes)))
+    x = np.asarray(x)
+    with np.errstate(all="ignore"):     # NumPy sums int8 as int64: back to the operand's type
+        return np.asarray(reducer(x, axis=tuple(axes))).astype(x.dtype, copy=False)
 
 
 def _init_value(kind: str, dtype: np.dtype):
@@ -37,6 +39,9 @@ def _init_value(kind: str, dtype: np.dtype):
         return np.ones((), dtype)
     if dtype == np.bool_:
         return np.array(kind == "min")
+    if dtype.kind == "c":   # the ends of NumPy's lexicographic order
+        end = -np.inf if kind == "max" else np.inf
+        return np.array(complex(end, end), dtype)
     if dtype.kind == "f":
         return np.array(-np.inf if kind == "max" else np.inf, dtype)
     info = np.iinfo(dtype)
@@ -47,16 +52,36 @@ _REDUCE_OPS = {"sum": "stablehlo.add", "prod": "stablehlo.multiply", "max": "sta
                "min": "stablehlo.minimum", "and": "stablehlo.and", "or": "stablehlo.or"}
 
 
+def _combine_region(ctx, kind: str, dtype: np.dtype) -> str:
+    """The region combining two scalars: the reduction's op; NumPy's choice for complex
+    max/min (a NaN wins, else the lexicographic larger), which StableHLO has no op for."""
+    scalar = ShapedArray((), dtype)
+    if kind in ("max", "min") and dtype.kind == "c":
+        return ctx.region([scalar, scalar], lambda sub, args: [
+            (extremum(sub, kind, *args, scalar), scalar)])
+    op_name = _REDUCE_OPS[kind]
+    if kind in ("max", "min") and dtype == np.bool_:
+        op_name = "stablehlo.or" if kind == "max" else "stablehlo.and"
+    return ctx.scalar_region(dtype, op_name)
+
+
 def reduce_lowering(kind: str, ctx, x, *, axes):
     aval, out = ctx.avals_in[0], ctx.avals_out[0]
-    op_name = _REDUCE_OPS[kind]
-    if kind in ("max", "min") and aval.dtype == np.bool_:
-        op_name = "stablehlo.or" if kind == "max" else "stablehlo.and"
+    if kind in ("sum", "prod") and aval.dtype == np.float16:
+        # NumPy adds and multiplies float16 numbers in float32, rounding once at the end.
+        wide, wide_out = aval.update(dtype=np.dtype(np.float32)), out.update(dtype=np.float32)
+        x = ctx.unary("stablehlo.convert", x, aval, wide)
+        total = _reduce(ctx, kind, x, axes, wide, wide_out)
+        return [ctx.unary("stablehlo.convert", total, wide_out, out)]
+    return [_reduce(ctx, kind, x, axes, aval, out)]
+
+
+def _reduce(ctx, kind: str, x, axes, aval, out):
     scalar = ShapedArray((), aval.dtype)
     init = ctx.constant(_init_value(kind, aval.dtype), scalar)
-    region = ctx.scalar_region(aval.dtype, op_name)
+    region = _combine_region(ctx, kind, aval.dtype)
     return ctx.op("stablehlo.reduce", [x, init], [aval, scalar], [out],
-                  {"dimensions": i64_array(axes)}, regions=[region])
+                  {"dimensions": i64_array(axes)}, regions=[region])[0]
 
 
 for _kind, _reducer in [("sum", np.sum), ("prod", np.prod), ("max", np.max), ("min", np.min),
@@ -82,22 +107,18 @@ def _pick_first_region(ctx, kind: str, dtype: np.dtype, index_dtype: np.dtype) -
     flag = ShapedArray((), np.dtype(bool))
     direction = "GT" if kind == "max" else "LT"
 
-    def cmp(sub, d, a, b, aval):
-        return sub.op("stablehlo.compare", [a, b], [aval, aval], [flag],
-                      {"comparison_direction": f"#stablehlo<comparison_direction {d}>"})[0]
-
     def body(sub, args):
         a, ia, b, ib = args
         both = partial(sub.binary, aval=flag)
-        better = cmp(sub, direction, a, b, val)
-        tie = cmp(sub, "EQ", a, b, val)
+        better = ordered(sub, direction, a, b, val)
+        tie = ordered(sub, "EQ", a, b, val)
         if dtype.kind in "fc":
-            a_nan, b_nan = cmp(sub, "NE", a, a, val), cmp(sub, "NE", b, b, val)
+            a_nan, b_nan = ordered(sub, "NE", a, a, val), ordered(sub, "NE", b, b, val)
             not_b_nan = sub.unary("stablehlo.not", b_nan, flag)
             better = both("stablehlo.or", both("stablehlo.and", a_nan, not_b_nan),
                           both("stablehlo.and", better, not_b_nan))
             tie = both("stablehlo.or", tie, both("stablehlo.and", a_nan, b_nan))
-        lower = cmp(sub, "LT", ia, ib, idx)
+        lower = ordered(sub, "LT", ia, ib, idx)
         pick_a = both("stablehlo.or", better, both("stablehlo.and", tie, lower))
         sel_v = sub.op("stablehlo.select", [pick_a, a, b], [flag, val, val], [val])[0]
         sel_i = sub.op("stablehlo.select", [pick_a, ia, ib], [flag, idx, idx], [idx])[0]
@@ -146,11 +167,11 @@ def cumulative_lowering(kind: str, ctx, x, *, axis, reverse):
     padding = [[0, 0] for _ in range(aval.ndim)]
     padding[axis] = [0, n - 1] if reverse else [n - 1, 0]
     scalar = ShapedArray((), aval.dtype)
-    init = ctx.constant(_init_value(kind, aval.dtype), scalar)
-    op_name = _REDUCE_OPS[kind]
-    if kind in ("max", "min") and aval.dtype == np.bool_:
-        op_name = "stablehlo.or" if kind == "max" else "stablehlo.and"
-    region = ctx.scalar_region(aval.dtype, op_name)
+    init_value = _init_value(kind, aval.dtype)
+    if kind == "sum" and aval.dtype.kind in "fc":
+        init_value = -init_value    # -0.0: NumPy's running sum keeps a leading -0.0
+    init = ctx.constant(init_value, scalar)
+    region = _combine_region(ctx, kind, aval.dtype)
     pad_text = ", ".join(f"[{lo}, {hi}]" for lo, hi in padding)
     pad_attr = f"dense<[{pad_text}]> : tensor<{aval.ndim}x2xi64>"
     return ctx.op("stablehlo.reduce_window", [x, init], [aval, scalar], ctx.avals_out, {
@@ -181,16 +202,33 @@ def sort_impl(*xs, dimension, num_keys):
 def _less_nan_last(sub, a, b, aval):
     """a < b in NumPy's sort order: NaNs after every number."""
     flag = ShapedArray((), np.dtype(bool))
-
-    def cmp(d, u, v):
-        return sub.op("stablehlo.compare", [u, v], [aval, aval], [flag],
-                      {"comparison_direction": f"#stablehlo<comparison_direction {d}>"})[0]
-    less = cmp("LT", a, b)
-    if aval.dtype.kind not in "fc":
+    if aval.dtype.kind == "c":
+        return _complex_less_nan_last(sub, a, b, aval)
+    less = ordered(sub, "LT", a, b, aval)
+    if aval.dtype.kind != "f":
         return less
-    a_num = cmp("EQ", a, a)
-    b_nan = cmp("NE", b, b)
+    a_num = ordered(sub, "EQ", a, a, aval)
+    b_nan = ordered(sub, "NE", b, b, aval)
     return sub.binary("stablehlo.or", less, sub.binary("stablehlo.and", a_num, b_nan, flag), flag)
+
+
+def _complex_less_nan_last(sub, a, b, aval):
+    """NumPy's sort order of complex numbers: by real part, then imaginary part, with NaNs
+    last in each (R + Rj < R + nanj < nan + Rj < nan + nanj)."""
+    (ar, ai, part), (br, bi, _) = complex_parts(sub, a, aval), complex_parts(sub, b, aval)
+    flag = ShapedArray((), np.dtype(bool))
+    both, either = (partial(sub.binary, op, aval=flag) for op in ("stablehlo.and", "stablehlo.or"))
+
+    def select(pred, on_true, on_false):
+        return sub.op("stablehlo.select", [pred, on_true, on_false], [flag] * 3, [flag])[0]
+    ai_num, bi_nan = ordered(sub, "EQ", ai, ai, part), ordered(sub, "NE", bi, bi, part)
+    br_nan = ordered(sub, "NE", br, br, part)
+    reals_tie = either(ordered(sub, "EQ", ar, br, part),
+                       both(ordered(sub, "NE", ar, ar, part), br_nan))
+    by_imag = either(ordered(sub, "LT", ai, bi, part), both(bi_nan, ai_num))
+    return select(ordered(sub, "LT", ar, br, part), either(ai_num, bi_nan),
+                  select(ordered(sub, "GT", ar, br, part), both(bi_nan, ai_num),
+                         select(reals_tie, by_imag, br_nan)))
 
 
 def sort_lowering(ctx, *xs, dimension, num_keys):

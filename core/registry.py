@@ -63,7 +63,7 @@ def primitive(name: str) -> Primitive:
 
 def load_all() -> dict[str, Primitive]:
     """Import every module that registers primitives; return the table."""
-    from . import elementwise, linalg, reductions, structural  # noqa: F401
+    from . import control, elementwise, linalg, more_primitives, reductions, structural  # noqa: F401
     return PRIMITIVES
 
 

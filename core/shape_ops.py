@@ -1,7 +1,9 @@
 """NumPy's shape functions on tracers: reshape, transpose, concatenate, stack, and kin.
 
-Reshapes and transposes of a traced array are *views* of it, as in NumPy: an in-place update
-through them reaches the array they came from (see `tracing.ViewStep`).
+Reshapes, ravels, transposes, flips and broadcasts of a traced array are *views* of it where
+NumPy makes views: an in-place update through them reaches the array they came from (see
+`tracing.ViewStep`). Whether a reshape or ravel is a view is asked of NumPy itself, on an
+ndarray with the array's memory layout.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import numpy as np
 from .numpy_api import (as_kind, broadcast_to, convert, ensure_tracer, implements, normalize_axes,
                         reshape, result_type, unsupported)
 from .registry import primitive
-from .tracing import Tracer, ViewStep, bind
+from .tracing import Tracer, ViewStep, bind, caller_source, entangle
 
 
 def _resolve_shape(shape, size: int) -> tuple[int, ...]:
@@ -31,13 +33,32 @@ def _resolve_shape(shape, size: int) -> tuple[int, ...]:
     return tuple(shape)
 
 
-def _is_view_reshape(x: Tracer, shape) -> bool:
-    """Does NumPy return a view for this reshape? Asked of an ndarray with x's exact layout."""
+def _reshapes_in_place(layout: np.ndarray, shape) -> bool:
+    """Does NumPy return a view for this reshape of an array laid out like `layout`?"""
     try:
-        np.reshape(x.layout(), shape, copy=False)
+        np.reshape(layout, shape, copy=False)
         return True
     except ValueError:
         return False
+
+
+def _view_answer(a: Tracer, question) -> bool | None:
+    """question(layout) for every layout a may have: True or False when they agree, else None
+    (NumPy's answer depends on a layout psc_jit does not follow)."""
+    answers = {question(layout) for layout in a.possible_layouts()}
+    return answers.pop() if len(answers) == 1 else None
+
+
+def _copy_for_view(a: Tracer, value: Tracer, is_view: bool | None, what: str) -> Tracer:
+    """value as the fresh C-ordered array NumPy makes when `what` copies; entangled with a when
+    NumPy might have made a view instead."""
+    result = value.detached("array", c_order=True)
+    if is_view is None:
+        source = caller_source()
+        where = f" at line {source.line}" if source is not None else ""
+        entangle(a._buffer, result._buffer, f"{what}{where} is a view or a copy in NumPy "
+                 "depending on the memory layout NumPy chose for an earlier result")
+    return result
 
 
 @implements(np.reshape)
@@ -46,8 +67,13 @@ def np_reshape(a, shape=None, order="C", *, newshape=None, copy=None):
         raise unsupported(f"np.reshape(..., order={order!r})")
     a = ensure_tracer(a)
     shape = _resolve_shape(shape if shape is not None else newshape, a.size)
-    if copy or not _is_view_reshape(a, shape):
-        return as_kind(reshape(a, shape), "array")
+    is_view = _view_answer(a, lambda layout: _reshapes_in_place(layout, shape))
+    if copy is False and is_view is not True:
+        if is_view is False:
+            raise ValueError("Unable to avoid creating a copy while reshaping.")
+        raise unsupported("np.reshape(..., copy=False) of an array whose layout NumPy chose")
+    if copy or is_view is not True:
+        return _copy_for_view(a, reshape(a, shape), None if copy else is_view, "a reshape")
     old_shape = a.shape
     step = ViewStep(read=lambda base: reshape(base, shape),
                     write=lambda base, new: reshape(new, old_shape),
@@ -58,7 +84,24 @@ def np_reshape(a, shape=None, order="C", *, newshape=None, copy=None):
 
 @implements(np.ravel)
 def np_ravel(a, order="C"):
-    return np_reshape(a, (-1,), order)
+    """A view only when a is C-contiguous (unlike reshape(-1), which views strided arrays)."""
+    if order != "C":
+        raise unsupported(f"np.ravel(..., order={order!r})")
+    a = ensure_tracer(a)
+    is_view = _view_answer(a, lambda layout: layout.flags.c_contiguous)
+    if is_view is not True:
+        return _copy_for_view(a, reshape(a, (a.size,)), is_view, "a ravel")
+    return np_reshape(a, (a.size,))
+
+
+def flat_view(a) -> Tracer:
+    """`a.flat` as an array: always writes through to a (a flat iterator over any layout)."""
+    a = ensure_tracer(a)
+    old_shape = a.shape
+    step = ViewStep(read=lambda base: reshape(base, (base.size,)),
+                    write=lambda base, new: reshape(new, old_shape),
+                    probe=lambda arr: np.reshape(arr, -1), describe="flat", exact=False)
+    return a.view(step)
 
 
 def transpose_view(a: Tracer, permutation) -> Tracer:
@@ -97,7 +140,7 @@ def np_moveaxis(a, source, destination):
     src = normalize_axes(source, a.ndim)
     dst = normalize_axes(destination, a.ndim)
     order = [n for n in range(a.ndim) if n not in src]
-    for d, s in sorted(zip(dst, src)):
+    for d, s in sorted(zip(dst, src, strict=True)):
         order.insert(d, s)
     return transpose_view(a, order)
 
@@ -124,10 +167,19 @@ def np_squeeze(a, axis=None):
     return np_reshape(a, tuple(d for i, d in enumerate(a.shape) if i not in axes))
 
 
+def _read_only(base, new):
+    raise ValueError("assignment destination is read-only")
+
+
 @implements(np.broadcast_to)
 def np_broadcast_to(array, shape, subok=False):
+    """A read-only view, as in NumPy: it follows later writes to array, and refuses writes."""
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    return as_kind(broadcast_to(ensure_tracer(array), shape), "array")
+    array = ensure_tracer(array)
+    np.broadcast_to(array.layout(), shape)     # NumPy's own error for shapes that do not fit
+    step = ViewStep(read=lambda base: broadcast_to(base, shape), write=_read_only,
+                    probe=lambda arr: np.broadcast_to(arr, shape), describe=f"broadcast{shape}")
+    return array.with_kind("array").view(step)
 
 
 @implements(np.atleast_1d)
@@ -208,9 +260,15 @@ def np_column_stack(tup):
 
 @implements(np.flip)
 def np_flip(m, axis=None):
-    m = ensure_tracer(m)
+    """A view, as in NumPy: writing into it writes into m."""
+    m = ensure_tracer(m).with_kind("array")
     axes = normalize_axes(axis, m.ndim)
-    return as_kind(bind(primitive("rev"), m, dimensions=axes), "array")
+    if not axes:
+        return m.view(ViewStep(lambda b: b, lambda b, new: new, lambda arr: arr, "identity"))
+    step = ViewStep(read=lambda base: bind(primitive("rev"), base, dimensions=axes),
+                    write=lambda base, new: bind(primitive("rev"), new, dimensions=axes),
+                    probe=lambda arr: np.flip(arr, axes), describe=f"flip{axes}")
+    return m.view(step)
 
 
 @implements(np.fliplr)

@@ -98,7 +98,8 @@ def slice_shape_rule(aval, *, start_indices, limit_indices, strides):
 
 
 def slice_impl(x, *, start_indices, limit_indices, strides):
-    index = tuple(slice(lo, hi, st) for lo, hi, st in zip(start_indices, limit_indices, strides))
+    bounds = zip(start_indices, limit_indices, strides, strict=True)
+    index = tuple(slice(lo, hi, st) for lo, hi, st in bounds)
     return np.asarray(x)[index].copy()
 
 
@@ -128,7 +129,8 @@ def concatenate_shape_rule(*avals, dimension):
     first = avals[0]
     for a in avals:
         if a.ndim != first.ndim or any(
-                d1 != d2 for i, (d1, d2) in enumerate(zip(a.shape, first.shape)) if i != dimension):
+                d1 != d2 for i, (d1, d2) in enumerate(zip(a.shape, first.shape, strict=True))
+                if i != dimension):
             raise TypeError(f"cannot concatenate shapes {[x.shape for x in avals]} on {dimension}")
     shape = list(first.shape)
     shape[dimension] = sum(a.shape[dimension] for a in avals)
@@ -158,7 +160,7 @@ def pad_impl(x, pad_value, *, low, high, interior):
                                low=low, high=high, interior=interior)
     out = np.full(out_shape, pad_value, dtype=np.asarray(x).dtype)
     index = tuple(slice(lo, lo + (d - 1) * (it + 1) + 1 if d else lo, it + 1)
-                  for d, lo, it in zip(np.shape(x), low, interior))
+                  for d, lo, it in zip(np.shape(x), low, interior, strict=True))
     out[index] = x
     return out
 
@@ -205,7 +207,8 @@ def _clamped_starts(shape, starts, sizes):
 
 def dynamic_slice_impl(x, *starts, slice_sizes):
     begin = _clamped_starts(np.shape(x), starts, slice_sizes)
-    return np.asarray(x)[tuple(slice(b, b + n) for b, n in zip(begin, slice_sizes))].copy()
+    index = tuple(slice(b, b + n) for b, n in zip(begin, slice_sizes, strict=True))
+    return np.asarray(x)[index].copy()
 
 
 def dynamic_slice_lowering(ctx, x, *starts, slice_sizes):
@@ -217,7 +220,8 @@ _register("dynamic_slice", dynamic_slice_shape_rule, dynamic_slice_impl, dynamic
 
 
 def dynamic_update_slice_shape_rule(aval, update, *starts):
-    if update.ndim != aval.ndim or any(u > d for u, d in zip(update.shape, aval.shape)):
+    if update.ndim != aval.ndim or any(
+            u > d for u, d in zip(update.shape, aval.shape, strict=True)):
         raise TypeError(f"update {update.shape} does not fit into {aval.shape}")
     return aval.shape
 
@@ -225,7 +229,7 @@ def dynamic_update_slice_shape_rule(aval, update, *starts):
 def dynamic_update_slice_impl(x, update, *starts):
     out = np.array(x, copy=True)
     begin = _clamped_starts(out.shape, starts, np.shape(update))
-    out[tuple(slice(b, b + n) for b, n in zip(begin, np.shape(update)))] = update
+    out[tuple(slice(b, b + n) for b, n in zip(begin, np.shape(update), strict=True))] = update
     return out
 
 
@@ -302,8 +306,18 @@ def scatter_impl(x, indices, updates, *, num_indexed, mode):
     return out
 
 
+def _clipped(ctx, indices, idx_aval, shape, num_indexed):
+    """Indices clipped into the operand's first axes, as the impl clips them (XLA's gather
+    clamps them itself; its scatter would drop an update whose index is out of range)."""
+    highest = np.array([d - 1 for d in shape[:num_indexed]], idx_aval.dtype)
+    low = ctx.constant(np.zeros((), idx_aval.dtype), idx_aval)
+    high = ctx.constant(np.broadcast_to(highest, idx_aval.shape), idx_aval)
+    return ctx.op("stablehlo.clamp", [low, indices, high], [idx_aval] * 3, [idx_aval])[0]
+
+
 def scatter_lowering(ctx, x, indices, updates, *, num_indexed, mode):
     aval, idx_aval, _ = ctx.avals_in
+    indices = _clipped(ctx, indices, idx_aval, aval.shape, num_indexed)
     batch = idx_aval.ndim - 1
     window = list(range(batch, batch + aval.ndim - num_indexed))
     dnums = (f"#stablehlo.scatter<update_window_dims = [{', '.join(map(str, window))}], "

@@ -7,14 +7,23 @@ in the current `Trace`. There is one tracing context, held in a ContextVar.
 A tracer is a *view* of a `Buffer`: a mutable box holding the current value of one array.
 Basic slicing, transposes and reshapes make views of the same buffer, so an in-place update
 through any of them changes what every other view reads, as it does in NumPy.
+
+Whether NumPy hands back a view or a copy can depend on memory layout (`a.reshape(-1)` is a
+view of a C-ordered array, a copy of a transposed one). Each buffer knows its layout: an input's
+real strides, C order for a result NumPy would lay out in C order, or "unknown" (some dense
+order NumPy picks with order='K', as for `a.T + 1`). Where the answer depends on a layout that
+is not known, the two arrays are *entangled*: writing to either while the other is alive is
+refused, never silently different.
 """
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import itertools
 import linecache
 import os
 import sys
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -77,17 +86,37 @@ def tracing(trace: Trace):
         _current_trace.reset(token)
 
 
+@dataclass(frozen=True)
+class RuntimeCheck:
+    """A condition only the run can decide (a traced index within bounds). The run raises
+    `error(message.format(value))` before writing anything back when `ok` is false."""
+    ok: Var              # bool[]
+    value: Var           # int64[], shown in the message
+    message: str
+    error: type = IndexError
+
+
 class Trace:
-    """Records equations while a function runs on tracers."""
+    """Records equations while a function runs on tracers.
+
+    `checks` are run-time conditions (traced indices within bounds) that whoever closes the
+    trace must carry out: `jit` makes them outputs and verifies them after the run; a sub-trace
+    (loop body, branch) must hand them to its enclosing trace or they go unchecked."""
 
     def __init__(self):
         self.eqns: list[Eqn] = []
         self.buffers: list[Buffer] = []
+        self.checks: list[RuntimeCheck] = []
 
-    def new_input(self, aval: ShapedArray, kind: str) -> Tracer:
-        buf = Buffer(Var(aval), self)
+    def new_input(self, aval: ShapedArray, kind: str, strides: tuple[int, ...] | None = None
+                  ) -> Tracer:
+        """An input array; strides are its memory layout (None: C order)."""
+        buf = Buffer(Var(aval), self, strides or c_strides(aval))
         self.buffers.append(buf)
         return Tracer(buf, kind=kind)
+
+    def require(self, ok: Tracer, value: Tracer, message: str, error: type = IndexError) -> None:
+        self.checks.append(RuntimeCheck(to_atom(ok), to_atom(value), message, error))
 
     def bind(self, prim: Primitive, *args: Any, **params: Any) -> list[Var]:
         atoms = [to_atom(a) for a in args]
@@ -106,7 +135,9 @@ def bind(prim: Primitive, *args: Any, kind: str = "array", **params: Any):
     if trace is None:
         raise RuntimeError(f"{prim.name} was bound outside of a trace")
     outs = trace.bind(prim, *args, **params)
-    tracers = [Tracer(Buffer(v, trace), kind=kind) for v in outs]
+    c_order = all(a.keeps_c_order for a in args if isinstance(a, Tracer))
+    tracers = [Tracer(Buffer(v, trace, c_strides(v.aval) if c_order else None), kind=kind)
+               for v in outs]
     return tracers if prim.multiple_results else tracers[0]
 
 
@@ -150,16 +181,61 @@ def _frame_source(frame) -> SourceInfo:
 
 # -- buffers and views ------------------------------------------------------------------------
 
+def c_strides(aval: ShapedArray) -> tuple[int, ...]:
+    strides = [aval.dtype.itemsize] * aval.ndim
+    for i in range(aval.ndim - 2, -1, -1):
+        strides[i] = strides[i + 1] * max(aval.shape[i + 1], 1)
+    return tuple(strides)
+
+
+def in_c_order(arr: np.ndarray) -> bool:
+    """Are arr's axes laid out in C order (longest stride first, ignoring axes of length 1 and
+    broadcast axes)? Then NumPy's order='K' gives a result computed from it C order too."""
+    strides = [abs(s) for s, n in zip(arr.strides, arr.shape, strict=True) if n > 1 and s]
+    return all(a >= b for a, b in zip(strides, strides[1:], strict=False))
+
+
+def _strided(aval: ShapedArray, strides) -> np.ndarray:
+    """An ndarray of aval's shape with these strides, backed by no data: for layout questions."""
+    return np.lib.stride_tricks.as_strided(np.zeros(1, aval.dtype), aval.shape, strides,
+                                           writeable=False)
+
+
+MAX_PERMUTED_AXES = 6
+
+
+def _dense_layouts(aval: ShapedArray) -> list[tuple[int, ...]]:
+    """Every dense layout NumPy may give a fresh array of this shape (one per order of its
+    axes longer than 1); empty when there are too many orders to try."""
+    long_axes = [i for i, n in enumerate(aval.shape) if n > 1]
+    if len(long_axes) > MAX_PERMUTED_AXES:
+        return []
+    layouts = []
+    for order in itertools.permutations(long_axes):
+        axes = order + tuple(i for i in range(aval.ndim) if i not in long_axes)
+        permuted = ShapedArray(tuple(aval.shape[i] for i in axes), aval.dtype)
+        strides = dict(zip(axes, c_strides(permuted), strict=True))
+        layouts.append(tuple(strides[i] for i in range(aval.ndim)))
+    return layouts
+
+
 @dataclass(eq=False)
 class Buffer:
-    """The current value of one array during a trace; in-place updates replace `var`."""
+    """The current value of one array during a trace; in-place updates replace `var`.
+    `strides` is its memory layout; None when NumPy would pick it (order='K') and psc_jit
+    does not follow which."""
     var: Var
     trace: Trace
+    strides: tuple[int, ...] | None = None
     version: int = 0
     initial: Var = field(init=False)
+    entangled: list = field(default_factory=list)   # (weakref to Buffer, reason)
 
     def __post_init__(self):
         self.initial = self.var
+        aval = self.var.aval
+        self.c_order = self.strides is not None and (
+            self.strides == c_strides(aval) or in_c_order(_strided(aval, self.strides)))
 
     @property
     def mutated(self) -> bool:
@@ -168,43 +244,76 @@ class Buffer:
     def assign(self, var: Var) -> None:
         if var.aval.shape != self.var.aval.shape or var.aval.dtype != self.var.aval.dtype:
             raise TypeError(f"cannot assign {var.aval} to an array of {self.var.aval}")
+        if current_trace() not in (None, self.trace):
+            raise UnsupportedError(
+                "an array from outside a loop body or branch is updated in place inside it, "
+                "through a name the loop does not see", caller_source(),
+                "update it through a name used in the loop itself, or return the new value")
+        self._check_entangled()
         self.var = var
         self.version += 1
+
+    def _check_entangled(self) -> None:
+        for ref, reason in self.entangled:
+            if ref() is not None:
+                raise UnsupportedError(
+                    f"{reason}; this in-place update would show through the other array only "
+                    "if it is a view, and psc_jit does not follow NumPy's memory layout here",
+                    caller_source(), "make the copy explicit (.copy()), or np.ascontiguousarray "
+                    "the array before reshaping it")
+
+
+def entangle(a: Buffer, b: Buffer, reason: str) -> None:
+    """a and b may or may not share memory in NumPy: refuse writes to either while both live."""
+    a.entangled.append((weakref.ref(b), reason))
+    b.entangled.append((weakref.ref(a), reason))
 
 
 @dataclass(frozen=True)
 class ViewStep:
-    """One step from a base array to a view of it: how to read it, and how to write back."""
+    """One step from a base array to a view of it: how to read it, and how to write back.
+
+    A returned view is rebuilt after the run as the same view of the caller's array (so it
+    aliases what NumPy's would): by `probe`, or by `rebuild` given the run-time values of
+    `operands` (the traced index of a dynamic view). `exact` is false when neither can."""
     read: Callable[[Any], Any]                   # base value -> view value (tracers)
     write: Callable[[Any, Any], Any]             # (base value, new view value) -> new base value
     probe: Callable[[np.ndarray], np.ndarray]    # the same step on an ndarray (for layout)
     describe: str
+    exact: bool = True
+    operands: tuple = ()                         # tracers whose values `rebuild` needs
+    rebuild: Callable[..., np.ndarray] | None = None   # (ndarray, *operand values) -> view
 
 
 class Tracer:
     """An array inside a trace. Its kind is what NumPy would hand back: an `array`, a NumPy
     `scalar`, or a `python` scalar (weakly typed)."""
     __array_priority__ = 1000
-    __slots__ = ("_buffer", "_path", "_cached", "kind", "__weakref__")
+    __slots__ = ("_buffer", "_path", "_cached", "_c_order", "kind", "__weakref__")
 
     def __init__(self, buffer: Buffer, path: tuple[ViewStep, ...] = (), kind: str = "array"):
         self._buffer = buffer
         self._path = path
-        self._cached: tuple[int, Var] | None = None
+        self._cached: tuple[int, Trace, Var] | None = None
+        self._c_order: bool | None = None
         self.kind = kind
 
     # value -------------------------------------------------------------------------------
     @property
     def ir_var(self) -> Var:
-        """The IR variable holding this array's current value (re-read if its buffer changed)."""
+        """The IR variable holding this array's current value (re-read if its buffer changed).
+        A view is read in the current trace (or its buffer's, once tracing has ended)."""
         if not self._path:
             return self._buffer.var
-        if self._cached is not None and self._cached[0] == self._buffer.version:
-            return self._cached[1]
-        value = Tracer(self._buffer)
-        for step in self._path:
-            value = step.read(value)
-        self._cached = (self._buffer.version, value.ir_var)
+        trace = current_trace() or self._buffer.trace
+        cached = self._cached
+        if cached is not None and cached[0] == self._buffer.version and cached[1] is trace:
+            return cached[2]
+        with tracing(trace):
+            value = Tracer(self._buffer)
+            for step in self._path:
+                value = step.read(value)
+        self._cached = (self._buffer.version, trace, value.ir_var)
         return value.ir_var
 
     @property
@@ -228,18 +337,49 @@ class Tracer:
             new = step.write(old, new)
         self._buffer.assign(new.ir_var)
 
-    def layout(self) -> np.ndarray:
+    def detached(self, kind: str | None = None, c_order: bool = False) -> Tracer:
+        """A fresh array holding this one's current value (np.copy: a view of nothing), laid
+        out in C order, or (c_order false) as NumPy's order='K' would lay it out."""
+        strides = c_strides(self.aval) if c_order or self.keeps_c_order else None
+        trace = current_trace() or self._buffer.trace
+        return Tracer(Buffer(self.ir_var, trace, strides), kind=kind or self.kind)
+
+    # layout ------------------------------------------------------------------------------
+    def layout(self, base_strides: tuple[int, ...] | None = None) -> np.ndarray:
         """An ndarray with this view's exact strides, backed by no data: ask it layout
-        questions (is a reshape a view?), never read it."""
+        questions (is a reshape a view?), never read it. base_strides: the buffer's layout
+        (default: its own, or C order when unknown)."""
         base = self._buffer.initial.aval
-        strides = [base.dtype.itemsize] * base.ndim
-        for i in range(base.ndim - 2, -1, -1):
-            strides[i] = strides[i + 1] * max(base.shape[i + 1], 1)
-        fake = np.lib.stride_tricks.as_strided(np.zeros(1, base.dtype), base.shape, strides,
-                                               writeable=False)
+        fake = _strided(base, base_strides or self._buffer.strides or c_strides(base))
         for step in self._path:
             fake = step.probe(fake)
         return fake
+
+    def possible_layouts(self) -> list[np.ndarray]:
+        """This view's layout for every layout its buffer may have (one when it is known)."""
+        if self._buffer.strides is not None:
+            return [self.layout()]
+        return [self.layout(s) for s in _dense_layouts(self._buffer.initial.aval)]
+
+    @property
+    def keeps_c_order(self) -> bool:
+        """Would a NumPy result computed from this array (order='K') be laid out in C order?"""
+        if self._c_order is None:
+            shape = self._buffer.initial.aval.shape if not self._path else self.shape
+            if sum(d > 1 for d in shape) <= 1:
+                self._c_order = True
+            elif not self._path:
+                self._c_order = self._buffer.c_order
+            else:
+                self._c_order = self._buffer.strides is not None and in_c_order(self.layout())
+        return self._c_order
+
+    def view_rebuilders(self) -> tuple[tuple[Callable, tuple[Tracer, ...]], ...] | None:
+        """How to make this view of its buffer on a real ndarray: per step, a function of
+        (ndarray, *values of the tracers) and those tracers; None if a step cannot."""
+        if all(step.exact for step in self._path):
+            return tuple((step.rebuild or step.probe, step.operands) for step in self._path)
+        return None
 
     def with_kind(self, kind: str) -> Tracer:
         return Tracer(self._buffer, self._path, kind=kind)

@@ -1,0 +1,91 @@
+"""Every notebook in examples/ runs through a real Jupyter kernel without a cell error,
+and the quickstart shows what its story promises."""
+from __future__ import annotations
+
+import functools
+import importlib.util
+import pathlib
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.notebook
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+NOTEBOOKS = sorted(EXAMPLES.glob("*.ipynb"))
+QUICKSTART = EXAMPLES / "quickstart.ipynb"
+
+
+def _load_runner():
+    """examples/run_notebook.py, the script `make demo` runs, as a module."""
+    spec = importlib.util.spec_from_file_location("run_notebook", EXAMPLES / "run_notebook.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+runner = _load_runner()
+
+
+@functools.cache
+def executed(path: pathlib.Path):
+    """(executed notebook, CellExecutionError or None); each notebook runs once per session."""
+    return runner.execute(path)
+
+
+def code_cells(notebook, contains: str) -> list:
+    return [cell for cell in notebook.cells
+            if cell.cell_type == "code" and contains in cell.source]
+
+
+def quickstart_cells(contains: str) -> list:
+    notebook, error = executed(QUICKSTART)
+    if error is not None:
+        pytest.fail(f"the quickstart failed before its checks: {error.ename}: {error.evalue} "
+                    "(test_notebook_runs_without_error shows the cell and its traceback)")
+    cells = code_cells(notebook, contains)
+    assert cells, f"no code cell of the quickstart contains {contains!r}"
+    return cells
+
+
+def test_kernel_is_this_environments_python():
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    spec = KernelSpecManager().get_kernel_spec(runner.KERNEL_NAME)
+    python = spec.argv[0]
+    # jupyter_client launches a bare "python" as the launching interpreter, sys.executable.
+    assert python in {"python", "python3"} or python.startswith(sys.prefix), (
+        f"kernel {runner.KERNEL_NAME!r} runs {python}, not this environment's Python "
+        f"({sys.prefix}); run `make setup`")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
+def test_notebook_runs_without_error(path):
+    notebook, error = executed(path)
+    if error is not None:
+        pytest.fail(f"{path.name}: a cell failed\n{runner.error_text(error)}")
+    assert all(cell.get("execution_count") for cell in code_cells(notebook, "")), \
+        f"{path.name}: not every code cell ran"
+
+
+def test_quickstart_first_run_says_it_compiled():
+    first_run = quickstart_cells("%%psc_jit")[0]
+    text = runner.cell_text(first_run)
+    assert "compiled" in text.lower(), f"the first %%psc_jit run showed:\n{text}"
+
+
+def test_quickstart_results_agree_with_numpy():
+    text = runner.cell_text(quickstart_cells("np.allclose(h, h_numpy)")[0])
+    assert "float64" in text and text.rstrip().endswith("True, True)"), text
+
+
+def test_quickstart_second_run_is_a_cache_hit():
+    text = runner.cell_text(quickstart_cells("last_report().cache_hit")[0])
+    assert text.strip() == "True", text
+
+
+def test_quickstart_shape_change_names_x_and_both_shapes():
+    text = runner.cell_text(quickstart_cells("last_report().miss_reason")[0])
+    for part in ("x:", "f64[1000,1000]", "f64[500,1000]"):
+        assert part in text, f"the miss reason {text!r} lacks {part!r}"
