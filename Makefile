@@ -10,7 +10,7 @@ INSTALLED := $(VENV)/.psc_jit-installed
 KERNEL_SPEC := $(VENV)/share/jupyter/kernels/python3/kernel.json
 WORKLOADS := ../shared/workloads/run.py
 
-.PHONY: setup demo test lint graphviz kernel
+.PHONY: setup demo test lint graphviz
 
 setup: $(INSTALLED) $(KERNEL_SPEC) graphviz
 

@@ -96,8 +96,8 @@ def attach():
     Tracer.__array_function__ = _array_function
     Tracer.T = property(lambda self: shape_ops.np_transpose(self))
     Tracer.mT = property(lambda self: shape_ops.np_swapaxes(self, -1, -2))
-    Tracer.real = property(numpy_api.np_real)
-    Tracer.imag = property(numpy_api.np_imag)
+    Tracer.real = property(shape_ops.np_real)
+    Tracer.imag = property(shape_ops.np_imag)
     Tracer.flat = property(shape_ops.flat_view)
     Tracer.reshape = _reshape_method
     Tracer.transpose = _transpose_method

@@ -718,7 +718,8 @@ def np_vdot(a, b):
     if a.size != b.size:
         raise ValueError("cannot reshape array: vdot needs two arrays of one size")
     if a.dtype == np.bool_:
-        return convert(np_vdot(convert(a, np.int64), convert(b, np.int64)), bool)
+        return as_kind(convert(np_vdot(convert(a, np.int64), convert(b, np.int64)), bool),
+                       "scalar")
     a = reshape(a, (a.size,))
     if a.dtype.kind == "c":
         a = call_ufunc(np.conjugate, a)
@@ -761,7 +762,6 @@ def np_tensordot(a, b, axes=2):
 
 # -- complex parts ----------------------------------------------------------------------------
 
-@implements(np.real)
 def np_real(val):
     """val.real: the same kind of value back (a 0-d array stays one, unlike a ufunc's)."""
     val = ensure_tracer(val)
@@ -770,7 +770,6 @@ def np_real(val):
     return as_kind(elementwise("real", val), val.kind)
 
 
-@implements(np.imag)
 def np_imag(val):
     val = ensure_tracer(val)
     if val.dtype.kind != "c":
@@ -840,11 +839,18 @@ def np_copy(a, order="K", subok=False):
     return copy_of(ensure_tracer(a)).with_kind("array")
 
 
-@implements(np.asarray, np.asanyarray, np.ascontiguousarray)
+@implements(np.asarray, np.asanyarray)
 def np_asarray(a, dtype=None, order=None, **kwargs):
     a = ensure_tracer(a)
     result = a if dtype is None or np.dtype(dtype) == a.dtype else convert(a, dtype)
-    return result.with_kind("array") if result.kind != "array" else result
+    # a NumPy or Python scalar becomes a new 0-d array; an array comes back as it is
+    return copy_of(result).with_kind("array") if result.kind != "array" else result
+
+
+@implements(np.ascontiguousarray)
+def np_ascontiguousarray(a, dtype=None, **kwargs):
+    result = np_asarray(a, dtype)
+    return reshape(result, (1,)).with_kind("array") if result.ndim == 0 else result
 
 
 @implements(np.array)

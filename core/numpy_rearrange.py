@@ -324,9 +324,11 @@ def np_meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
 def np_ix_(*args):
     out = []
     nd = len(args)
+    if any(isinstance(new, Tracer) and new.ndim != 1 for new in args):
+        raise ValueError("Cross index must be 1 dimensional")
     for k, new in enumerate(args):
         if isinstance(new, Tracer):
-            if new.ndim == 1 and new.dtype == np.bool_:
+            if new.dtype == np.bool_:
                 raise unsupported("np.ix_ with a traced boolean mask (its result has a data-"
                                   "dependent shape)")
         else:

@@ -11,6 +11,7 @@ import operator
 
 import numpy as np
 
+from . import numpy_api
 from .numpy_api import (as_kind, broadcast_to, convert, ensure_tracer, implements, normalize_axes,
                         reshape, result_type, unsupported)
 from .registry import primitive
@@ -102,6 +103,40 @@ def flat_view(a) -> Tracer:
                     write=lambda base, new: reshape(new, old_shape),
                     probe=lambda arr: np.reshape(arr, -1), describe="flat", exact=False)
     return a.view(step)
+
+
+def _complex_part_view(val, part: str):
+    """val.real / val.imag of a complex array: a view, as in NumPy (writes reach val)."""
+    other = "imag" if part == "real" else "real"
+
+    def write(base, new):
+        parts = {part: new, other: bind(primitive(other), base)}
+        return bind(primitive("complex"), parts["real"], parts["imag"])
+    step = ViewStep(read=lambda base: bind(primitive(part), base), write=write,
+                    probe=lambda arr: getattr(arr, part), describe=part)
+    return val.view(step)
+
+
+@implements(np.real)
+def np_real(val):
+    """val.real: a view of a complex array; val itself otherwise (as in NumPy)."""
+    val = ensure_tracer(val)
+    if val.kind != "array" or val.dtype.kind != "c":
+        return numpy_api.np_real(val)
+    return _complex_part_view(val, "real")
+
+
+@implements(np.imag)
+def np_imag(val):
+    """val.imag: a view of a complex array; read-only zeros otherwise (as in NumPy)."""
+    val = ensure_tracer(val)
+    if val.kind != "array":
+        return numpy_api.np_imag(val)
+    if val.dtype.kind == "c":
+        return _complex_part_view(val, "imag")
+    step = ViewStep(read=lambda base: numpy_api.np_imag(base), write=_read_only,
+                    probe=lambda arr: arr.imag, describe="imag")
+    return val.view(step)
 
 
 def transpose_view(a: Tracer, permutation) -> Tracer:
@@ -263,6 +298,8 @@ def np_flip(m, axis=None):
     """A view, as in NumPy: writing into it writes into m."""
     m = ensure_tracer(m).with_kind("array")
     axes = normalize_axes(axis, m.ndim)
+    if m.ndim == 0:                  # NumPy indexes m[()]: a NumPy scalar
+        return m.detached().with_kind("scalar")
     if not axes:
         return m.view(ViewStep(lambda b: b, lambda b, new: new, lambda arr: arr, "identity"))
     step = ViewStep(read=lambda base: bind(primitive("rev"), base, dimensions=axes),

@@ -259,8 +259,7 @@ class Buffer:
                 raise UnsupportedError(
                     f"{reason}; this in-place update would show through the other array only "
                     "if it is a view, and psc_jit does not follow NumPy's memory layout here",
-                    caller_source(), "make the copy explicit (.copy()), or np.ascontiguousarray "
-                    "the array before reshaping it")
+                    caller_source(), "make the copy explicit: .copy() the result")
 
 
 def entangle(a: Buffer, b: Buffer, reason: str) -> None:

@@ -277,6 +277,15 @@ def test_flip_and_flat_are_views_broadcast_to_is_read_only():
     raises_like(lambda a: np.broadcast_to(a[0], (3, 6)).__setitem__(0, 1), A)
 
 
+def test_complex_parts_are_views():
+    def f(z, a):
+        z.real[0] = 5
+        np.imag(z)[1:] *= -1
+        return z.imag, np.real(z)[::2], a.real, a.imag
+    compare(f, np.arange(4) * (1 + 2j), A)
+    raises_like(lambda a: a.imag.__setitem__(0, 1), A)
+
+
 def test_views_see_writes_through_other_views():
     def f(a):
         x = a[:, :3]
