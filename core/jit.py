@@ -344,6 +344,12 @@ class Compiled:
             self._kernels = parse_optimized_hlo(self.as_text())
         return self._kernels
 
+    @functools.cached_property
+    def notes(self) -> tuple[str, ...]:
+        """What a user should know about this program's size (equations from unrolled loops)."""
+        from .rolling import unroll_notes
+        return tuple(unroll_notes(self.graph))
+
     @property
     def timings(self) -> dict[str, float]:
         return {"trace": self.lowered.traced.result.trace_seconds,
@@ -428,8 +434,10 @@ class Jitted:
 
     def __init__(self, fun: Callable, static_argnames: Sequence[str] = (),
                  static_argnums: Sequence[int] = (), name: str | None = None,
-                 traced_argnames: Sequence[str] = ()):
+                 traced_argnames: Sequence[str] = (), roll: bool = True):
         self.fun = fun
+        self._roll = roll
+        self._fun_to_trace: Callable | None = None
         self.name = name or getattr(fun, "__qualname__", getattr(fun, "__name__", "function"))
         self._signature = _python_signature(fun)
         params = list(self._signature.parameters) if self._signature else []
@@ -446,11 +454,20 @@ class Jitted:
             return {"args": list(args), "kwargs": dict(kwargs)}
         return dict(self._signature.bind(*args, **kwargs).arguments)
 
+    def fun_to_trace(self) -> Callable:
+        """The function traced: `fun` with its Python loops and branches rolled into XLA
+        loops and conditionals where its source is available (see core.rolling)."""
+        if self._fun_to_trace is None:
+            from .rolling import rolled_function
+            self._fun_to_trace = rolled_function(self.fun) if self._roll else self.fun
+        return self._fun_to_trace
+
     def call_with(self, arguments: dict[str, Any]):
+        fun = self.fun_to_trace()
         if self._signature is None:
-            return self.fun(*arguments["args"], **arguments["kwargs"])
+            return fun(*arguments["args"], **arguments["kwargs"])
         bound = inspect.BoundArguments(self._signature, arguments)
-        return self.fun(*bound.args, **bound.kwargs)
+        return fun(*bound.args, **bound.kwargs)
 
     def spec(self, args, kwargs) -> CallSpec:
         return call_spec(self.arguments(args, kwargs), self.static_names, self.traced_names)
@@ -495,15 +512,17 @@ def _python_signature(fun) -> inspect.Signature | None:
 
 
 def jit(fun: Callable | None = None, *, static_argnames: Sequence[str] = (),
-        static_argnums: Sequence[int] = ()):
+        static_argnums: Sequence[int] = (), roll: bool = True):
     """Compile `fun` with XLA, once per monomorphic signature of its arguments.
 
     Arrays and NumPy scalars are traced; Python floats and complexes are traced as weak
     scalars; everything else (ints, bools, strings, None, tuples of those) is static: part of
-    the cache key. `static_argnames`/`static_argnums` make traced arguments static."""
+    the cache key. `static_argnames`/`static_argnums` make traced arguments static.
+    `roll=False` traces Python loops by running them (unrolled) instead of rolling them
+    into XLA loops."""
     if fun is None:
         return functools.partial(jit, static_argnames=static_argnames,
-                                 static_argnums=static_argnums)
+                                 static_argnums=static_argnums, roll=roll)
     if isinstance(static_argnames, str):
         static_argnames = (static_argnames,)
-    return Jitted(fun, static_argnames, static_argnums)
+    return Jitted(fun, static_argnames, static_argnums, roll=roll)

@@ -603,10 +603,12 @@ def roll_for(site: Site, args, body_fn, env) -> tuple | None:
     if isinstance(step, Tracer):
         raise UnsupportedError(f"the step of `{site.text}` is a traced value",
                                _source(site, file), "make the step a Python int")
+    if step == 0:
+        raise ValueError("range() arg 3 must not be zero")
     static = not isinstance(start, Tracer) and not isinstance(stop, Tracer)
     if static:
         start, stop, step = (int(v) for v in (start, stop, step))
-    count = len(range(start, stop, step)) if static else None
+    count = total = len(range(start, stop, step)) if static else None
     env = dict(env)
     peeled = False
     while True:
@@ -619,8 +621,8 @@ def roll_for(site: Site, args, body_fn, env) -> tuple | None:
                 env.update(_run_body(site, body_fn, start, env))
                 start, count, peeled = start + step, count - 1, True
                 continue
-            return _fallback(site, file, err, count, env if peeled else None, body_fn,
-                             (start, stop, step))
+            return _fallback(site, file, err, (count, total), env if peeled else None,
+                             body_fn, (start, stop, step))
     last = start + (count - 1) * step if static else _last_index(out["__index__"], step)
     return tuple(out[name] for name in site.assigned) + (last,)
 
@@ -640,9 +642,11 @@ def _run_body(site: Site, body_fn, i, env) -> dict:
     return {site.target: i, **dict(zip(site.assigned, values, strict=True))}
 
 
-def _fallback(site: Site, file: str, err: Exception, count, env, body_fn, bounds):
-    """Unroll a short loop (None: the plain loop runs it); explain a long one."""
+def _fallback(site: Site, file: str, err: Exception, counts, env, body_fn, bounds):
+    """Unroll a short loop (None: the plain loop runs it); explain a long one.
+    counts: (iterations left, iterations of the loop), None when traced."""
     reason = _reason(err)
+    count, total = counts
     if count is not None and count <= UNROLL_LIMIT:
         _note_unrolled(file, site.line, reason)
         if env is None:
@@ -651,7 +655,7 @@ def _fallback(site: Site, file: str, err: Exception, count, env, body_fn, bounds
         for i in range(start, stop, step):
             env.update(_run_body(site, body_fn, i, env))
         return tuple(env.get(name, UNBOUND) for name in site.assigned) + (env[site.target],)
-    raise _cannot_roll(site, file, reason, _hint(err), count) from err
+    raise _cannot_roll(site, file, reason, _hint(err), total) from err
 
 
 def _cannot_roll(site: Site, file: str, reason: str, hint: str, count) -> UnsupportedError:
@@ -854,3 +858,37 @@ def _parse_loop_spans(text: str) -> list[tuple[int, int]]:
 def _without_magics(text: str) -> str:
     return "\n".join("" if line.lstrip().startswith(("%", "!")) else line
                      for line in text.splitlines())
+
+
+# =============================================================================================
+# Functions: the same pass on a function whose source Python can give
+# =============================================================================================
+
+def rolled_function(fun):
+    """`fun` recompiled with its loops and branches rolled, or `fun` itself when that cannot
+    be done: no source (built in, defined in a REPL without source), a lambda, or a closure
+    (its free variables' cells cannot be handed to a recompiled function)."""
+    import inspect
+    import textwrap
+    import types
+    if not isinstance(fun, types.FunctionType) or fun.__code__.co_freevars \
+            or fun.__name__ == "<lambda>":
+        return fun
+    try:
+        lines, start = inspect.getsourcelines(fun)
+    except (OSError, TypeError):
+        return fun
+    try:
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except SyntaxError:
+        return fun
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
+        return fun
+    tree.body[0].decorator_list = []
+    ast.increment_lineno(tree, start - 1)
+    code = compile(roll_loops(tree), fun.__code__.co_filename, "exec")
+    scope: dict = {}
+    exec(code, fun.__globals__, scope)
+    rolled = scope[tree.body[0].name]
+    rolled.__defaults__, rolled.__kwdefaults__ = fun.__defaults__, fun.__kwdefaults__
+    return rolled

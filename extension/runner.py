@@ -11,16 +11,25 @@ import contextlib
 import io
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from .core.cache import TRACE_CACHE, CacheEvent
 from .core.cell import CellAnalysis, analyze_cell, make_cell_function, parse_cell
-from .core.jit import CallSpec, Compiled, Jitted, call_spec
+from .core.jit import CallSpec, Compiled, Jitted
 from .core.lowering import LoweringError
 from .core.report import RunReport, Timings
+from .core.rolling import roll_loops
 from .core.timing import largest_difference, time_runs
 from .core.tracing import TraceError
 from .core.xla import XlaError
+
+
+# What a run's `progress` callback is told, in order (a cache hit only runs).
+PROGRESS_STAGES = ("trace, lower, compile", "run", "time plain Python", "time compiled")
+
+
+def _no_progress(stage: str) -> None:
+    """The default `progress` callback: tells no one."""
 
 
 class PscJitError(Exception):
@@ -53,9 +62,11 @@ class CellRunner:
     _programs: dict[tuple, _CellProgram] = field(default_factory=dict)
     _latest_digest: dict[str, str] = field(default_factory=dict)
 
-    def run(self, source: str, options: Options = Options(), cell_id: str | None = None
-            ) -> tuple[RunReport, Any]:
-        """(report, value of the cell's last expression or None)."""
+    def run(self, source: str, options: Options = Options(), cell_id: str | None = None,
+            progress: Callable[[str], None] | None = None) -> tuple[RunReport, Any]:
+        """(report, value of the cell's last expression or None). `progress(stage)`, if given,
+        is called as each of PROGRESS_STAGES that this run needs starts."""
+        self._progress = progress or _no_progress
         analysis = analyze_cell(source)
         identity = options.name or cell_id or analysis.digest
         report = RunReport(name=options.name or f"cell {analysis.digest[:8]}", source=source,
@@ -86,6 +97,7 @@ class CellRunner:
             report.cache_hit = True
         else:
             compiled = self._compile(program, spec, identity, analysis, report)
+        self._progress("run")
         start = time.perf_counter()
         outputs, last = compiled.run(spec)
         report.stage_seconds["run"] = time.perf_counter() - start
@@ -101,9 +113,10 @@ class CellRunner:
         key = (identity, analysis.digest, inputs, options.static, options.traced)
         program = self._programs.get(key)
         if program is None:
-            fn = make_cell_function(analysis, list(inputs), self.user_ns)
+            fn = make_cell_function(analysis, list(inputs), self.user_ns, transform=roll_loops)
             jitted = Jitted(fn, static_argnames=options.static, name=options.name or
-                            f"cell {analysis.digest[:8]}", traced_argnames=options.traced)
+                            f"cell {analysis.digest[:8]}", traced_argnames=options.traced,
+                            roll=False)
             jitted.owner_key = ("cell", identity, analysis.digest, inputs)
             program = self._programs[key] = _CellProgram(jitted, inputs, analysis)
         return program
@@ -113,6 +126,7 @@ class CellRunner:
         first = "first run of this cell" if previous in (None, analysis.digest) else \
             "new cell source"
         self._latest_digest[identity] = analysis.digest
+        self._progress("trace, lower, compile")
         try:
             compiled, reason = program.jitted.compile_for(spec, first)
         except TraceError as err:
@@ -132,6 +146,7 @@ class CellRunner:
         report.optimized_hlo = compiled.as_text()
         report.kernels = compiled.kernels
         report.cost = compiled.cost_analysis()
+        report.notes = compiled.notes
         report.cache_entries = tuple(program.jitted.cache_records())
         report.cache_events = tuple(e for e in TRACE_CACHE.events if _same_owner(e, program))
 
@@ -153,7 +168,9 @@ class CellRunner:
             result, _ = compiled.run(spec)
             return result | {n: fresh[n] for n in program.inputs}
 
+        self._progress("time plain Python")
         plain_times, plain_out = time_runs(plain, arguments, options.budget)
+        self._progress("time compiled")
         compiled_times, compiled_out = time_runs(fast, arguments, options.budget)
         diffs = {n: largest_difference(plain_out[n], compiled_out[n])
                  for n in plain_out if n in compiled_out and _is_numeric(plain_out[n])}
@@ -168,6 +185,7 @@ class CellRunner:
         report.fallback_reason = reason
         if options.strict:
             raise PscJitError(f"{report.name} was not compiled: {reason}")
+        self._progress("run")
         start = time.perf_counter()
         value = run_plain(analysis, self.user_ns)
         report.stage_seconds["run"] = time.perf_counter() - start

@@ -120,3 +120,22 @@ def test_error_at_trace_time_leaves_arguments_alone():
     with pytest.raises(ValueError):
         jit(bad)(a)
     assert a.tolist() == [0.0, 0.0]
+
+
+def running_sum(x, n):
+    acc = 0.0
+    for i in range(n):
+        acc = acc + x[i] * x[i]
+    return acc
+
+
+def test_loops_of_a_function_with_source_are_rolled_into_one_xla_loop():
+    x = np.random.default_rng(1).random(500)
+    f = jit(running_sum)
+    got = f(x, 500)
+    assert type(got) is np.float64 and got == pytest.approx(running_sum(x, 500), rel=1e-12)
+    graph = f.last_call.compiled.graph
+    assert [e.prim.name for e in graph.eqns].count("while_loop") == 1
+    assert sum(1 for _ in graph.all_eqns()) < 60            # not 500 copies of the body
+    unrolled = jit(running_sum, roll=False).trace(x, 500).graph
+    assert sum(1 for _ in unrolled.all_eqns()) > 1000

@@ -150,3 +150,31 @@ def test_error_inside_the_compiled_run_changes_nothing(shell, monkeypatch):
     run(shell, "u += 1.0\ny = u * 2\n", "--quiet --no-compare --name atomic")
     assert psc_jit.last_report().cache_hit          # the compiled entry survived the interrupt
     assert u.tolist() == [1.0] * 3 and shell.user_ns["y"].tolist() == [2.0] * 3
+
+
+def test_time_loop_of_in_place_updates_compiles_to_one_loop(shell):
+    u = np.zeros((16, 16))
+    u[4:8, 4:8] = 1.0
+    plain = u.copy()
+    shell.user_ns.update(u=u, steps=30, alpha=0.1)
+    cell = ("for t in range(steps):\n"
+            "    u[1:-1, 1:-1] = u[1:-1, 1:-1] + alpha * (\n"
+            "        u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2] - 4 * u[1:-1, 1:-1])\n"
+            "total = u.sum()\n")
+    run(shell, cell, "--quiet --no-compare")
+    report = psc_jit.last_report()
+    assert report.compiled
+    assert [e.prim.name for e in report.graph.eqns].count("while_loop") == 1
+    ns = {"u": plain, "steps": 30, "alpha": 0.1}
+    exec(cell, ns)
+    np.testing.assert_allclose(u, plain, rtol=1e-12)
+    assert shell.user_ns["u"] is u and shell.user_ns["t"] == 29 == ns["t"]
+    assert shell.user_ns["total"] == pytest.approx(ns["total"], rel=1e-12)
+
+
+def test_branch_on_a_traced_value_compiles(shell):
+    run(shell, "if x.sum() > 0:\n    y = x * 2.0\nelse:\n    y = -x\n", "--quiet")
+    report = psc_jit.last_report()
+    assert report.compiled, report.fallback_reason
+    x = shell.user_ns["x"]
+    np.testing.assert_array_equal(shell.user_ns["y"], x * 2.0 if x.sum() > 0 else -x)
