@@ -12,8 +12,10 @@
 from __future__ import annotations
 
 from .core import jit
+from .core.control_api import cond, fori_loop, scan, switch, while_loop
 
-__all__ = ["jit", "last_report", "load_ipython_extension", "unload_ipython_extension"]
+__all__ = ["jit", "fori_loop", "while_loop", "cond", "switch", "scan", "last_report",
+           "load_ipython_extension", "unload_ipython_extension"]
 
 _last_report = None
 
