@@ -5,12 +5,12 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-# Written after a successful `pip install -e '.[test]'`; redone when pyproject.toml changes.
+# Written after a successful `pip install -e '.[test,browser]'`; redone when pyproject.toml changes.
 INSTALLED := $(VENV)/.psc_jit-installed
 KERNEL_SPEC := $(VENV)/share/jupyter/kernels/python3/kernel.json
 WORKLOADS := ../shared/workloads/run.py
 
-.PHONY: setup demo test lint graphviz
+.PHONY: setup demo test lint graphviz chromium
 
 setup: $(INSTALLED) $(KERNEL_SPEC) graphviz
 
@@ -19,7 +19,7 @@ $(PY):
 	  "on Debian/Ubuntu install it with: apt-get install python3-venv" >&2; exit 1; }
 
 $(INSTALLED): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,browser]'
 	@touch $@
 
 # ipykernel ships a kernelspec named python3 into the venv; install one if it did not.
@@ -40,11 +40,23 @@ graphviz:
 	  echo "    brew install graphviz            (macOS)"; \
 	fi
 
+# Debian's Chromium runs the browser test (tests/e2e/test_browser.py, driven by Playwright,
+# which never downloads a browser of its own). Without it that test is skipped, or fails in CI.
+chromium:
+	@if [ -x /usr/bin/chromium ]; then exit 0; fi; \
+	if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  echo "make test: installing Chromium with apt-get for the browser test"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	else \
+	  echo "make test: /usr/bin/chromium is missing, so the browser test is skipped here (in CI"; \
+	  echo "  it fails). Install it with: sudo apt-get install chromium"; \
+	fi
+
 demo: setup
 	$(PY) examples/run_notebook.py examples/quickstart.ipynb artifacts/quickstart.ipynb \
 	  --html artifacts/quickstart.html
 
-test: setup
+test: setup chromium
 	$(PY) -m pytest -q
 	@if [ -f $(WORKLOADS) ]; then \
 	  echo "== reference workloads: $(PY) $(WORKLOADS)"; \

@@ -168,8 +168,10 @@ class TraceCache(_Observable):
         return [r for (k, _), r in self._records.items() if owner_key is None or k == owner_key]
 
     def clear(self) -> None:
+        """Drop every entry and start counting anew."""
         self._records.clear()
         self._latest.clear()
+        self.hits = self.misses = self.evictions = 0
         self._publish(CacheEvent("trace", "clear", "*"))
 
     def __len__(self) -> int:
@@ -211,7 +213,9 @@ class ExecutableCache(_Observable):
         return executable, False
 
     def clear(self) -> None:
+        """Drop every executable and start counting anew."""
         self._executables.clear()
+        self.hits = self.misses = self.evictions = 0
         self._publish(CacheEvent("executable", "clear", "*"))
 
     def __len__(self) -> int:

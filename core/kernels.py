@@ -286,11 +286,14 @@ def _unquote(text: str) -> str:
     return text
 
 
-def _label(inst: _Instruction) -> str | None:
-    """The equation label of an op: the last part of a scoped `e7:while/e6:mul` op_name."""
+def _labels(inst: _Instruction) -> tuple[str, ...]:
+    """The equation labels of an op: the last part of a scoped `e7:while/e6:mul` op_name;
+    XLA joins the names of ops it merged with `;` (`e1:multiply;e0:broadcast_in_dim`)."""
     match = _OP_NAME.search(inst.attr("metadata") or "")
-    label = _unquote(f'"{match[1]}"').rsplit("/", 1)[-1] if match else ""
-    return label or None
+    if not match:
+        return ()
+    names = _unquote(f'"{match[1]}"').split(";")
+    return tuple(label for name in names if (label := name.strip().rsplit("/", 1)[-1]))
 
 
 def _source(module: _Module, inst: _Instruction) -> SourceLine | None:
@@ -364,7 +367,7 @@ def _kernel(module: _Module, computation: _Computation, inst: _Instruction,
     reached = _with_callees(module, inst)
     return Kernel(
         name=inst.name, kind=_kind(inst), shape=inst.shape, fused_ops=fused_ops,
-        eqn_labels=_distinct(_label(i) for i in reached),
+        eqn_labels=_distinct(label for i in reached for label in _labels(i)),
         source_lines=_sorted_sources(_source(module, i) for i in reached),
         operand_shapes=operand_shapes,
         bytes_estimate=sum(map(_shape_bytes, (*operand_shapes, inst.shape))),

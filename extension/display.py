@@ -1,8 +1,11 @@
 """Showing a run's report where the user is: the widget in a notebook front end, with HTML
-and text in the same display so that exported notebooks and terminals still read it."""
+and text in the same display so that exported notebooks and terminals still read it; a
+progress bar in that same place while the run works; the notebook-wide cache and timing
+overviews of `%psc_cache` and `%psc_timings`."""
 from __future__ import annotations
 
-import html
+import contextlib
+from typing import Iterator
 
 from IPython import get_ipython
 from IPython.display import display
@@ -16,44 +19,85 @@ def _in_kernel() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
-def show_report(report: RunReport) -> None:
+class ProgressDisplay:
+    """A progress bar displayed before a run starts; `show_report` later puts the report in
+    its place. Calling it with a stage name moves the bar (the runner's `progress`)."""
+
+    def __init__(self, stages):
+        from .widgets.view import ProgressView
+        self.view = ProgressView(stages)
+        self.handle = display(self.view.widget, display_id=True)
+
+    def __call__(self, stage: str) -> None:
+        self.view(stage)
+
+    def replace(self, bundle: dict) -> None:
+        self.view.finish()
+        self.handle.update(bundle, raw=True)
+
+    def fail(self) -> None:
+        self.view.finish("stopped: see the error below", failed=True)
+
+
+@contextlib.contextmanager
+def progress_display(enabled: bool = True) -> Iterator[ProgressDisplay | None]:
+    """A ProgressDisplay in a notebook kernel when enabled, else None (nothing is shown)."""
+    if not (enabled and _in_kernel()):
+        yield None
+        return
+    from .runner import PROGRESS_STAGES
+    progress = ProgressDisplay(PROGRESS_STAGES)
+    try:
+        yield progress
+    except BaseException:
+        progress.fail()
+        raise
+
+
+def report_bundle(report: RunReport, with_widget: bool) -> dict:
+    """text/plain and text/html for any front end, plus the widget where one can show it."""
     from .widgets.render import report_html, report_text
     bundle = {"text/plain": report_text(report), "text/html": report_html(report)}
-    if _in_kernel():
+    if with_widget:
         from .widgets.view import RunView
-        widget = RunView(report).widget
-        bundle.update(widget._repr_mimebundle_())
+        bundle.update(RunView(report).widget._repr_mimebundle_())
         bundle["text/plain"] = report_text(report)
-    display(bundle, raw=True)
+    return bundle
+
+
+def show_report(report: RunReport, progress: ProgressDisplay | None = None) -> None:
+    """Display the report (in the progress bar's place when there is one)."""
+    bundle = report_bundle(report, with_widget=_in_kernel())
+    if progress is not None:
+        progress.replace(bundle)
+    else:
+        display(bundle, raw=True)
+
+
+def _cache_counts() -> dict[str, int]:
+    return {"entries": len(TRACE_CACHE), "hits": TRACE_CACHE.hits, "misses": TRACE_CACHE.misses,
+            "evictions": TRACE_CACHE.evictions}
 
 
 def cache_overview() -> str:
-    rows = []
-    for record in TRACE_CACHE.records():
-        rows.append(f"<tr><td>{html.escape(record.owner)}</td>"
-                    f"<td><code>{html.escape(record.signature.describe())}</code></td>"
-                    f"<td>{record.hits}</td></tr>")
-    misses = [e for e in TRACE_CACHE.events if e.kind in ("miss", "evict")]
-    miss_rows = "".join(f"<tr><td>{html.escape(e.owner)}</td><td>{e.kind}</td>"
-                        f"<td>{html.escape(e.detail)}</td></tr>" for e in misses)
-    return (f"<h4>psc_jit cache: {len(TRACE_CACHE)} entries, {TRACE_CACHE.hits} hits, "
-            f"{TRACE_CACHE.misses} misses, {TRACE_CACHE.evictions} evictions</h4>"
-            "<table><tr><th>cell / function</th><th>signature</th><th>hits</th></tr>"
-            + "".join(rows) + "</table><h4>misses and evictions</h4>"
-            "<table><tr><th>cell / function</th><th>event</th><th>reason</th></tr>"
-            + miss_rows + "</table>")
+    """Every cache entry of the session, with hits, compile time and size; every miss with
+    its reason; every eviction (HTML)."""
+    from .widgets.render import cache_overview_html
+    return cache_overview_html(TRACE_CACHE.records(), TRACE_CACHE.events, _cache_counts())
+
+
+def cache_overview_bundle() -> dict:
+    from .widgets.render import cache_overview_text
+    text = cache_overview_text(TRACE_CACHE.records(), TRACE_CACHE.events, _cache_counts())
+    return {"text/plain": text, "text/html": cache_overview()}
 
 
 def timings_overview(reports: list[RunReport]) -> str:
-    rows = []
-    for r in reports:
-        if r.timings is None:
-            continue
-        t = r.timings
-        rows.append(f"<tr><td>{html.escape(r.name)}</td><td>{t.plain_median * 1e3:.3f}</td>"
-                    f"<td>{t.compiled_median * 1e3:.3f}</td><td>{t.compile_seconds:.3f}</td>"
-                    f"<td>{t.speedup:.2f}×</td></tr>")
-    if not rows:
-        return "<p>No timed %%psc_jit cell yet (cells are timed on a cache miss, or with --compare).</p>"
-    return ("<table><tr><th>cell</th><th>plain ms</th><th>compiled ms</th><th>compile s</th>"
-            "<th>speed-up</th></tr>" + "".join(rows) + "</table>")
+    """One table and chart comparing every timed cell (HTML)."""
+    from .widgets.render import timings_overview_html
+    return timings_overview_html(reports)
+
+
+def timings_overview_bundle(reports: list[RunReport]) -> dict:
+    from .widgets.render import timings_overview_text
+    return {"text/plain": timings_overview_text(reports), "text/html": timings_overview(reports)}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from IPython.display import HTML, display
+from IPython.display import display
 
 from .core.cache import EXECUTABLE_CACHE, TRACE_CACHE
 from .runner import CellRunner, Options
@@ -47,12 +47,14 @@ class PscJitMagics(Magics):
         options = Options(static=_names(args.static), traced=_names(args.traced),
                           compare=args.compare, strict=args.strict, quiet=args.quiet,
                           name=args.name)
-        report, value = self.runner.run(cell, options, cell_id=self._cell_id())
+        from .display import progress_display, show_report
+        with progress_display(enabled=not options.quiet) as progress:
+            report, value = self.runner.run(cell, options, cell_id=self._cell_id(),
+                                            progress=progress)
         from . import _set_last_report
         _set_last_report(report)
         if not options.quiet:
-            from .display import show_report
-            show_report(report)
+            show_report(report, progress)
         return value
 
     def _cell_id(self) -> str | None:
@@ -78,12 +80,12 @@ class PscJitMagics(Magics):
             EXECUTABLE_CACHE.clear()
             print("psc_jit caches cleared")
             return None
-        from .display import cache_overview
-        display(HTML(cache_overview()))
+        from .display import cache_overview_bundle
+        display(cache_overview_bundle(), raw=True)
         return None
 
     @line_magic
     def psc_timings(self, line):
         """One table comparing every timed %%psc_jit cell of this session."""
-        from .display import timings_overview
-        display(HTML(timings_overview(self.runner.reports)))
+        from .display import timings_overview_bundle
+        display(timings_overview_bundle(self.runner.reports), raw=True)

@@ -8,9 +8,13 @@ on its way into HTML, and through `_quote` on its way into DOT.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import html
 import itertools
+import math
 import re
+import shutil
+import subprocess
 import time
 from collections import Counter
 from typing import Any, Iterable, Iterator
@@ -21,7 +25,8 @@ __all__ = [
     "DotMissing", "graph_to_dot", "kernels_to_dot", "dot_to_svg", "summary_html",
     "graph_html", "fused_html", "cache_html", "timing_html", "text_html", "source_html",
     "kernel_table_html", "report_sections", "report_html", "sections_html", "report_text",
-    "input_names", "kernel_colours", "TAB_TITLES",
+    "input_names", "kernel_colours", "kernel_labels", "scale_svg", "svg_pane", "cell_lines",
+    "ir_dot", "fused_dot", "TAB_TITLES",
 ]
 
 _esc = html.escape
@@ -78,7 +83,7 @@ _GRAPH_ATTRS = (
 )
 _INPUT_FILL = "#e3f2fd"
 _OUTPUT_FILL = "#e8f5e9"
-_HIGHLIGHT_FILL = "#ffd54f"
+HIGHLIGHT_FILL = _HIGHLIGHT_FILL = "#ffd54f"
 # Pastel colours, one per kernel (cycled); the Fused graph and the source view share them.
 PALETTE = (
     "#a6cee3", "#b2df8a", "#fb9a99", "#fdbf6f", "#cab2d6", "#ffff99",
@@ -134,10 +139,19 @@ def _line_text(eqn) -> str:
     return f"line {eqn.source.line}" if eqn.source is not None else ""
 
 
-def _eqn_tooltip(eqn, label: str) -> str:
-    rows = [label, f"out: {_avals_text(eqn.outs)}", f"in: {_avals_text(eqn.inputs)}"]
+def _aval_words(aval) -> str:
+    """`f64[300,200] (shape (300, 200), dtype float64)`."""
+    return f"{aval} (shape {tuple(aval.shape)}, dtype {aval.dtype})"
+
+
+def _eqn_tooltip(eqn, label: str, source_text: dict | None = None) -> str:
+    """Hover text of an equation's node: label, result and operand types, source line."""
+    rows = [label] + [f"out: {_aval_words(out.aval)}" for out in eqn.outs]
+    rows.append(f"in: {_avals_text(eqn.inputs)}")
     if eqn.source is not None:
-        rows.append(f"source: {eqn.source}")
+        code = (source_text or {}).get((eqn.source.file, eqn.source.line))
+        rows.append(f"line {eqn.source.line}: {code.strip()}" if code is not None
+                    else f"source: {eqn.source}")
     return "\n".join(rows)
 
 
@@ -164,35 +178,82 @@ def _named_subgraphs(eqn) -> list[tuple[str, Graph]]:
 # The traced IR as DOT
 # ---------------------------------------------------------------------------------------------
 
+# An input read by more equations than this is drawn once more next to each reader: edges
+# from the top of a long graph to every reader make Graphviz's layout take minutes.
+FAN_OUT_LIMIT = 4
+_HL_CLASS = "psc_hl"          # the SVG class of highlighted nodes and clusters
+
+
 @dataclasses.dataclass
 class _DotContext:
     labels: dict[int, str]            # eqn id -> `e12:mul`
     highlight: frozenset[str]
     env: dict[int, str]               # var id -> id of the node that produced it
     edges: list[str]
+    collapse_loops: bool = False
+    source_text: dict | None = None   # (file, line) -> the line's code, for tooltips
+    copies: dict[int, str] = dataclasses.field(default_factory=dict)  # var id -> input name
+    extra: list[str] = dataclasses.field(default_factory=list)        # per-use input copies
 
 
 def graph_to_dot(graph: Graph, highlight_labels: Iterable[str] = (),
-                 input_names: Iterable[str] = (), output_names: Iterable[str] = ()) -> str:
+                 input_names: Iterable[str] = (), output_names: Iterable[str] = (),
+                 collapse_loops: bool = False, source_text: dict | None = None) -> str:
     """One node per equation (primitive, out type, line), input and output nodes, an edge per
-    operand; an equation holding sub-graphs (loop, cond) is a cluster drawing them."""
-    ctx = _DotContext(graph.labels(), frozenset(highlight_labels), {}, [])
-    body = _io_nodes("in", graph.in_vars, tuple(input_names), _INPUT_FILL)
+    operand; an equation holding sub-graphs (loop, cond) is a cluster drawing them, or one
+    node when `collapse_loops`. Highlighted equations are filled and have class `psc_hl`."""
+    ctx = _DotContext(graph.labels(), frozenset(highlight_labels), {}, [], collapse_loops,
+                      source_text)
+    names = _io_names("in", graph.in_vars, tuple(input_names))
+    body = _io_nodes("in", graph.in_vars, names, _INPUT_FILL)
     ctx.env.update({v.id: f"in{i}" for i, v in enumerate(graph.in_vars)})
-    body += _graph_eqns(graph, ctx)
+    ctx.copies.update(_fanned_out_inputs(graph, names))
+    body += _graph_eqns(graph, ctx) + ctx.extra
     body += _io_nodes("out", graph.out_atoms, tuple(output_names), _OUTPUT_FILL)
     ctx.edges += _out_edges(graph.out_atoms, "out", ctx.env)
     return _digraph("ir", body, ctx.edges)
 
 
+def _io_names(prefix: str, atoms, names: tuple[str, ...], shown: str | None = None
+              ) -> tuple[str, ...]:
+    if len(names) != len(atoms):
+        return tuple(f"{shown or prefix} {i}" for i in range(len(atoms)))
+    return names
+
+
 def _io_nodes(prefix: str, atoms, names: tuple[str, ...], fill: str,
               shown: str | None = None) -> list[str]:
     """Nodes `{prefix}0`, ... named by `names`, or else `{shown or prefix} 0`, ..."""
-    if len(names) != len(atoms):
-        names = tuple(f"{shown or prefix} {i}" for i in range(len(atoms)))
+    names = _io_names(prefix, atoms, names, shown)
     return [_node(f"{prefix}{i}", label=f"{name}\n{atom.aval}", shape="ellipse",
-                  fillcolor=fill, tooltip=f"{name}: {atom.aval}")
+                  fillcolor=fill, tooltip=f"{name}: {_aval_words(atom.aval)}")
             for i, (name, atom) in enumerate(zip(names, atoms, strict=True))]
+
+
+def _fanned_out_inputs(graph: Graph, names: tuple[str, ...]) -> dict[int, str]:
+    """Inputs read by more than FAN_OUT_LIMIT equations (at any depth): var id -> name."""
+    readers = Counter(a.id for eqn in graph.all_eqns() for a in set(eqn.inputs)
+                      if isinstance(a, Var))
+    return {v.id: name for v, name in zip(graph.in_vars, names, strict=True)
+            if readers[v.id] > FAN_OUT_LIMIT}
+
+
+def _operand_edges(eqn, node_id: str, ctx: _DotContext) -> list[str]:
+    """An edge from each operand's producer; a fanned-out input gets a copy drawn here."""
+    edges = []
+    for position, atom in enumerate(eqn.inputs):
+        if not isinstance(atom, Var) or atom.id not in ctx.env:
+            continue
+        if atom.id in ctx.copies:
+            copy_id = f"{node_id}_arg{position}"
+            ctx.extra.append(_node(copy_id, label=ctx.copies[atom.id], shape="ellipse",
+                                   style="dashed,filled", fillcolor=_INPUT_FILL, fontsize="9",
+                                   tooltip=f"{ctx.copies[atom.id]}: {_aval_words(atom.aval)} "
+                                           "(an input, drawn again next to each use)"))
+            edges.append(_edge(copy_id, node_id))
+        else:
+            edges.append(_edge(ctx.env[atom.id], node_id))
+    return edges
 
 
 def _out_edges(atoms, prefix: str, env: dict[int, str], **attrs) -> list[str]:
@@ -205,26 +266,36 @@ def _graph_eqns(graph: Graph, ctx: _DotContext) -> list[str]:
     for eqn in graph.eqns:
         node_id = _node_id(ctx.labels[eqn.id])
         lines += _eqn_lines(eqn, node_id, ctx)
-        ctx.edges += [_edge(ctx.env[a.id], node_id) for a in eqn.inputs
-                      if isinstance(a, Var) and a.id in ctx.env]
+        ctx.edges += _operand_edges(eqn, node_id, ctx)
         ctx.env.update({out.id: node_id for out in eqn.outs})
     return lines
 
 
+def _body_labels(eqn, labels: dict[int, str]) -> set[str]:
+    return {labels[inner.id] for _, sub in _named_subgraphs(eqn) for inner in sub.all_eqns()}
+
+
 def _eqn_lines(eqn, node_id: str, ctx: _DotContext) -> list[str]:
     label = ctx.labels[eqn.id]
-    fill = _HIGHLIGHT_FILL if label in ctx.highlight else None
     subs = _named_subgraphs(eqn)
-    node = _node(node_id, label=_eqn_node_label(eqn), tooltip=_eqn_tooltip(eqn, label),
-                 fillcolor=fill, penwidth="2" if fill else None,
-                 shape="box3d" if subs else None)
-    if not subs:
+    collapsed = bool(subs) and ctx.collapse_loops
+    inside = _body_labels(eqn, ctx.labels) if collapsed else set()
+    lit = label in ctx.highlight or bool(inside & ctx.highlight)
+    text = _eqn_node_label(eqn) + (f"\n({len(inside)} equations inside)" if collapsed else "")
+    node = _node(node_id, label=text, tooltip=_eqn_tooltip(eqn, label, ctx.source_text),
+                 fillcolor=_HIGHLIGHT_FILL if lit else None, penwidth="2" if lit else None,
+                 shape="box3d" if subs else None, **_hl_class(lit))
+    if not subs or collapsed:
         return [node]
     lines = [node]
     for key, sub in subs:
         lines += _subgraph_cluster(f"{node_id}_{_node_id(key)}", key, sub, node_id, ctx)
     header = f"{label} ({_line_text(eqn)})" if eqn.source is not None else label
     return _cluster(f"cluster_{node_id}", header, lines, style="rounded,dashed")
+
+
+def _hl_class(lit: bool) -> dict[str, str]:
+    return {"class": _HL_CLASS} if lit else {}
 
 
 def _subgraph_cluster(prefix: str, key: str, sub: Graph, owner: str,
@@ -273,18 +344,26 @@ def _kernel_cluster_label(kernel) -> str:
             f"{kernel.shape} · {fmt_bytes(kernel.bytes_estimate)} · "
             f"{fmt_count(kernel.flops_estimate, 'flop')}"]
     lines = _lines_text(kernel)
-    return "\n".join(rows + ([f"lines {lines}"] if lines else []))
+    word = "lines" if "," in lines else "line"
+    return "\n".join(rows + ([f"{word} {lines}"] if lines else []))
+
+
+def kernel_labels(kernel) -> tuple[str, ...]:
+    """The IR equation labels a kernel holds. XLA joins the op names of ops it merged with
+    `;` (`e1:multiply;e0:broadcast_in_dim`); each is its own label here."""
+    parts = (part.strip() for label in kernel.eqn_labels for part in label.split(";"))
+    return tuple(dict.fromkeys(part for part in parts if part))
 
 
 def _nested_labels(kernel) -> set[str]:
-    return {label for inner in kernel.body for label in (*inner.eqn_labels,
+    return {label for inner in kernel.body for label in (*kernel_labels(inner),
                                                          *_nested_labels(inner))}
 
 
 def _placed_labels(kernel) -> tuple[str, ...]:
     """The labels drawn in a kernel's own cluster: those no kernel of its body holds."""
     nested = _nested_labels(kernel)
-    return tuple(label for label in kernel.eqn_labels if label not in nested)
+    return tuple(label for label in kernel_labels(kernel) if label not in nested)
 
 
 @dataclasses.dataclass
@@ -296,18 +375,30 @@ class _KernelDot:
     counter: Iterator[int]
     enclosing: dict[int, frozenset[int]] = dataclasses.field(default_factory=dict)
     # kernel index -> indices of the kernels whose bodies hold it
+    lit_kernels: frozenset[str] = frozenset()
+    lit_labels: frozenset[str] = frozenset()
+    collapse: bool = False
+    source_text: dict | None = None
 
 
-def kernels_to_dot(model, graph: Graph | None) -> str:
+def kernels_to_dot(model, graph: Graph | None, highlight_kernels: Iterable[str] = (),
+                   highlight_labels: Iterable[str] = (), collapse: bool = False,
+                   input_names: Iterable[str] = (), output_names: Iterable[str] = (),
+                   source_text: dict | None = None) -> str:
     """One cluster per kernel (name, kind, fused ops, bytes, flops, lines) holding the IR
-    equations it fused; edges between kernels where the IR's data flow links them."""
+    equations it fused, or one node per kernel when `collapse`; edges between kernels where
+    the IR's data flow links them. Highlighted kernels and equations have class `psc_hl`."""
     eqns = _eqns_by_label(graph)
-    ctx = _KernelDot(eqns, kernel_colours(model), {}, {}, itertools.count())
-    body = [line for kernel in model.kernels for line in _kernel_lines(kernel, ctx)]
+    ctx = _KernelDot(eqns, kernel_colours(model), {}, {}, itertools.count(),
+                     lit_kernels=frozenset(highlight_kernels),
+                     lit_labels=frozenset(highlight_labels), collapse=collapse,
+                     source_text=source_text)
+    draw = _collapsed_kernel if collapse else _kernel_lines
+    body = [line for kernel in model.kernels for line in draw(kernel, ctx)]
     if graph is None:
         return _digraph("kernels", body, [])
-    body += _io_nodes("in", graph.in_vars, (), _INPUT_FILL)
-    body += _io_nodes("out", graph.out_atoms, (), _OUTPUT_FILL)
+    body += _io_nodes("in", graph.in_vars, tuple(input_names), _INPUT_FILL)
+    body += _io_nodes("out", graph.out_atoms, tuple(output_names), _OUTPUT_FILL)
     return _digraph("kernels", body, _kernel_edges(graph, ctx))
 
 
@@ -316,6 +407,16 @@ def _eqns_by_label(graph: Graph | None) -> dict[str, Any]:
         return {}
     labels = graph.labels()
     return {labels[eqn.id]: eqn for eqn in graph.all_eqns()}
+
+
+def _kernel_lit(kernel, ctx: _KernelDot) -> bool:
+    return kernel.name in ctx.lit_kernels
+
+
+def _kernel_style(kernel, ctx: _KernelDot, lit: bool) -> dict[str, str | None]:
+    return {"fillcolor": ctx.colours.get(kernel.name, "#eeeeee"),
+            "color": "#d32f2f" if lit else None, "penwidth": "3" if lit else None,
+            **_hl_class(lit)}
 
 
 def _kernel_lines(kernel, ctx: _KernelDot, enclosing: frozenset[int] = frozenset()) -> list[str]:
@@ -328,18 +429,44 @@ def _kernel_lines(kernel, ctx: _KernelDot, enclosing: frozenset[int] = frozenset
     inner = [line for body_kernel in kernel.body
              for line in _kernel_lines(body_kernel, ctx, enclosing | {index})]
     return _cluster(f"cluster_k{index}", _kernel_cluster_label(kernel), nodes + inner,
-                    style="rounded,filled", fillcolor=ctx.colours.get(kernel.name, "#eeeeee"))
+                    style="rounded,filled", **_kernel_style(kernel, ctx, _kernel_lit(kernel, ctx)))
+
+
+def _collapsed_kernel(kernel, ctx: _KernelDot) -> list[str]:
+    """One node `k{index}` standing for the kernel and its body; its labels map to it."""
+    index = next(ctx.counter)
+    ctx.enclosing[index] = frozenset()
+    ctx.kernel_of[f"k{index}"] = index
+    labels = (*kernel_labels(kernel), *_nested_labels(kernel))
+    for label in dict.fromkeys(labels):
+        ctx.nodes_of.setdefault(label, []).append(f"k{index}")
+    lit = any(k.name in ctx.lit_kernels for k in _walk_kernels(kernel))
+    lit = lit or bool(ctx.lit_labels.intersection(labels))
+    hidden = f"\n({len(dict.fromkeys(labels))} IR equations inside)" if labels else ""
+    return [_node(f"k{index}", label=_kernel_cluster_label(kernel) + hidden,
+                  tooltip=f"{kernel.name}: " + ", ".join(dict.fromkeys(labels)),
+                  style="rounded,filled", **_kernel_style(kernel, ctx, lit))]
+
+
+def _walk_kernels(kernel) -> Iterator[Any]:
+    yield kernel
+    for inner in kernel.body:
+        yield from _walk_kernels(inner)
 
 
 def _kernel_eqn_node(index: int, label: str, ctx: _KernelDot) -> str:
     node_id = f"k{index}_{_node_id(label)}"
     ctx.kernel_of[node_id] = index
     ctx.nodes_of.setdefault(label, []).append(node_id)
+    lit = label in ctx.lit_labels
+    style = {"fillcolor": _HIGHLIGHT_FILL if lit else None, "penwidth": "2" if lit else None,
+             **_hl_class(lit)}
     eqn = ctx.eqns.get(label)
     if eqn is None:
-        return _node(node_id, label=label, tooltip=f"{label} (not in this graph)")
+        return _node(node_id, label=label, tooltip=f"{label} (not in this graph)", **style)
     text = f"{label}\n{_avals_text(eqn.outs)}" + (f"\n{_line_text(eqn)}" if eqn.source else "")
-    return _node(node_id, label=text, tooltip=_eqn_tooltip(eqn, label))
+    return _node(node_id, label=text, tooltip=_eqn_tooltip(eqn, label, ctx.source_text),
+                 **style)
 
 
 def _kernel_edges(graph: Graph, ctx: _KernelDot) -> list[str]:
@@ -370,7 +497,9 @@ def _link(links: dict[tuple, str], tail: str, head: str, ctx: _KernelDot) -> Non
     """Node to node inside a kernel (or into and out of its body's kernels); otherwise one
     edge per pair of clusters (or in/out)."""
     tail_kernel, head_kernel = ctx.kernel_of.get(tail), ctx.kernel_of.get(head)
-    if _nested(tail_kernel, head_kernel, ctx.enclosing):
+    if tail == head:
+        return
+    if _nested(tail_kernel, head_kernel, ctx.enclosing) or ctx.collapse:
         links.setdefault((tail, head), _edge(tail, head))
         return
     key = (tail if tail_kernel is None else tail_kernel,
@@ -399,28 +528,68 @@ INSTALL_HINT = (
 
 
 class DotMissing(RuntimeError):
-    """The Graphviz `dot` program (or the `graphviz` Python package) is not installed."""
+    """The Graphviz `dot` program is not installed (or could not lay out a graph)."""
 
-    def __init__(self, detail: str = ""):
-        super().__init__(INSTALL_HINT + (f" ({detail})" if detail else ""))
+    def __init__(self, detail: str = "", hint: str = INSTALL_HINT):
+        super().__init__(hint + (f" ({detail})" if detail else ""))
 
 
-def dot_to_svg(dot: str) -> str:
-    """Lay out DOT with Graphviz's `dot` program; the `<svg>` element, ready to inline."""
+LAYOUT_TIMEOUT_SECONDS = 60.0
+
+
+def dot_to_svg(dot: str, timeout: float = LAYOUT_TIMEOUT_SECONDS) -> str:
+    """Lay out DOT with Graphviz's `dot` program; the `<svg>` element, ready to inline.
+    Layouts are cached by DOT text (re-highlighting the same graph is instant)."""
+    executable = shutil.which("dot")
+    if executable is None:
+        raise DotMissing()
+    return _layout(dot, executable, timeout)
+
+
+@functools.lru_cache(maxsize=64)
+def _layout(dot: str, executable: str, timeout: float) -> str:
     try:
-        import graphviz
-    except ImportError as error:
-        raise DotMissing("the Python package is missing too: pip install graphviz") from error
-    try:
-        svg = graphviz.Source(dot).pipe(format="svg", encoding="utf-8")
-    except graphviz.ExecutableNotFound as error:
-        raise DotMissing() from error
+        done = subprocess.run([executable, "-Tsvg"], input=dot.encode(), capture_output=True,
+                              timeout=timeout, check=False)
+    except subprocess.TimeoutExpired as error:
+        raise DotMissing(hint=f"Graphviz took longer than {timeout:.0f} s to lay out this "
+                         "graph; collapse loops or kernels, or read the Text tab.") from error
+    except OSError as error:
+        raise DotMissing(str(error)) from error
+    if done.returncode != 0:
+        raise DotMissing(hint="Graphviz could not lay out this graph: "
+                         + done.stderr.decode(errors="replace").strip()[:300])
+    svg = done.stdout.decode("utf-8", errors="replace")
     return svg[svg.find("<svg"):]
 
 
-def _svg_or_hint(dot: str) -> str:
+_SVG_SIZE = re.compile(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"')
+
+
+def scale_svg(svg: str, zoom: float | None) -> str:
+    """Graphviz's SVG at `zoom` (1.0: natural size), or, with None, as wide as its container
+    but never wider than its natural size (its viewBox keeps the aspect ratio)."""
+    size = _SVG_SIZE.search(svg)
+    if size is None:
+        return svg
+    width, height = float(size[1]), float(size[2])
+    if zoom is None:
+        sized = f'<svg width="100%" style="max-width:{width:.0f}pt; height:auto"'
+    else:
+        sized = f'<svg width="{width * zoom:.1f}pt" height="{height * zoom:.1f}pt"'
+    return svg[:size.start()] + sized + svg[size.end():]
+
+
+def svg_pane(svg: str, zoom: float | None = None, max_height: int = 640) -> str:
+    """The SVG in a scrolling box: zoom scales it, scrolling pans it."""
+    return (f'<div class="psc-svg" style="overflow:auto; max-height:{max_height}px; '
+            f'border:1px solid #e0e0e0">{scale_svg(svg, zoom)}</div>')
+
+
+def svg_or_hint(dot: str, zoom: float | None = None) -> str:
+    """The laid-out graph in a scrolling box, or why it could not be laid out."""
     try:
-        return f'<div style="overflow:auto; max-height:720px">{dot_to_svg(dot)}</div>'
+        return svg_pane(dot_to_svg(dot), zoom)
     except DotMissing as error:
         return _notice(str(error))
 
@@ -437,21 +606,32 @@ _PRE = ('style="font-size:11px; line-height:1.35; background:#fafafa; padding:6p
         'overflow:auto; max-height:480px; border:1px solid #eee"')
 
 
-def _table(header: Iterable[str] | None, rows: Iterable[Iterable[str]]) -> str:
-    """A table of already-escaped cells (no header row when `header` is None)."""
+def _table(header: Iterable[str] | None, rows: Iterable[Iterable[str]],
+           row_attrs: Iterable[str] = ()) -> str:
+    """A table of already-escaped cells (no header row when `header` is None); `row_attrs`
+    are attributes for each row's `<tr>`, in order."""
     head = "".join(f"<th {_HEAD}>{cell}</th>" for cell in header or ())
     head = f"<thead><tr>{head}</tr></thead>" if head else ""
-    body = "".join("<tr>" + "".join(f"<td {_CELL}>{cell}</td>" for cell in row) + "</tr>"
-                   for row in rows)
+    attrs = itertools.chain(row_attrs, itertools.repeat(""))
+    body = "".join(_tr(next(attrs)) + "".join(f"<td {_CELL}>{cell}</td>" for cell in row)
+                   + "</tr>" for row in rows)
     return f"<table {_TABLE}>{head}<tbody>{body}</tbody></table>"
+
+
+def _tr(attrs: str) -> str:
+    return f"<tr {attrs}>" if attrs else "<tr>"
 
 
 def _section(title: str, body: str) -> str:
     return f'<h4 style="margin:8px 0 4px 0">{_esc(title)}</h4>{body}'
 
 
-def _notice(text: str) -> str:
+def notice(text: str) -> str:
+    """A yellow note: why something is not shown, or how to make it shown."""
     return f'<p style="color:#8a6d3b; background:#fcf8e3; padding:4px 8px">{_esc(text)}</p>'
+
+
+_notice = notice
 
 
 def _para(text: str) -> str:
@@ -510,13 +690,20 @@ def summary_items(report) -> list[tuple[str, str]]:
     items += [("signature", report.signature)] if report.signature else []
     items += [("stages", _stages_text(report))] if report.stage_seconds else []
     if report.graph is not None:
-        items += [("fusion", f"{report.n_primitives} primitives → {report.n_kernels} kernels")]
+        items += [("fusion", fusion_text(report))]
     if report.compiled:
         items += [("speed-up", _speedup_text(report))]
     if report.agreement is not None:
         items += [("agreement", f"largest difference {report.agreement:.3g}")]
     items += [("note", note) for note in report.notes]
     return items
+
+
+def fusion_text(report) -> str:
+    """`11 primitives → 5 kernels`."""
+    primitives, kernels = report.n_primitives, report.n_kernels
+    return (f"{primitives} primitive{'s' * (primitives != 1)} → "
+            f"{kernels} kernel{'s' * (kernels != 1)}")
 
 
 def summary_html(report) -> str:
@@ -550,15 +737,49 @@ def report_text(report) -> str:
 MAX_DRAWN_EQUATIONS = 600
 
 
+def cell_lines(report) -> dict[tuple[str, int], str]:
+    """(cell file, line number) -> the line's code, numbered as equations' sources are."""
+    return {(report.filename, number): text for number, text
+            in enumerate(report.source.splitlines(), report.line_offset + 1)}
+
+
+def _output_names(report) -> tuple[str, ...]:
+    """The cell's outputs name the graph's results when there is one per output."""
+    graph = report.graph
+    return tuple(report.outputs) if len(report.outputs) == len(graph.out_atoms) else ()
+
+
+def ir_dot(report, highlight_labels: Iterable[str] = (), collapse_loops: bool = False) -> str:
+    """The traced graph of a run as DOT, inputs named, tooltips quoting the cell's lines."""
+    graph = report.graph
+    return graph_to_dot(graph, highlight_labels, input_names(report.signature, graph),
+                        _output_names(report), collapse_loops=collapse_loops,
+                        source_text=cell_lines(report))
+
+
+def fused_dot(report, highlight_kernels: Iterable[str] = (), highlight_labels: Iterable[str] = (),
+              collapse: bool = False) -> str:
+    """The fused kernels of a run as DOT (clusters, or one node per kernel)."""
+    graph = report.graph
+    inputs, outputs = ((input_names(report.signature, graph), _output_names(report))
+                       if graph is not None else ((), ()))
+    return kernels_to_dot(report.kernels, graph, highlight_kernels, highlight_labels,
+                          collapse=collapse, input_names=inputs, output_names=outputs,
+                          source_text=cell_lines(report))
+
+
+def too_big_to_draw(report) -> bool:
+    return report.graph is not None and report.n_primitives > MAX_DRAWN_EQUATIONS
+
+
 def graph_html(report) -> str:
     """The traced IR before fusion, as inline SVG (or why it is not drawn)."""
     if report.graph is None:
         return _notice(f"No traced graph: {_status_text(report)}")
-    if report.n_primitives > MAX_DRAWN_EQUATIONS:
+    if too_big_to_draw(report):
         return _notice(f"The graph has {report.n_primitives} equations, too many to draw; "
                        "the Text tab lists them.")
-    dot = graph_to_dot(report.graph, input_names=input_names(report.signature, report.graph))
-    return _para(f"{report.n_primitives} primitives before fusion") + _svg_or_hint(dot)
+    return _para(f"{report.n_primitives} primitives before fusion") + svg_or_hint(ir_dot(report))
 
 
 _TRACED_LEAF = re.compile(r"(?:^|, )([^\s:,]+): (\w+~?\[[\d,]*\])(?= \((?:NumPy|Python) "
@@ -579,41 +800,63 @@ def fused_html(report) -> str:
     """XLA's kernels after fusion: the cluster graph, the kernel table, the coloured source."""
     if report.kernels is None:
         return _notice(f"No fused kernels: {_status_text(report)}")
-    graph = report.graph
-    too_big = graph is not None and report.n_primitives > MAX_DRAWN_EQUATIONS
-    drawing = (_notice("Too many equations to draw the kernel graph.") if too_big
-               else _svg_or_hint(kernels_to_dot(report.kernels, graph)))
-    return (_para(f"{report.n_primitives} primitives → {report.n_kernels} kernels")
-            + drawing + _section("Kernels by estimated cost", kernel_table_html(report))
+    drawing = (_notice("Too many equations to draw the kernel graph.") if too_big_to_draw(report)
+               else svg_or_hint(fused_dot(report)))
+    return (_para(fusion_text(report)) + drawing + _section("Kernels by estimated cost", kernel_table_html(report))
             + _section("Source lines by kernel", source_html(report)))
+
+
+COST_KEYS = {"bytes": lambda k: (k.bytes_estimate, k.flops_estimate),
+             "flops": lambda k: (k.flops_estimate, k.bytes_estimate)}
 
 
 def kernel_cost(kernel) -> tuple[int, int]:
     """Estimated cost: bytes moved first (fused loops on CPU are memory bound), then flops."""
-    return kernel.bytes_estimate, kernel.flops_estimate
+    return COST_KEYS["bytes"](kernel)
 
 
-def kernel_table_html(report) -> str:
+def kernels_by_cost(model, sort_by: str = "bytes") -> list[Any]:
+    """Every kernel (bodies' too), costliest first by estimated bytes or flops."""
+    return sorted(model.all_kernels(), key=COST_KEYS[sort_by], reverse=True)
+
+
+_LIT_ROW = "background:#fff3c4; font-weight:bold; outline:2px solid #d32f2f"
+
+
+def kernel_table_html(report, sort_by: str = "bytes", highlight: Iterable[str] = ()) -> str:
+    """The kernels, costliest first: kind, fused ops, shapes, estimated bytes and flops, lines.
+    Rows of highlighted kernels have class `psc_hl`."""
     if report.kernels is None:
         return _notice("No kernels.")
-    colours = kernel_colours(report.kernels)
-    kernels = sorted(report.kernels.all_kernels(), key=kernel_cost, reverse=True)
-    rows = [(_chip(colours[k.name], k.name) + _esc(k.name), _esc(k.kind),
-             _esc(ops_summary(k.fused_ops, limit=12)), _esc(k.shape),
-             fmt_bytes(k.bytes_estimate), fmt_count(k.flops_estimate),
-             _esc(_lines_text(k, report.filename))) for k in kernels]
-    header = ("kernel", "kind", "fused ops", "shape", "bytes (est.)", "flops (est.)", "lines")
-    return _table(header, rows)
+    colours, lit = kernel_colours(report.kernels), frozenset(highlight)
+    rows, attrs = [], []
+    for k in kernels_by_cost(report.kernels, sort_by):
+        rows.append((_chip(colours[k.name], k.name) + _esc(k.name), _esc(k.kind),
+                     _esc(ops_summary(k.fused_ops, limit=12)), _shapes_text(k),
+                     fmt_bytes(k.bytes_estimate), fmt_count(k.flops_estimate),
+                     _esc(_lines_text(k, report.filename))))
+        attrs.append(f'class="psc_hl" style="{_LIT_ROW}"' if k.name in lit else "")
+    header = ("kernel", "kind", "fused ops", "shapes (out ← in)", "bytes (est.)",
+              "flops (est.)", "lines")
+    return _table(header, rows, attrs)
 
 
-def source_html(report) -> str:
-    """The cell source with line numbers, each line coloured by the kernel(s) it went into."""
+def _shapes_text(kernel) -> str:
+    operands = ", ".join(kernel.operand_shapes)
+    return _esc(f"{kernel.shape} ← {operands}" if operands else kernel.shape)
+
+
+def source_html(report, highlight_lines: Iterable[int] = ()) -> str:
+    """The cell source with line numbers, each line coloured by the kernel(s) it went into.
+    Every row has `data-line`; highlighted rows have class `psc_hl` and an outline, and the
+    other rows fade while something is highlighted."""
     line_kernels = _cell_line_kernels(report)
     colours = kernel_colours(report.kernels) if report.kernels is not None else {}
-    rows = [_source_row(number, text, line_kernels.get(number, ()), colours)
+    lit = frozenset(highlight_lines)
+    rows = [_source_row(number, text, line_kernels.get(number, ()), colours, lit)
             for number, text in enumerate(report.source.splitlines(), report.line_offset + 1)]
-    code = ('<div style="font-family:monospace; font-size:12px; line-height:1.4; '
-            f'white-space:pre">{"".join(rows)}</div>')
+    code = ('<div class="psc-source" style="font-family:monospace; font-size:12px; '
+            f'line-height:1.4; white-space:pre">{"".join(rows)}</div>')
     return code + _legend(report, colours)
 
 
@@ -624,11 +867,18 @@ def _cell_line_kernels(report) -> dict[int, tuple[str, ...]]:
             if file == report.filename}
 
 
-def _source_row(number: int, text: str, names: tuple[str, ...], colours) -> str:
+def _source_row(number: int, text: str, names: tuple[str, ...], colours,
+                lit: frozenset[int] = frozenset()) -> str:
     background = colours.get(names[0], "transparent") if names else "transparent"
     chips = "".join(_chip(colours.get(name, "#eee"), name) for name in names)
     title = f' title="{_esc(", ".join(names))}"' if names else ""
-    return (f'<div{title} style="background:{background}">'
+    classes, style = "psc-line", f"background:{background}"
+    if number in lit:
+        classes, style = "psc-line psc_hl", f"{style}; outline:2px solid #d32f2f; font-weight:bold"
+    elif lit:
+        style += "; opacity:0.45"
+    return (f'<div class="{classes}" data-line="{number}" data-kernels="{_esc(" ".join(names))}"'
+            f'{title} style="{style}">'
             f'<span style="color:#888; display:inline-block; width:3.5em; text-align:right">'
             f'{number}</span> <span style="display:inline-block; width:4em">{chips}</span>'
             f"{_esc(text) or ' '}</div>")
@@ -655,6 +905,23 @@ def _entry_compile_seconds(entry) -> float | None:
     return seconds
 
 
+def _entry_size(entry) -> str:
+    """The memory a cached program runs in (`1.55 MiB: in 1.53 MiB, out 7.8 KiB, temp 8 KiB`,
+    and its code when XLA says), or "" when the entry does not say."""
+    memory_stats = getattr(entry, "memory_stats", None)
+    if memory_stats is None:
+        return ""
+    try:
+        stats = memory_stats()
+    except (RuntimeError, ValueError, AttributeError):
+        return ""
+    parts = {"in": stats.argument_bytes, "out": stats.output_bytes, "temp": stats.temp_bytes,
+             "code": stats.generated_code_bytes}
+    total = fmt_bytes(sum(parts.values()))
+    return f"{total}: " + ", ".join(f"{name} {fmt_bytes(size)}" for name, size in parts.items()
+                                     if size or name != "code")
+
+
 def _clock(timestamp: float) -> str:
     return time.strftime("%H:%M:%S", time.localtime(timestamp))
 
@@ -663,29 +930,70 @@ def cache_html(report) -> str:
     """This run's hit or miss, every cached entry of this cell, every miss, every eviction."""
     this_run = _para(f"This run: {_cache_text(report)}" if report.compiled
                      else "This run did not use the cache (it ran as plain Python).")
-    return (this_run + _section("Entries", _entries_table(report.cache_entries))
-            + _section("Misses", _events_table(report.cache_events, "miss", "reason")
+    return ('<div class="psc-cache">' + this_run
+            + _section("Entries", entries_table(report.cache_entries))
+            + _section("Misses", events_table(report.cache_events, "miss", "reason")
                        or _para("No misses recorded."))
-            + _section("Evictions", _events_table(report.cache_events, "evict", "signature")
-                       or _para("No evictions.")))
+            + _section("Evictions", events_table(report.cache_events, "evict", "signature")
+                       or _para("No evictions.")) + "</div>")
 
 
-def _entries_table(records: Iterable[Any]) -> str:
+_ENTRY_HEADER = ("signature", "hits", "compile time", "size", "created")
+
+
+def entries_table(records: Iterable[Any], with_owner: bool = False) -> str:
+    """One row per cache entry: (owner,) signature, hits, compile time, size, creation time."""
     rows = []
     for record in records:
         seconds = _entry_compile_seconds(record.entry)
-        rows.append((_esc(record.signature.describe()), str(record.hits),
-                     fmt_seconds(seconds) if seconds is not None else "", _clock(record.created)))
+        row = (_esc(record.signature.describe()), str(record.hits),
+               fmt_seconds(seconds) if seconds is not None else "", _esc(_entry_size(record.entry)),
+               _clock(record.created))
+        rows.append(((_esc(record.owner),) if with_owner else ()) + row)
     if not rows:
         return _para("No cached entries.")
-    return _table(("signature", "hits", "compile time", "created"), rows)
+    return _table((("cell / function",) if with_owner else ()) + _ENTRY_HEADER, rows)
 
 
-def _events_table(events: Iterable[Any], kind: str, detail: str) -> str:
+def events_table(events: Iterable[Any], kind: str, detail: str, with_owner: bool = False) -> str:
     """The events of one kind as a table ("" when there are none)."""
-    rows = [(_clock(event.time), _esc(event.cache), _esc(event.detail))
+    rows = [((_esc(event.owner),) if with_owner else ()) + (_clock(event.time), _esc(event.cache),
+                                                           _esc(event.detail))
             for event in events if event.kind == kind]
-    return _table(("time", "cache", detail), rows) if rows else ""
+    header = (("cell / function",) if with_owner else ()) + ("time", "cache", detail)
+    return _table(header, rows) if rows else ""
+
+
+def cache_overview_html(records: Iterable[Any], events: Iterable[Any], counts: dict[str, int]
+                        ) -> str:
+    """Every cache entry of the session (each cell and function), every miss with its reason,
+    every eviction: what `%psc_cache` shows. `counts`: entries, hits, misses, evictions."""
+    events = _since_last_clear(list(events))
+    head = (f"psc_jit cache: {counts.get('entries', 0)} entries, {counts.get('hits', 0)} hits, "
+            f"{counts.get('misses', 0)} misses, {counts.get('evictions', 0)} evictions")
+    return _wrap(f'<div class="psc-cache-overview"><b>{_esc(head)}</b>'
+                 + _section("Entries", entries_table(records, with_owner=True))
+                 + _section("Misses", events_table(events, "miss", "reason", with_owner=True)
+                            or _para("No misses recorded."))
+                 + _section("Evictions", events_table(events, "evict", "signature",
+                                                      with_owner=True)
+                            or _para("No evictions.")) + "</div>")
+
+
+def _since_last_clear(events: list[Any]) -> list[Any]:
+    clears = [i for i, event in enumerate(events) if event.kind == "clear"]
+    return events[clears[-1] + 1:] if clears else events
+
+
+def cache_overview_text(records: Iterable[Any], events: Iterable[Any],
+                        counts: dict[str, int]) -> str:
+    """The same facts as plain text, for terminals."""
+    lines = [f"psc_jit cache: {counts.get('entries', 0)} entries, {counts.get('hits', 0)} hits, "
+             f"{counts.get('misses', 0)} misses, {counts.get('evictions', 0)} evictions"]
+    lines += [f"  {r.owner}: {r.signature.describe()} ({r.hits} hits)" for r in records]
+    lines += [f"  {e.kind} {e.owner}: {e.detail}" for e in _since_last_clear(list(events))
+              if e.kind in ("miss", "evict")]
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -698,17 +1006,24 @@ def timing_html(report) -> str:
     if timings is None:
         return _notice("Not timed: the comparison runs on a cache miss or with --compare.")
     rows = [(_esc(name), _esc(value)) for name, value in _timing_items(report)]
-    return _table(None, rows) + timing_chart_svg(timings)
+    return f'<div class="psc-timing">{_table(None, rows)}{timing_chart_svg(timings)}</div>'
 
 
 def _timing_items(report) -> list[tuple[str, str]]:
     timings = report.timings
     items = [("plain Python (median)", _median_text(timings, "plain")),
              ("compiled (median)", _median_text(timings, "compiled"))]
-    items += [("compile (trace + lower + XLA)", fmt_seconds(timings.compile_seconds)),
+    items += [("compile (trace + lower + XLA)", _compile_text(report)),
               ("first compiled call", fmt_seconds(timings.first_call_seconds)),
               ("speed-up", fmt_speedup(timings.speedup))]
     return items + _rate_items(report) + _difference_items(timings)
+
+
+def _compile_text(report) -> str:
+    total = fmt_seconds(report.timings.compile_seconds)
+    stages = [f"{stage} {fmt_seconds(report.stage_seconds[stage])}"
+              for stage in ("trace", "lower", "compile") if stage in report.stage_seconds]
+    return f"{total} ({', '.join(stages)})" if stages else total
 
 
 def _median_text(timings, which: str) -> str:
@@ -771,6 +1086,96 @@ def _bar(row: int, name: str, value: float, spread, scale: float) -> str:
     end = x0 + max(length, (spread[1] * scale) if spread else 0)
     parts.append(f'<text x="{end + 4:.1f}" y="{y + 12}">{fmt_seconds(value)}</text>')
     return "".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# Every timed cell compared (%psc_timings)
+# ---------------------------------------------------------------------------------------------
+
+def latest_timed(reports: Iterable[Any]) -> list[Any]:
+    """The last timed report of each (cell, signature), in the order cells were first timed."""
+    latest: dict[tuple[str, str], Any] = {}
+    for report in reports:
+        if report.timings is not None:
+            latest[(report.name, report.signature)] = report
+    return list(latest.values())
+
+
+def _median_spread(timings, which: str) -> str:
+    low, high = timings.spread(which)
+    median = timings.plain_median if which == "plain" else timings.compiled_median
+    return f"{fmt_seconds(median)} ({fmt_seconds(low)} – {fmt_seconds(high)})"
+
+
+def _rate_text(amount: float | None, seconds: float, unit: str) -> str:
+    if not amount or not seconds:
+        return ""
+    return (f"{fmt_bytes(amount / seconds)}/s" if unit == "B"
+            else fmt_count(amount / seconds, "FLOP/s"))
+
+
+def _comparison_row(report) -> tuple[str, ...]:
+    t = report.timings
+    return (_esc(report.name), _esc(report.signature), _esc(_median_spread(t, "plain")),
+            _esc(_median_spread(t, "compiled")), fmt_seconds(t.compile_seconds),
+            fmt_seconds(t.first_call_seconds), _esc(f"{t.speedup:.3g}×"),
+            _rate_text(t.flops, t.compiled_median, "flop"),
+            _rate_text(t.bytes_accessed, t.compiled_median, "B"))
+
+
+_COMPARISON_HEADER = ("cell", "signature", "plain median (min – max)",
+                      "compiled median (min – max)", "compile", "first call", "speed-up",
+                      "FLOP/s", "bytes/s")
+
+
+def timings_overview_html(reports: Iterable[Any]) -> str:
+    """One table and one chart comparing every timed cell: what `%psc_timings` shows."""
+    timed = latest_timed(reports)
+    if not timed:
+        return _wrap(_para("No timed %%psc_jit cell yet (cells are timed on a cache miss, or "
+                           "with --compare)."))
+    table = _table(_COMPARISON_HEADER, [_comparison_row(r) for r in timed])
+    return _wrap(f'<div class="psc-timings">{table}{timings_chart_svg(timed)}</div>')
+
+
+def timings_overview_text(reports: Iterable[Any]) -> str:
+    timed = latest_timed(reports)
+    if not timed:
+        return "No timed %%psc_jit cell yet (cells are timed on a cache miss, or with --compare)."
+    return "\n".join(f"{r.name}: plain {_median_spread(r.timings, 'plain')}, compiled "
+                     f"{_median_spread(r.timings, 'compiled')}, {fmt_speedup(r.timings.speedup)}"
+                     for r in timed)
+
+
+def timings_chart_svg(reports: list[Any], width: int = 560) -> str:
+    """Per cell, a grey bar (plain median) and a blue one (compiled median) on one log scale,
+    so cells whose times differ a thousandfold still read."""
+    values = [v for r in reports for v in (r.timings.plain_median, r.timings.compiled_median)]
+    low, high = _log_range(values)
+    rows = []
+    for i, report in enumerate(reports):
+        for j, which in enumerate(("plain", "compiled")):
+            value = getattr(report.timings, f"{which}_median")
+            rows.append(_log_bar(30 * i + 13 * j, which, value, low, high, width - 260))
+        rows.append(f'<text x="0" y="{30 * i + 16}">{_esc(report.name[:22])}</text>')
+    height = 30 * len(reports) + 4
+    return (f'<svg class="psc-timings-chart" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+            f'height="{height}" font-family="Helvetica,Arial,sans-serif" font-size="11">'
+            f'{"".join(rows)}</svg>')
+
+
+def _log_range(values: list[float]) -> tuple[float, float]:
+    positive = [v for v in values if v > 0] or [1e-6]
+    return math.log10(min(positive)) - 0.5, math.log10(max(positive)) + 0.1
+
+
+def _log_bar(y: int, which: str, value: float, low: float, high: float, span: int) -> str:
+    x0 = 150
+    fraction = (math.log10(value) - low) / (high - low) if value > 0 else 0.0
+    length = max(fraction * span, 1.0)
+    return (f'<rect x="{x0}" y="{y + 4}" width="{length:.1f}" height="11" '
+            f'fill="{_BAR_COLOURS[which]}"><title>{which}: {fmt_seconds(value)}</title></rect>'
+            f'<text x="{x0 + length + 4:.1f}" y="{y + 13}">{which} {fmt_seconds(value)}</text>')
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,39 +1,84 @@
-"""The widget of one `%%psc_jit` run: a stock `ipywidgets.Tab` of `HTML` children.
+"""The widget of one `%%psc_jit` run: a stock `ipywidgets.Tab`, and a progress bar shown while
+the run works.
 
-The views only place the pure renderers' strings (`render.py`); graphs go in as inline SVG.
-Where the Graphviz `dot` program is missing, the Graph and Fused tabs say how to install it
-and the other tabs still work. `mimebundle` is the same report for front ends without
-widgets (terminal IPython, nbconvert): plain text and all tabs stacked as HTML.
+Tabs: Summary, Explorer (the graphs before and after fusion side by side, cross-highlighted
+with the kernels and the cell's lines; `explorer.py`), Cache, Timing, Text. Every tab but the
+explorer is one `HTML` child holding a pure renderer's string (`render.py`). Where the
+Graphviz `dot` program is missing, the graph panes say how to install it and everything else
+still works. `mimebundle` is the same report for front ends without widgets (terminal
+IPython, nbconvert): plain text and every section stacked as HTML.
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import ipywidgets
 
-from .render import TAB_TITLES, report_sections, report_text, sections_html
+from .explorer import Explorer
+from .render import (cache_html, report_sections, report_text, sections_html, summary_html,
+                     text_html, timing_html)
 
-__all__ = ["RunView", "mimebundle", "TAB_TITLES"]
+__all__ = ["RunView", "ProgressView", "mimebundle", "WIDGET_TABS"]
+
+WIDGET_TABS = ("Summary", "Explorer", "Cache", "Timing", "Text")
 
 
 class RunView:
-    """The tabs of one run: Summary, Graph, Fused, Cache, Timing, Text."""
+    """The tabs of one run: Summary, Explorer, Cache, Timing, Text (`.widget`, a Tab)."""
 
     def __init__(self, report):
         self.report = report
-        self.sections = report_sections(report)      # rendered once: DOT layout is not free
-        self.tab = ipywidgets.Tab(children=[ipywidgets.HTML(value=section)
-                                            for _, section in self.sections])
-        self.tab.titles = tuple(title for title, _ in self.sections)
+        self.explorer = Explorer(report)
+        pages = {"Summary": summary_html(report), "Cache": cache_html(report),
+                 "Timing": timing_html(report), "Text": text_html(report)}
+        children = [self.explorer.widget if title == "Explorer" else _html(pages[title], title)
+                    for title in WIDGET_TABS]
+        self.widget = ipywidgets.Tab(children=children, titles=WIDGET_TABS)
+        self.widget.add_class("psc-run")
+
+    @property
+    def tab(self) -> ipywidgets.Tab:
+        return self.widget
 
     def html(self) -> str:
-        """Every tab stacked, for front ends that do not show widgets."""
-        return sections_html(self.sections)
+        """Every section stacked, for front ends that do not show widgets."""
+        return sections_html(report_sections(self.report))
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         """The widget where the front end has a widget manager, text/HTML elsewhere."""
         bundle = {"text/plain": report_text(self.report), "text/html": self.html()}
-        widget_bundle = self.tab._repr_mimebundle_(include=include, exclude=exclude) or {}
+        widget_bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
         widget_bundle.pop("text/plain", None)
         return {**bundle, **widget_bundle}
+
+
+def _html(value: str, title: str) -> ipywidgets.HTML:
+    page = ipywidgets.HTML(value=value)
+    page.add_class(f"psc-tab-{title.lower()}")
+    return page
+
+
+class ProgressView:
+    """A bar and a label that a runner's `progress(stage)` callback moves, stage by stage."""
+
+    def __init__(self, stages: Sequence[str], title: str = "psc_jit"):
+        self.stages = tuple(stages)
+        self.bar = ipywidgets.IntProgress(value=0, min=0, max=len(self.stages),
+                                          description=title, bar_style="info")
+        self.label = ipywidgets.Label("starting")
+        self.widget = ipywidgets.HBox([self.bar, self.label])
+        self.widget.add_class("psc-progress")
+
+    def __call__(self, stage: str) -> None:
+        """`stage` has started: the bar shows the stages before it as done."""
+        if stage in self.stages:
+            self.bar.value = self.stages.index(stage)
+        self.label.value = f"{stage} …"
+
+    def finish(self, text: str = "done", failed: bool = False) -> None:
+        self.bar.value = self.bar.max
+        self.bar.bar_style = "danger" if failed else "success"
+        self.label.value = text
 
 
 def mimebundle(report) -> dict[str, str]:

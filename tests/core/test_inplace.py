@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy_compare import compare, raises_like
 
-from psc_jit.core import UnsupportedError, jit
+from psc_jit.core import UnsupportedError, cell, jit
+from psc_jit.core.rolling import roll_loops
 
 pytestmark = pytest.mark.xla
 
@@ -395,6 +396,34 @@ def test_loop_with_traced_index():
         step(plain, np.int64(i))
         g(compiled, np.int64(i))
     np.testing.assert_array_equal(compiled, plain)
+
+
+def _rolled_cell(source: str):
+    analysis = cell.analyze_cell(source)
+    fn = cell.make_cell_function(analysis, ["a"], {"np": np}, transform=roll_loops)
+    return jit(fn)
+
+
+def test_rolled_loop_writes_through_traced_index():
+    source = ("for i in range(1, 10):\n"
+              "    a[i] = a[i - 1] * 2 + a[i]\n"
+              "    v = a[:, 0]\n"
+              "    v[-i] -= 1\n")
+    plain = {"np": np, "a": np.arange(30.0).reshape(3, 10).T.copy()}
+    compiled = plain["a"].copy()
+    exec(source, plain)
+    jitted = _rolled_cell(source)
+    jitted(a=compiled)
+    np.testing.assert_array_equal(compiled, plain["a"])
+    graph = jitted.trace(a=compiled.copy()).graph
+    assert any(e.prim.name == "while_loop" for e in graph.eqns)
+
+
+def test_rolled_loop_index_out_of_bounds_raises_and_writes_nothing():
+    x = np.arange(10.0)
+    with pytest.raises(IndexError, match="index 10 is out of bounds for axis 0 with size 10"):
+        _rolled_cell("for i in range(10):\n    a[i + 1] = a[i]\n")(a=x)
+    np.testing.assert_array_equal(x, np.arange(10.0))
 
 
 # -- hypothesis: random basic index tuples, written -------------------------------------------

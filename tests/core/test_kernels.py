@@ -478,3 +478,11 @@ def test_real_while_loop_kernel_has_a_body():
         assert set(eqn_to_kernels[label][1:]) <= body_names and eqn_to_kernels[label][1:]
     assert set(eqn_to_kernels) == labels_in_text(text)
     assert model.line_to_kernels()[("cell_2", 4)][0] == loop.name
+
+
+@pytest.mark.pure
+def test_merged_op_names_map_to_every_equation():
+    text = SAMPLE.replace('op_name="e2:sin" stack_frame_id=3}', 'op_name="e2:sin;e1:mul" stack_frame_id=3}')
+    model = parse_optimized_hlo(text)
+    assert "e1:mul" in model.eqn_to_kernels() and "e2:sin" in model.eqn_to_kernels()
+    assert not any(";" in label for k in model.all_kernels() for label in k.eqn_labels)

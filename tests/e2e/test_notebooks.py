@@ -89,3 +89,40 @@ def test_quickstart_shape_change_names_x_and_both_shapes():
     text = runner.cell_text(quickstart_cells("last_report().miss_reason")[0])
     for part in ("x:", "f64[1000,1000]", "f64[500,1000]"):
         assert part in text, f"the miss reason {text!r} lacks {part!r}"
+
+
+def _notebook_cells(name: str, contains: str) -> list:
+    notebook, error = executed(EXAMPLES / name)
+    if error is not None:
+        pytest.fail(f"{name} failed before its checks: {error.ename}: {error.evalue}")
+    cells = code_cells(notebook, contains)
+    assert cells, f"no code cell of {name} contains {contains!r}"
+    return cells
+
+
+def test_generated_examples_match_their_script():
+    spec = importlib.util.spec_from_file_location("make_examples", EXAMPLES / "make_examples.py")
+    make_examples = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_examples)
+    import nbformat
+    for name in make_examples.NOTEBOOKS:
+        stored = nbformat.read(EXAMPLES / f"{name}.ipynb", as_version=4)
+        assert stored == make_examples.build(name), (
+            f"examples/{name}.ipynb differs from make_examples.py: run "
+            "`python examples/make_examples.py`")
+
+
+def test_cache_behaviour_explains_each_miss():
+    reasons = [runner.cell_text(cell).strip() for cell in
+               _notebook_cells("cache_behaviour.ipynb", "last_report().miss_reason")]
+    assert reasons == ["'x: f64[1000,200] → f64[500,200]'", "'x: f64[500,200] → f32[500,200]'",
+                       "'n: 3 → 5 (static)'"]
+    hit = _notebook_cells("cache_behaviour.ipynb", "last_report().cache_hit")[0]
+    assert runner.cell_text(hit).strip() == "True"
+
+
+def test_timing_comparisons_table_has_every_timed_cell():
+    text = runner.cell_text(_notebook_cells("timing_comparisons.ipynb", "%psc_timings")[0])
+    for name in ("chain", "norms", "matmul"):
+        assert f">{name}</td>" in text, f"%psc_timings lacks {name}:\n{text}"
+    assert "faster than plain Python" in text or "slower than plain Python" in text

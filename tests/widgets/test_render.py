@@ -1,103 +1,22 @@
 """The widgets' renderers (pure functions to DOT/SVG/HTML/text) and the RunView tabs."""
 from __future__ import annotations
 
-import linecache
 import re
-import shutil
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from widget_records import (CELL, cluster_body, fallback_report, loop_graph, loop_model,
+                            loop_report, needs_dot, node_line, node_of, nodes)
+from widget_records import edges as dot_edges
+from widget_records import kernel as make_kernel
 
-from psc_jit.core import jit
 from psc_jit.core.cache import CacheEvent, CacheRecord, Signature, StaticLeaf, TracedLeaf
-from psc_jit.core.ir import Eqn, Graph, Literal, ShapedArray, SourceInfo, Var
-from psc_jit.core.kernels import FusionModel, Kernel, SourceLine
+from psc_jit.core.ir import Eqn, Graph, ShapedArray, Var
+from psc_jit.core.kernels import FusionModel
 from psc_jit.core.report import RunReport, Timings
 from psc_jit.widgets import render
 from psc_jit.widgets.render import DotMissing
-
-needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz `dot` not installed")
-
-CELL = "<psc_jit cell widgets-test>"
-SOURCE = """\
-def f(x, w):
-    h = np.tanh(x @ w + 1.0)   # x < w & 1
-    return h, (h ** 2).mean()
-"""
-
-
-def _cell_function():
-    """`f` compiled under a cell's file name, so its equations point at the cell's lines."""
-    linecache.cache[CELL] = (len(SOURCE), None, SOURCE.splitlines(True), CELL)
-    namespace = {"np": np}
-    exec(compile(SOURCE, CELL, "exec"), namespace)
-    return namespace["f"]
-
-
-def _args():
-    return np.ones((8, 8)), np.ones(8)
-
-
-@pytest.fixture(scope="module")
-def traced():
-    return jit(_cell_function()).trace(*_args())
-
-
-@pytest.fixture(scope="module")
-def compiled(traced):
-    return traced.lower().compile()
-
-
-@pytest.fixture(scope="module")
-def report(traced, compiled):
-    signature = traced.spec.signature
-    return RunReport(
-        name="cell widgets-test", source=SOURCE, filename=CELL, line_offset=0, compiled=True,
-        cache_hit=False, miss_reason="first call", graph=traced.graph, kernels=compiled.kernels,
-        stablehlo=traced.lower().as_text(), optimized_hlo=compiled.as_text(),
-        stage_seconds=compiled.timings, cost=compiled.cost_analysis(),
-        timings=Timings((1e-3, 1.2e-3, 0.9e-3), (1e-4, 1.1e-4, 0.9e-4), 2e-4, 0.15, 1e-16),
-        inputs=("x", "w"), outputs=("h",), signature=signature.describe(),
-        cache_entries=(CacheRecord("cell widgets-test", signature, compiled, hits=2),),
-        cache_events=(CacheEvent("trace", "miss", "cell widgets-test", "first call"),))
-
-
-def _fallback_report(reason="line 2: 'print(m)': print() is a side effect; remove it"):
-    return RunReport(name="cell fallback", source="m = x.sum()\nprint(m)\n", filename=CELL,
-                     line_offset=1, compiled=False, fallback_reason=reason)
-
-
-# ---------------------------------------------------------------------------------------------
-# DOT parsing helpers (the tests read the DOT text the way Graphviz would)
-# ---------------------------------------------------------------------------------------------
-
-_EDGE = re.compile(r"^\s*(\w+) -> (\w+)(?: \[(.*)\])?;$", re.M)
-
-
-def _nodes(dot: str, pattern: str) -> list[str]:
-    return re.findall(rf"^\s*({pattern}) \[", dot, re.M)
-
-
-def _edges(dot: str) -> list[tuple[str, str, str]]:
-    return _EDGE.findall(dot)
-
-
-def _node_of(graph: Graph, prim_name: str) -> str:
-    labels = graph.labels()
-    return next(labels[e.id].split(":")[0] for e in graph.all_eqns() if e.prim.name == prim_name)
-
-
-def _cluster_body(dot: str, cluster: str) -> str:
-    """The text of `subgraph cluster {...}`, nested clusters included."""
-    start = dot.index(f"subgraph {cluster} {{")
-    depth, index = 0, start
-    for index in range(start, len(dot)):
-        depth += {"{": 1, "}": -1}.get(dot[index], 0)
-        if depth == 0 and dot[index] == "}":
-            break
-    return dot[start:index + 1]
-
 
 # ---------------------------------------------------------------------------------------------
 # graph_to_dot
@@ -109,25 +28,25 @@ def test_graph_dot_has_a_node_per_equation_and_an_edge_per_operand(traced):
     dot = render.graph_to_dot(graph)
     operands = sum(isinstance(a, Var) for e in graph.eqns for a in e.inputs)
     results = sum(isinstance(a, Var) for a in graph.out_atoms)
-    assert len(_nodes(dot, r"e\d+")) == len(graph.eqns)
-    assert len(_nodes(dot, r"in\d+")) == 2 and len(_nodes(dot, r"out\d+")) == 2
-    assert len(_edges(dot)) == operands + results
+    assert len(nodes(dot, r"e\d+")) == len(graph.eqns)
+    assert len(nodes(dot, r"in\d+")) == 2 and len(nodes(dot, r"out\d+")) == 2
+    assert len(dot_edges(dot)) == operands + results
 
 
 @pytest.mark.pure
 def test_graph_dot_edges_follow_data_dependencies(traced):
     graph = traced.graph
-    edges = [(tail, head) for tail, head, _ in _edges(render.graph_to_dot(graph))]
-    tanh, multiply = _node_of(graph, "tanh"), _node_of(graph, "multiply")
+    edges = [(tail, head) for tail, head, _ in dot_edges(render.graph_to_dot(graph))]
+    tanh, multiply = node_of(graph, "tanh"), node_of(graph, "multiply")
     assert edges.count((tanh, multiply)) == 2          # h ** 2 reads h twice
     assert (tanh, "out0") in edges                      # h is the first result
-    assert (_node_of(graph, "divide"), "out1") in edges
+    assert (node_of(graph, "divide"), "out1") in edges
 
 
 @pytest.mark.pure
 def test_graph_dot_labels_carry_primitive_type_and_line(traced):
     dot = render.graph_to_dot(traced.graph, input_names=("x", "w"))
-    tanh = _node_of(traced.graph, "tanh")
+    tanh = node_of(traced.graph, "tanh")
     node_line = next(line for line in dot.splitlines() if line.strip().startswith(f"{tanh} ["))
     assert 'label="tanh\\nf64[8]\\nline 2"' in node_line
     assert f"source: {CELL}:2:" in node_line              # the tooltip has the location
@@ -152,31 +71,14 @@ def test_highlighted_equations_are_filled(traced):
     assert len(filled) == 1 and filled[0].strip().startswith(tanh_label.split(":")[0] + " [")
 
 
-def _loop_graph() -> Graph:
-    """x -> while_loop(body: c -> sin(c) * 0.5) -> neg -> result, built by hand."""
-    f64 = ShapedArray((4,), np.float64)
-    prim = SimpleNamespace
-    carried, body_out, mid = Var(f64), Var(f64), Var(f64)
-    body = Graph((carried,), (
-        Eqn(prim(name="sin"), (carried,), {}, (mid,), SourceInfo(CELL, 3, 8)),
-        Eqn(prim(name="multiply"), (mid, Literal.of(0.5)), {}, (body_out,), SourceInfo(CELL, 3, 8)),
-    ), (body_out,))
-    x, looped, result = Var(f64), Var(f64), Var(f64)
-    return Graph((x,), (
-        Eqn(prim(name="while_loop"), (x,), {"body_graph": body, "n": 10}, (looped,),
-            SourceInfo(CELL, 2, 0)),
-        Eqn(prim(name="neg"), (looped,), {}, (result,), SourceInfo(CELL, 4, 4)),
-    ), (result,))
-
-
 @pytest.mark.pure
 def test_loop_equation_is_a_cluster_holding_its_body():
-    dot = render.graph_to_dot(_loop_graph())
-    loop = _cluster_body(dot, "cluster_e0")
+    dot = render.graph_to_dot(loop_graph())
+    loop = cluster_body(dot, "cluster_e0")
     assert 'label="e0:while_loop (line 2)"' in loop
-    assert len(_nodes(loop, r"e\d+")) == 3               # the loop and its two body equations
-    assert len(_nodes(dot, r"e\d+")) == 4                # one node per equation, all levels
-    edges = {(tail, head) for tail, head, _ in _edges(dot)}
+    assert len(nodes(loop, r"e\d+")) == 3               # the loop and its two body equations
+    assert len(nodes(dot, r"e\d+")) == 4                # one node per equation, all levels
+    edges = {(tail, head) for tail, head, _ in dot_edges(dot)}
     assert {("in0", "e0"), ("e0", "e3"), ("e3", "out0")} <= edges
     assert ("e1", "e2") in edges                           # inside the body: sin -> multiply
     assert ("e0", "e0_body_graph_in0") in edges            # the loop feeds its body
@@ -194,7 +96,7 @@ def test_dot_to_svg_renders_and_escapes_user_names(traced):
 @needs_dot
 @pytest.mark.pure
 def test_loop_graph_renders_to_svg():
-    assert "<svg" in render.dot_to_svg(render.graph_to_dot(_loop_graph()))
+    assert "<svg" in render.dot_to_svg(render.graph_to_dot(loop_graph()))
 
 
 @pytest.mark.pure
@@ -222,7 +124,7 @@ def test_one_cluster_per_kernel_holding_its_equations(traced, compiled):
     kernels = list(model.all_kernels())
     assert len(re.findall(r"subgraph cluster_k\d+ \{", dot)) == len(kernels)
     for index, kernel in enumerate(kernels):
-        body = _cluster_body(dot, f"cluster_k{index}")
+        body = cluster_body(dot, f"cluster_k{index}")
         assert f"{kernel.name} · {kernel.kind}" in body
         for label in kernel.eqn_labels:
             assert f'label="{label}\\n' in body
@@ -237,40 +139,26 @@ def test_kernel_graph_links_kernels_by_data_flow(traced, compiled):
     tanh_kernel = _kernel_index(model, owners[labels["tanh"]][0])
     sum_kernel = _kernel_index(model, owners[labels["reduce_sum"]][0])
     assert tanh_kernel != sum_kernel                         # XLA fuses them apart here
-    attrs = [a for _, _, a in _edges(render.kernels_to_dot(model, graph))]
+    attrs = [a for _, _, a in dot_edges(render.kernels_to_dot(model, graph))]
     assert f'ltail="cluster_k{tanh_kernel}", lhead="cluster_k{sum_kernel}"' in attrs
-
-
-def _kernel(name, kind, labels, bytes_estimate, body=(), lines=(2,)):
-    return Kernel(name=name, kind=kind, shape="f64[4]", fused_ops=("sine", "multiply"),
-                  eqn_labels=labels, source_lines=tuple(SourceLine(CELL, n, 4) for n in lines),
-                  operand_shapes=("f64[4]",), bytes_estimate=bytes_estimate, flops_estimate=8,
-                  body=body)
-
-
-def _loop_model() -> FusionModel:
-    inner = _kernel("body_fusion", "loop", ("e1:sin", "e2:multiply"), 64, lines=(3,))
-    loop = _kernel("while.1", "while", ("e1:sin", "e2:multiply", "e0:while_loop"), 32,
-                   body=(inner,))
-    return FusionModel((loop, _kernel("neg.2", "negate", ("e3:neg",), 96, lines=(4,))))
 
 
 @pytest.mark.pure
 def test_body_kernels_are_nested_clusters():
-    dot = render.kernels_to_dot(_loop_model(), _loop_graph())
+    dot = render.kernels_to_dot(loop_model(), loop_graph())
     assert len(re.findall(r"subgraph cluster_k\d+ \{", dot)) == 3
-    loop = _cluster_body(dot, "cluster_k0")
+    loop = cluster_body(dot, "cluster_k0")
     assert "subgraph cluster_k1 {" in loop                   # the body kernel sits inside
-    assert len(_nodes(loop, r"k0_e\d+")) == 1                # e1, e2 are drawn once, in k1
-    assert len(_nodes(_cluster_body(dot, "cluster_k1"), r"k1_e\d+")) == 2
-    edges = {(tail, head) for tail, head, _ in _edges(dot)}
+    assert len(nodes(loop, r"k0_e\d+")) == 1                # e1, e2 are drawn once, in k1
+    assert len(nodes(cluster_body(dot, "cluster_k1"), r"k1_e\d+")) == 2
+    edges = {(tail, head) for tail, head, _ in dot_edges(dot)}
     assert ("k1_e1", "k1_e2") in edges                       # fused chain inside the body
     assert ("k0_e0", "k2_e3") in edges                       # the loop's result feeds neg
 
 
 @pytest.mark.pure
 def test_kernel_graph_without_ir_still_has_clusters():
-    dot = render.kernels_to_dot(_loop_model(), None)
+    dot = render.kernels_to_dot(loop_model(), None)
     assert len(re.findall(r"subgraph cluster_k\d+ \{", dot)) == 3
 
 
@@ -281,7 +169,7 @@ def test_kernel_graph_without_ir_still_has_clusters():
 @pytest.mark.pure
 def test_fallback_report_shows_the_reason():
     reason = "line 2: 'print(m)': print() is a side effect; remove it"
-    report = _fallback_report(reason)
+    report = fallback_report(reason)
     page = render.report_html(report)
     assert "ran as plain Python" in page
     assert "line 2: &#x27;print(m)&#x27;: print() is a side effect; remove it" in page
@@ -306,7 +194,7 @@ def test_source_lines_are_coloured_by_their_kernel(report):
     colours = render.kernel_colours(report.kernels)
     line_kernels = report.kernels.line_to_kernels()
     html = render.source_html(report)
-    rows = re.findall(r"<div(?: title=\"[^\"]*\")? style=\"background:([^\"]+)\">(.*?)</div>", html)
+    rows = re.findall(r'<div class="psc-line"[^>]* style="background:([^"]+)">(.*?)</div>', html)
     tanh_row = next(bg for bg, row in rows if "np.tanh" in row)
     assert tanh_row == colours[line_kernels[(CELL, 2)][0]]
     def_row = next(bg for bg, row in rows if "def f" in row)
@@ -325,8 +213,8 @@ def test_kernel_table_lists_every_kernel_with_cell_lines(report):
 
 @pytest.mark.pure
 def test_kernel_table_is_sorted_by_estimated_cost():
-    report = _fallback_report()
-    report.kernels = _loop_model()
+    report = fallback_report()
+    report.kernels = loop_model()
     table = render.kernel_table_html(report)
     order = [table.index(name) for name in ("neg.2", "body_fusion", "while.1")]
     assert order == sorted(order)                             # 96 B, 64 B, 32 B
@@ -356,7 +244,7 @@ def test_cache_tab_lists_entries_misses_and_evictions():
 
 @pytest.mark.pure
 def test_cache_tab_without_events_says_so():
-    html = render.cache_html(_fallback_report())
+    html = render.cache_html(fallback_report())
     assert "No cached entries" in html and "No misses" in html and "No evictions" in html
 
 
@@ -381,7 +269,7 @@ def test_timing_tab_compares_medians_and_rates():
 
 @pytest.mark.pure
 def test_timing_tab_when_not_timed():
-    assert "Not timed" in render.timing_html(_fallback_report())
+    assert "Not timed" in render.timing_html(fallback_report())
 
 
 @pytest.mark.pure
@@ -413,42 +301,207 @@ def test_report_text_summarises_the_run(report):
 # The view
 # ---------------------------------------------------------------------------------------------
 
-@needs_dot
-@pytest.mark.xla
-def test_run_view_has_six_html_tabs(report):
-    import ipywidgets
-
-    from psc_jit.widgets import RunView
-    view = RunView(report)
-    assert view.tab.titles == ("Summary", "Graph", "Fused", "Cache", "Timing", "Text")
-    for child in view.tab.children:
-        assert isinstance(child, ipywidgets.HTML) and child.value.strip()
-    graph_tab, fused_tab = view.tab.children[1].value, view.tab.children[2].value
-    assert "<svg" in graph_tab and "<svg" in fused_tab
-    bundle = view._repr_mimebundle_()
-    assert "application/vnd.jupyter.widget-view+json" in bundle
-    assert bundle["text/plain"] == render.report_text(report)
-
-
-@pytest.mark.xla
-def test_run_view_without_dot_explains_and_keeps_other_tabs(report, monkeypatch, tmp_path):
-    from psc_jit.widgets import RunView
-    monkeypatch.setenv("PATH", str(tmp_path))
-    tab = RunView(report).tab
-    tabs = dict(zip(tab.titles, (child.value for child in tab.children), strict=True))
-    for title in ("Graph", "Fused"):
-        assert "apt-get install graphviz" in tabs[title] and "<svg" not in tabs[title]
-    assert "Kernels by estimated cost" in tabs["Fused"]     # the table needs no Graphviz
-    assert "compiled with XLA" in tabs["Summary"]
-    assert "<svg" in tabs["Timing"] and "<pre" in tabs["Text"]
-
-
 @pytest.mark.pure
 def test_mimebundle_for_front_ends_without_widgets():
     from psc_jit.widgets import mimebundle
-    report = _fallback_report()
+    report = fallback_report()
     bundle = mimebundle(report)
     assert set(bundle) == {"text/plain", "text/html"}
     assert bundle["text/plain"] == render.report_text(report)
     for title in ("Summary", "Graph", "Fused", "Cache", "Timing", "Text"):
         assert f"{title}</h3>" in bundle["text/html"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Explorer drawing: highlights, collapsing, tooltips, fan-out, zoom
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.pure
+def test_highlighted_equations_have_the_highlight_class():
+    dot = render.graph_to_dot(loop_graph(), highlight_labels=("e1:sin",))
+    assert 'class="psc_hl"' in node_line(dot, "e1")
+    assert "class=" not in node_line(dot, "e2") and "class=" not in node_line(dot, "e0")
+
+
+@pytest.mark.pure
+def test_collapsed_loop_is_one_node_lit_by_its_body():
+    dot = render.graph_to_dot(loop_graph(), highlight_labels=("e2:multiply",),
+                              collapse_loops=True)
+    assert "subgraph" not in dot
+    assert nodes(dot, r"e\d+") == ["e0", "e3"]
+    loop = node_line(dot, "e0")
+    assert "(2 equations inside)" in loop and 'class="psc_hl"' in loop
+    assert {(t, h) for t, h, _ in dot_edges(dot)} == {("in0", "e0"), ("e0", "e3"), ("e3", "out0")}
+
+
+@pytest.mark.pure
+def test_tooltips_give_shape_dtype_and_the_source_line():
+    source = {(CELL, 3): "    c = np.sin(c) * 0.5"}
+    dot = render.graph_to_dot(loop_graph(), source_text=source)
+    tooltip = re.search(r'tooltip="([^"]*)"', node_line(dot, "e1"))[1]
+    assert tooltip.split("\\n") == ["e1:sin", "out: f64[4] (shape (4,), dtype float64)",
+                                    "in: f64[4]", "line 3: c = np.sin(c) * 0.5"]
+    assert "source: <psc_jit cell widgets-test>:4:4" in node_line(dot, "e3")   # no text: where
+
+
+@pytest.mark.pure
+def test_an_input_read_by_many_equations_is_drawn_next_to_each_reader():
+    f64 = ShapedArray((3,), np.float64)
+    x, w = Var(f64), Var(f64)
+    eqns, value = [], x
+    for _ in range(render.FAN_OUT_LIMIT + 1):
+        out = Var(f64)
+        eqns.append(Eqn(SimpleNamespace(name="add"), (value, w), {}, (out,)))
+        value = out
+    dot = render.graph_to_dot(Graph((x, w), tuple(eqns), (value,)), input_names=("x", "w"))
+    copies = nodes(dot, r"e\d+_arg1")
+    assert len(copies) == render.FAN_OUT_LIMIT + 1
+    edges = {(t, h) for t, h, _ in dot_edges(dot)}
+    assert not any(tail == "in1" for tail, _ in edges)          # no long edges from w
+    assert ("e0_arg1", "e0") in edges and ("in0", "e0") in edges  # x is read once: drawn once
+    assert 'label="w"' in node_line(dot, "e2_arg1")
+
+
+@pytest.mark.pure
+def test_highlighted_kernels_are_outlined_and_their_equations_filled():
+    dot = render.kernels_to_dot(loop_model(), loop_graph(), highlight_kernels=("neg.2",),
+                                highlight_labels=("e3:neg",))
+    neg = cluster_body(dot, "cluster_k2")
+    assert 'class="psc_hl"' in neg.splitlines()[1] and 'color="#d32f2f"' in neg
+    assert 'class="psc_hl"' in node_line(dot, "k2_e3")
+    assert 'class="psc_hl"' not in cluster_body(dot, "cluster_k0")
+
+
+@pytest.mark.pure
+def test_collapsed_kernels_are_one_node_each_linked_by_data_flow():
+    dot = render.kernels_to_dot(loop_model(), loop_graph(), highlight_labels=("e1:sin",),
+                                collapse=True)
+    assert "subgraph" not in dot
+    assert nodes(dot, r"k\d+") == ["k0", "k1"]                   # the loop holds its body
+    assert "(3 IR equations inside)" in node_line(dot, "k0")
+    assert 'class="psc_hl"' in node_line(dot, "k0")              # e1 is inside it
+    edges = {(t, h) for t, h, _ in dot_edges(dot)}
+    assert edges == {("in0", "k0"), ("k0", "k1"), ("k1", "out0")}
+
+
+@pytest.mark.pure
+def test_labels_xla_joined_with_semicolons_are_separate_equations():
+    model = FusionModel((make_kernel("fused", "loop", ("e1:sin;e2:multiply",), 8),))
+    assert render.kernel_labels(model.kernels[0]) == ("e1:sin", "e2:multiply")
+    dot = render.kernels_to_dot(model, loop_graph())
+    assert nodes(dot, r"k0_e\d+") == ["k0_e1", "k0_e2"]
+
+
+_SVG = ('<svg width="200pt" height="100pt"\n viewBox="0.00 0.00 200.00 100.00" '
+        'xmlns="http://www.w3.org/2000/svg"><g/></svg>')
+
+
+@pytest.mark.pure
+def test_zoom_scales_the_svg_and_fit_follows_its_box():
+    assert '<svg width="300.0pt" height="150.0pt"' in render.scale_svg(_SVG, 1.5)
+    fit = render.scale_svg(_SVG, None)
+    assert fit.startswith('<svg width="100%" style="max-width:200pt; height:auto"')
+    assert 'viewBox="0.00 0.00 200.00 100.00"' in fit
+    pane = render.svg_pane(_SVG, 0.5)
+    assert "overflow:auto" in pane and 'width="100.0pt"' in pane
+
+
+@needs_dot
+@pytest.mark.pure
+def test_a_layout_that_takes_too_long_says_so():
+    with pytest.raises(DotMissing, match="longer than"):
+        render.dot_to_svg(render.graph_to_dot(loop_graph()) + "\n", timeout=1e-4)
+
+
+# ---------------------------------------------------------------------------------------------
+# Kernel table and source, highlighted
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.pure
+def test_kernel_table_sorts_by_flops_and_outlines_highlighted_rows():
+    table = render.kernel_table_html(loop_report(), sort_by="flops", highlight=("neg.2",))
+    order = [table.index(f"{name}</td>") for name in ("body_fusion", "while.1", "neg.2")]
+    assert order == sorted(order)                   # 80 flop (64 B), 80 flop (32 B), 4 flop
+    lit = re.findall(r'<tr class="psc_hl"[^>]*>(.*?)</tr>', table)
+    assert len(lit) == 1 and "neg.2" in lit[0]
+    assert "f64[4] ← f64[4]" in table                            # result and operand shapes
+
+
+@pytest.mark.pure
+def test_source_rows_carry_their_line_and_highlight():
+    html = render.source_html(loop_report(), highlight_lines=(3,))
+    rows = re.findall(r'<div class="(psc-line[^"]*)" data-line="(\d+)" data-kernels="([^"]*)"'
+                      r'[^>]* style="([^"]*)"', html)
+    assert [(line, names) for _, line, names, _ in rows] == [
+        ("2", "while.1"), ("3", "body_fusion"), ("4", "neg.2")]
+    classes = {line: cls for cls, line, _, _ in rows}
+    styles = {line: style for _, line, _, style in rows}
+    assert classes == {"2": "psc-line", "3": "psc-line psc_hl", "4": "psc-line"}
+    assert "outline:2px solid #d32f2f" in styles["3"] and "opacity" in styles["2"]
+    assert "opacity" not in render.source_html(loop_report())
+
+
+# ---------------------------------------------------------------------------------------------
+# Cache entries' sizes, and the notebook-wide overviews (%psc_cache, %psc_timings)
+# ---------------------------------------------------------------------------------------------
+
+def _signature(rows: int) -> Signature:
+    return Signature("s", (TracedLeaf("x", ShapedArray((rows, 200), np.float64), "array"),))
+
+
+def _entry(argument=1600, output=8, temp=0, code=0):
+    stats = SimpleNamespace(argument_bytes=argument, output_bytes=output, temp_bytes=temp,
+                            generated_code_bytes=code)
+    return SimpleNamespace(compile_seconds=0.5, memory_stats=lambda: stats)
+
+
+@pytest.mark.pure
+def test_cache_entries_show_their_size():
+    table = render.entries_table([CacheRecord("c", _signature(2), _entry(2048, 1024, 0, 512))])
+    assert "3.5 KiB: in 2 KiB, out 1 KiB, temp 0 B, code 512 B" in table
+    assert "500 ms" in table
+    assert "code" not in render.entries_table([CacheRecord("c", _signature(2), _entry())])
+
+
+@pytest.mark.pure
+def test_cache_overview_lists_every_cell_since_the_last_clear():
+    records = [CacheRecord("layer", _signature(500), _entry(), hits=3),
+               CacheRecord("softmax", _signature(9), _entry())]
+    events = [CacheEvent("trace", "miss", "old", "before the clear"),
+              CacheEvent("trace", "clear", "*"),
+              CacheEvent("trace", "miss", "layer", "x: f64[1000,200] → f64[500,200]"),
+              CacheEvent("trace", "evict", "softmax", "x: f64[3,200]")]
+    counts = {"entries": 2, "hits": 3, "misses": 1, "evictions": 1}
+    html = render.cache_overview_html(records, events, counts)
+    assert "2 entries, 3 hits, 1 misses, 1 evictions" in html
+    entries = html[html.index("Entries"):html.index("Misses")]
+    assert entries.count("<tr>") == 3 and "layer</td>" in entries and ">3<" in entries
+    misses = html[html.index("Misses"):html.index("Evictions")]
+    assert "x: f64[1000,200] → f64[500,200]" in misses and "before the clear" not in misses
+    assert "softmax</td>" in html[html.index("Evictions"):]
+    text = render.cache_overview_text(records, events, counts)
+    assert "layer: x: f64[500,200] (3 hits)" in text and "evict softmax: x: f64[3,200]" in text
+
+
+def _timed(name, signature, plain, compiled):
+    return RunReport(name=name, source="", filename=CELL, line_offset=1, compiled=True,
+                     signature=signature,
+                     timings=Timings((plain,), (compiled,), compiled, 0.1, 0.0, flops=1e6,
+                                     bytes_accessed=2e6))
+
+
+@pytest.mark.pure
+def test_timings_overview_compares_the_latest_timing_of_each_cell():
+    reports = [_timed("chain", "a: f64[10]", 4e-3, 1e-3), _timed("norms", "a: f64[10]", 2e-3, 1e-3),
+               _timed("chain", "a: f64[10]", 8e-3, 2e-3), _timed("chain", "a: f64[5]", 1e-3, 1e-3),
+               fallback_report()]
+    html = render.timings_overview_html(reports)
+    rows = re.findall(r"<tr>(.*?)</tr>", html[html.index("<tbody>"):])
+    assert [re.findall(r">([^<]*)</td>", row)[:2] for row in rows] == [
+        ["chain", "a: f64[10]"], ["norms", "a: f64[10]"], ["chain", "a: f64[5]"]]
+    assert "8 ms (8 ms – 8 ms)" in rows[0] and "4×" in rows[0]   # the later chain run
+    assert "500 MFLOP/s" in rows[0] and "954 MiB/s" in rows[0]
+    chart = html[html.index("<svg"):]
+    assert chart.count("<rect") == 6                              # plain and compiled per cell
+    assert "No timed" in render.timings_overview_html([fallback_report()])
+    assert "chain: plain 8 ms" in render.timings_overview_text(reports)

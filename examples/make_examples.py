@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""Write the example notebooks below (no outputs are stored):
+
+    python examples/make_examples.py          # all of them
+    python examples/make_examples.py fusion_explained
+
+fusion_explained.ipynb   what XLA fused, and which line went into which kernel
+cache_behaviour.ipynb    cache hits and misses: shapes, dtypes, static values, %psc_cache
+timing_comparisons.ipynb plain NumPy against compiled, cell by cell, and %psc_timings
+
+Edit the cells here and re-run it, so that the notebooks stay reviewable as diffs.
+(quickstart.ipynb has its own script, make_quickstart.py.)
+"""
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+SETUP = """\
+%load_ext psc_jit
+import numpy as np
+import psc_jit
+
+rng = np.random.default_rng(0)"""
+
+# ---------------------------------------------------------------------------------------------
+# fusion_explained
+# ---------------------------------------------------------------------------------------------
+
+ELEMENTWISE = """\
+%%psc_jit --name elementwise
+y = np.sin(x) * 2.0 + np.cos(x) ** 2
+z = np.sqrt(np.abs(y) + 1.0) - 0.5 * y"""
+
+SOFTMAX = """\
+%%psc_jit --name softmax
+shifted = logits - logits.max(axis=1, keepdims=True)
+e = np.exp(shifted)
+probs = e / e.sum(axis=1, keepdims=True)"""
+
+MLP = """\
+%%psc_jit --name mlp
+h = np.tanh(batch @ w1 + b1)
+out = h @ w2 + b2
+loss = ((out - target) ** 2).mean()"""
+
+LOOP = """\
+%%psc_jit --name loop
+h = batch
+for step in range(20):
+    h = 0.5 * h + np.tanh(h @ w_loop)
+energy = (h ** 2).sum()"""
+
+FUSION_EXPLAINED = [
+    ("markdown", """\
+# Fusion explained
+
+XLA does not run a cell's NumPy calls one by one: it *fuses* neighbouring operations into
+kernels, so an intermediate array that only feeds the next operation never goes to memory.
+Each `%%psc_jit` report has an **Explorer** tab that shows the same cell twice, side by side:
+
+* **before fusion**: the graph psc_jit traced, one node per array primitive;
+* **after fusion**: the kernels XLA made of it, one coloured box per kernel.
+
+Choose a kernel in the list under the graphs (costliest first) and its equations light up in
+both graphs and its lines light up in the cell's source; choose a line, or search for
+`tanh`, `exp` or `line 3`, and it works the other way round. Hover over a node for its
+shape, dtype and source line. `zoom %` and `fit width` scale the drawings; scroll to pan."""),
+    ("code", SETUP + """
+x = rng.standard_normal((500, 400))"""),
+    ("markdown", """\
+## An elementwise chain
+
+Every operation here maps each element of `x` to one element of the result, so XLA can do
+all of them in one pass over memory: a single loop fusion per output, however many NumPy
+calls the lines make."""),
+    ("code", ELEMENTWISE),
+    ("code", """\
+report = psc_jit.last_report()
+print(f"{report.n_primitives} primitives -> {report.n_kernels} kernels")
+for kernel in report.kernels.kernels:
+    print(f"{kernel.name:32} {kernel.kind:8} {', '.join(kernel.fused_ops)}")"""),
+    ("markdown", """\
+## Softmax
+
+A reduction (`max`, `sum`) has to see a whole row before the next step can use its result,
+so a softmax fuses into a few kernels, split at the reductions. In the Explorer, pick the
+kernel holding `exponential` and see which lines went into it."""),
+    ("code", """\
+logits = rng.standard_normal((256, 1000))"""),
+    ("code", SOFTMAX),
+    ("code", """\
+np.allclose(probs, np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True))"""),
+    ("markdown", """\
+## A small MLP
+
+Matrix products (`@`) become their own kernels (XLA calls a tuned library for them); the bias
+additions, `tanh` and the loss fuse around them. The kernel list, sorted by estimated bytes
+or flops, shows where the work is."""),
+    ("code", """\
+batch = rng.standard_normal((128, 64))
+w1, b1 = rng.standard_normal((64, 256)) / 8, np.zeros(256)
+w2, b2 = rng.standard_normal((256, 10)) / 16, np.zeros(10)
+target = rng.standard_normal((128, 10))"""),
+    ("code", MLP),
+    ("code", """\
+report = psc_jit.last_report()
+[(k.name, k.kind, k.bytes_estimate, k.flops_estimate) for k in report.kernels.kernels]"""),
+    ("markdown", """\
+## A loop
+
+psc_jit rolls a Python loop over traced values into one XLA `while` loop, so the graph does
+not grow with the number of steps. The Explorer draws the loop as a dashed cluster holding
+its condition and its body, and XLA's `while` kernel as a box holding the kernels of its
+body. Tick *collapse loops* and *collapse kernels* to fold each into a single node."""),
+    ("code", "w_loop = rng.standard_normal((64, 64)) / 16"),
+    ("code", LOOP),
+]
+
+# ---------------------------------------------------------------------------------------------
+# cache_behaviour
+# ---------------------------------------------------------------------------------------------
+
+LAYER = """\
+%%psc_jit --name layer
+h = np.tanh(x @ w + 1.0)
+loss = (h ** 2).mean()"""
+
+POWER = """\
+%%psc_jit --name power
+p = x
+for _ in range(n):
+    p = p * 0.5 + 1.0
+total = p.sum()"""
+
+CACHE_BEHAVIOUR = [
+    ("markdown", """\
+# Cache behaviour
+
+A compiled cell is cached under its **signature**: the dtype and shape of every array it
+reads, and the value of every static input (Python ints, bools, strings, ...). The same
+signature again is a *hit*: nothing is traced or compiled. A new signature is a *miss*, and
+the report's **Cache** tab says what changed, in the cell's own names."""),
+    ("code", SETUP + """
+x = rng.standard_normal((1000, 200))
+w = np.ones(200)"""),
+    ("markdown", "The first run is a miss (there is nothing to hit yet):"),
+    ("code", LAYER),
+    ("markdown", "The same cell again, with inputs of the same dtypes and shapes, is a hit:"),
+    ("code", LAYER),
+    ("code", "psc_jit.last_report().cache_hit"),
+    ("markdown", """\
+## A shape change
+
+Taking half the rows of `x` gives a new signature. The miss names `x` and both shapes."""),
+    ("code", "x = x[:500]"),
+    ("code", LAYER),
+    ("code", "psc_jit.last_report().miss_reason"),
+    ("markdown", """\
+## A dtype change
+
+A dtype is part of the signature too (the compiled program is specialised to it), so
+`float32` rows are a miss whose reason names `x`'s old and new type."""),
+    ("code", "x = x.astype(np.float32)"),
+    ("code", LAYER),
+    ("code", "psc_jit.last_report().miss_reason"),
+    ("markdown", """\
+## Static values
+
+A Python `int` is static: its value is part of the signature, and the loop below is traced
+for that many steps. Changing `n` is a miss whose reason says `(static)`."""),
+    ("code", """\
+x = rng.standard_normal(1000)
+n = 3"""),
+    ("code", POWER),
+    ("code", "n = 5"),
+    ("code", POWER),
+    ("code", "psc_jit.last_report().miss_reason"),
+    ("markdown", """\
+## The whole notebook's cache
+
+`%psc_cache` lists every cached program of the session with its hits, compile time and size,
+and every miss with its reason. `%psc_cache --clear` empties the caches; the next run of a
+cell compiles it again."""),
+    ("code", "%psc_cache"),
+    ("code", "%psc_cache --clear"),
+    ("code", "%psc_cache"),
+]
+
+# ---------------------------------------------------------------------------------------------
+# timing_comparisons
+# ---------------------------------------------------------------------------------------------
+
+TIMING_COMPARISONS = [
+    ("markdown", """\
+# Timing comparisons
+
+On a cache miss (or always, with `--compare`) psc_jit times the cell twice on copies of its
+inputs: as plain NumPy and compiled. The **Timing** tab shows both medians with their spread,
+the compile time and the first call separately, the speed-up, and the FLOP/s and bytes/s the
+compiled run achieved. `%psc_timings` puts every timed cell in one table and chart.
+
+Timings depend on the machine; where XLA fuses a chain of elementwise operations the compiled
+cell reads memory once instead of once per operation."""),
+    ("code", SETUP.replace("import psc_jit\n", "") + """
+a = rng.standard_normal(1_000_000)
+m = rng.standard_normal((512, 512))"""),
+    ("markdown", "A long elementwise chain: NumPy makes a temporary array per operation."),
+    ("code", """\
+%%psc_jit --compare --name chain
+r = np.exp(-a ** 2) * np.cos(3.0 * a) + np.sin(a) ** 2 - 0.5 * np.tanh(a)"""),
+    ("markdown", "A reduction over the same data:"),
+    ("code", """\
+%%psc_jit --compare --name norms
+norm = np.sqrt((a * a).sum())
+mean_abs = np.abs(a).mean()"""),
+    ("markdown", """\
+A matrix product followed by elementwise work: the product dominates, and both sides call a
+tuned library for it, so expect a smaller speed-up."""),
+    ("code", """\
+%%psc_jit --compare --name matmul
+g = np.tanh(m @ m.T) + 1.0"""),
+    ("markdown", "Every timed cell, side by side:"),
+    ("code", "%psc_timings"),
+]
+
+NOTEBOOKS = {
+    "fusion_explained": FUSION_EXPLAINED,
+    "cache_behaviour": CACHE_BEHAVIOUR,
+    "timing_comparisons": TIMING_COMPARISONS,
+}
+
+
+def build(name: str) -> nbformat.NotebookNode:
+    makers = {"markdown": new_markdown_cell, "code": new_code_cell}
+    cells = [makers[kind](source, id=f"cell-{number:02d}")
+             for number, (kind, source) in enumerate(NOTEBOOKS[name], start=1)]
+    metadata = {
+        "kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                       "language": "python"},
+        "language_info": {"name": "python"},
+    }
+    return new_notebook(cells=cells, metadata=metadata)
+
+
+def main(names: list[str]) -> None:
+    for name in names or NOTEBOOKS:
+        notebook = build(name)
+        nbformat.validate(notebook)
+        path = HERE / f"{name}.ipynb"
+        nbformat.write(notebook, path)
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

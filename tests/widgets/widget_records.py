@@ -1,0 +1,122 @@
+"""Records the widget tests draw: a small compiled cell, a hand-built loop graph and fusion
+model (no jaxlib needed), a fallback report, and helpers that read DOT text the way Graphviz
+would."""
+from __future__ import annotations
+
+import linecache
+import re
+import shutil
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from psc_jit.core.ir import Eqn, Graph, Literal, ShapedArray, SourceInfo, Var
+from psc_jit.core.kernels import FusionModel, Kernel, SourceLine
+from psc_jit.core.report import RunReport
+
+needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz `dot` not installed")
+
+CELL = "<psc_jit cell widgets-test>"
+SOURCE = """\
+def f(x, w):
+    h = np.tanh(x @ w + 1.0)   # x < w & 1
+    return h, (h ** 2).mean()
+"""
+
+
+def cell_function():
+    """`f` compiled under a cell's file name, so its equations point at the cell's lines."""
+    linecache.cache[CELL] = (len(SOURCE), None, SOURCE.splitlines(True), CELL)
+    namespace = {"np": np}
+    exec(compile(SOURCE, CELL, "exec"), namespace)
+    return namespace["f"]
+
+
+def args():
+    return np.ones((8, 8)), np.ones(8)
+
+
+def fallback_report(reason="line 2: 'print(m)': print() is a side effect; remove it"):
+    return RunReport(name="cell fallback", source="m = x.sum()\nprint(m)\n", filename=CELL,
+                     line_offset=1, compiled=False, fallback_reason=reason)
+
+
+# ---------------------------------------------------------------------------------------------
+# A loop, by hand: lines 2 (the loop), 3 (its body), 4 (after it)
+# ---------------------------------------------------------------------------------------------
+
+LOOP_SOURCE = "for _ in range(10):\n    c = np.sin(c) * 0.5\nr = -c\n"
+
+
+def loop_graph() -> Graph:
+    """x -> while_loop(body: c -> sin(c) * 0.5) -> neg -> result, built by hand."""
+    f64 = ShapedArray((4,), np.float64)
+    prim = SimpleNamespace
+    carried, body_out, mid = Var(f64), Var(f64), Var(f64)
+    body = Graph((carried,), (
+        Eqn(prim(name="sin"), (carried,), {}, (mid,), SourceInfo(CELL, 3, 8)),
+        Eqn(prim(name="multiply"), (mid, Literal.of(0.5)), {}, (body_out,), SourceInfo(CELL, 3, 8)),
+    ), (body_out,))
+    x, looped, result = Var(f64), Var(f64), Var(f64)
+    return Graph((x,), (
+        Eqn(prim(name="while_loop"), (x,), {"body_graph": body, "n": 10}, (looped,),
+            SourceInfo(CELL, 2, 0)),
+        Eqn(prim(name="neg"), (looped,), {}, (result,), SourceInfo(CELL, 4, 4)),
+    ), (result,))
+
+
+def kernel(name, kind, labels, bytes_estimate, body=(), lines=(2,), flops=8):
+    return Kernel(name=name, kind=kind, shape="f64[4]", fused_ops=("sine", "multiply"),
+                  eqn_labels=labels, source_lines=tuple(SourceLine(CELL, n, 4) for n in lines),
+                  operand_shapes=("f64[4]",), bytes_estimate=bytes_estimate, flops_estimate=flops,
+                  body=body)
+
+
+def loop_model() -> FusionModel:
+    inner = kernel("body_fusion", "loop", ("e1:sin", "e2:multiply"), 64, lines=(3,), flops=80)
+    loop = kernel("while.1", "while", ("e1:sin", "e2:multiply", "e0:while_loop"), 32,
+                  body=(inner,), flops=80)
+    return FusionModel((loop, kernel("neg.2", "negate", ("e3:neg",), 96, lines=(4,), flops=4)))
+
+
+def loop_report() -> RunReport:
+    """A compiled-looking report of the loop: its graph, its kernels, its source."""
+    return RunReport(name="loop", source=LOOP_SOURCE, filename=CELL, line_offset=1,
+                     compiled=True, graph=loop_graph(), kernels=loop_model(),
+                     signature="c: f64[4]", inputs=("c",), outputs=("r",))
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading DOT text
+# ---------------------------------------------------------------------------------------------
+
+_EDGE = re.compile(r"^\s*(\w+) -> (\w+)(?: \[(.*)\])?;$", re.M)
+
+
+def nodes(dot: str, pattern: str) -> list[str]:
+    return re.findall(rf"^\s*({pattern}) \[", dot, re.M)
+
+
+def node_line(dot: str, node_id: str) -> str:
+    return next(line for line in dot.splitlines() if line.strip().startswith(f"{node_id} ["))
+
+
+def edges(dot: str) -> list[tuple[str, str, str]]:
+    return _EDGE.findall(dot)
+
+
+def node_of(graph: Graph, prim_name: str) -> str:
+    labels = graph.labels()
+    return next(labels[e.id].split(":")[0] for e in graph.all_eqns() if e.prim.name == prim_name)
+
+
+def cluster_body(dot: str, cluster: str) -> str:
+    """The text of `subgraph cluster {...}`, nested clusters included."""
+    start = dot.index(f"subgraph {cluster} {{")
+    depth, index = 0, start
+    for index in range(start, len(dot)):
+        depth += {"{": 1, "}": -1}.get(dot[index], 0)
+        if depth == 0 and dot[index] == "}":
+            break
+    return dot[start:index + 1]

@@ -1,0 +1,162 @@
+"""What the explorer highlights when a kernel, a source line or a search is chosen.
+
+Pure functions of a RunReport: a choice becomes a `Highlight` (the IR equations, the kernels
+and the cell lines that belong together), which the renderers draw. Equations, kernels and
+lines are linked through the kernels' equation labels and source lines (from XLA's op
+metadata) and the equations' own source locations.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from .render import fmt_bytes, fmt_count, kernel_labels, kernels_by_cost
+
+__all__ = ["Highlight", "for_kernel", "for_line", "for_query", "kernel_choices", "line_choices"]
+
+
+@dataclass(frozen=True)
+class Highlight:
+    labels: frozenset[str] = frozenset()      # IR equation labels, `e5:tanh`
+    kernels: frozenset[str] = frozenset()     # kernel names
+    lines: frozenset[int] = frozenset()       # cell line numbers
+    text: str = ""                            # the choice, in words
+
+    def __bool__(self) -> bool:
+        return bool(self.labels or self.kernels or self.lines)
+
+    def __or__(self, other: Highlight) -> Highlight:
+        return Highlight(self.labels | other.labels, self.kernels | other.kernels,
+                         self.lines | other.lines, self.text or other.text)
+
+    def describe(self) -> str:
+        """`kernel add_tanh_fusion: 4 equations, 1 kernel, line 2`."""
+        lines = ", ".join(map(str, sorted(self.lines))) or "none"
+        counts = (f"{_plural(len(self.labels), 'equation')}, "
+                  f"{_plural(len(self.kernels), 'kernel')}, "
+                  f"{'line' if len(self.lines) == 1 else 'lines'} {lines}")
+        return f"{self.text}: {counts}" if self.text else counts
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Indexes of one report
+# ---------------------------------------------------------------------------------------------
+
+def _kernels(report) -> list[Any]:
+    return list(report.kernels.all_kernels()) if report.kernels is not None else []
+
+
+def _eqn_lines(report) -> dict[str, int]:
+    """Equation label -> its line in the cell (equations from elsewhere are left out)."""
+    if report.graph is None:
+        return {}
+    labels = report.graph.labels()
+    return {labels[eqn.id]: eqn.source.line for eqn in report.graph.all_eqns()
+            if eqn.source is not None and eqn.source.file == report.filename}
+
+
+def _walk(kernel) -> Iterable[Any]:
+    yield kernel
+    for inner in kernel.body:
+        yield from _walk(inner)
+
+
+def _kernel_lines(kernel, filename: str) -> set[int]:
+    return {source.line for source in kernel.source_lines if source.file == filename}
+
+
+# ---------------------------------------------------------------------------------------------
+# Choices
+# ---------------------------------------------------------------------------------------------
+
+def for_kernel(report, name: str) -> Highlight:
+    """A kernel (and the kernels of its body), its equations and the lines they came from."""
+    kernel = next((k for k in _kernels(report) if k.name == name), None)
+    if kernel is None:
+        return Highlight(text=f"kernel {name} (not in this run)")
+    inner = list(_walk(kernel))
+    labels = frozenset(label for k in inner for label in kernel_labels(k))
+    eqn_lines = _eqn_lines(report)
+    lines = {line for k in inner for line in _kernel_lines(k, report.filename)}
+    lines |= {eqn_lines[label] for label in labels if label in eqn_lines}
+    return Highlight(labels, frozenset(k.name for k in inner), frozenset(lines),
+                     f"kernel {name}")
+
+
+def for_line(report, line: int) -> Highlight:
+    """A cell line, the equations traced from it and the kernels they went into."""
+    labels = frozenset(label for label, at in _eqn_lines(report).items() if at == line)
+    kernels = frozenset(k.name for k in _kernels(report)
+                        if line in _kernel_lines(k, report.filename)
+                        or labels.intersection(kernel_labels(k)))
+    return Highlight(labels, kernels, frozenset({line}), f"line {line}")
+
+
+_LINE_QUERY = re.compile(r"^\s*(?:line\s*)?(\d+)\s*$", re.I)
+
+
+def for_query(report, query: str) -> Highlight:
+    """A search: `3` or `line 3` is that line; other text matches equation labels and
+    primitive names (`tanh`, `e5`), kernel names, kinds and fused ops, case-insensitively."""
+    line = _LINE_QUERY.match(query)
+    if line:
+        return for_line(report, int(line[1]))
+    needle = query.strip().lower()
+    if not needle:
+        return Highlight()
+    found = Highlight(text=f"search {query.strip()!r}")
+    for label in _matching_labels(report, needle):
+        found = found | _for_label(report, label)
+    for kernel in _kernels(report):
+        if _kernel_matches(kernel, needle):
+            found = found | for_kernel(report, kernel.name)
+    return found
+
+
+def _matching_labels(report, needle: str) -> list[str]:
+    if report.graph is None:
+        return []
+    return [label for label in report.graph.labels().values()
+            if needle in label.lower() or label.lower().split(":")[0] == needle]
+
+
+def _kernel_matches(kernel, needle: str) -> bool:
+    words = (kernel.name, kernel.kind, *kernel.fused_ops)
+    return any(needle in word.lower() for word in words)
+
+
+def _for_label(report, label: str) -> Highlight:
+    kernels = frozenset(k.name for k in _kernels(report) if label in kernel_labels(k))
+    line = _eqn_lines(report).get(label)
+    return Highlight(frozenset({label}), kernels,
+                     frozenset({line}) if line is not None else frozenset())
+
+
+# ---------------------------------------------------------------------------------------------
+# The options the explorer's lists offer
+# ---------------------------------------------------------------------------------------------
+
+def kernel_choices(report, sort_by: str = "bytes") -> list[tuple[str, str]]:
+    """(option text, kernel name), costliest first: `add_tanh_fusion · loop · 4.7 KiB · 600
+    flop`."""
+    if report.kernels is None:
+        return []
+    return [(f"{k.name} · {k.kind} · {fmt_bytes(k.bytes_estimate)} · "
+             f"{fmt_count(k.flops_estimate, 'flop')}", k.name)
+            for k in kernels_by_cost(report.kernels, sort_by)]
+
+
+def line_choices(report, width: int = 60) -> list[tuple[str, int]]:
+    """(option text, line number) for each non-blank line of the cell."""
+    numbered = enumerate(report.source.splitlines(), report.line_offset + 1)
+    return [(f"{number:>3}  {_clip(text.strip(), width)}", number)
+            for number, text in numbered if text.strip()]
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
