@@ -271,7 +271,9 @@ def _multi_output_ufunc(ufunc, inputs):
         (in_dtype,), _ = numpy_loop(ufunc, inputs)
         x = convert_result(ensure_tracer(inputs[0]), in_dtype)
         whole = call_ufunc(np.trunc, x)
-        return ufunc_kind(call_ufunc(np.subtract, x, whole), inputs), ufunc_kind(whole, inputs)
+        fraction = np_where(call_ufunc(np.isinf, x), 0, call_ufunc(np.subtract, x, whole))
+        fraction = call_ufunc(np.copysign, fraction, x)   # modf(-inf) = (-0, -inf), as C's
+        return ufunc_kind(fraction, inputs), ufunc_kind(whole, inputs)
     raise unsupported(f"np.{ufunc.__name__}")
 
 

@@ -355,7 +355,8 @@ def _einsum_value(text, operands, dtype) -> Tracer:
     for op in ops:
         op.take_diagonals()
         for lab, d in zip(op.labels, op.value.shape, strict=True):
-            sizes[lab] = max(sizes.get(lab, d), d) if d != 0 else 0
+            if sizes.get(lab, 1) == 1:      # (NumPy checked: the sizes agree or are 1)
+                sizes[lab] = d
     for op in ops:
         op.drop_broadcast_axes(sizes)
     acc = ops[0]

@@ -17,7 +17,7 @@ from .indexing import getitem
 from .numpy_api import (as_kind, broadcast_to, call_ufunc, convert, ensure_tracer, implements,
                         normalize_axes, reshape, unsupported)
 from .numpy_linalg import as_array
-from .numpy_sorting import np_take
+from .numpy_sorting import take_in_bounds
 from .registry import primitive
 from .shape_ops import np_concatenate, np_reshape, np_swapaxes
 from .tracing import Tracer, bind
@@ -143,7 +143,7 @@ def _roll_traced(a: Tracer, shift: Tracer, ax: int) -> Tracer:
     if n == 0:
         return a
     positions = call_ufunc(np.subtract, np.arange(n, dtype=np.int64), convert(shift, np.int64))
-    return np_take(a, call_ufunc(np.remainder, positions, np.int64(n)), axis=ax)
+    return take_in_bounds(a, call_ufunc(np.remainder, positions, np.int64(n)), ax)
 
 
 @implements(np.roll)

@@ -44,8 +44,37 @@ def sort_permutation(a: Tracer, ax: int) -> Tracer:
 
 
 def _along_axis(a: Tracer, order: Tracer, ax: int) -> Tracer:
-    from .indexing import getitem
-    return getitem(a, _open_index(a.shape, order, ax))
+    """np.take_along_axis for indices known to be in bounds (no run-time check): one gather
+    at flat positions."""
+    shape = np.broadcast_shapes(a.shape, order.shape)
+    if not a.size:
+        return as_kind(ensure_tracer(np.zeros(shape, a.dtype)), "array")
+    strides = [int(np.prod(a.shape[d + 1:], dtype=np.int64)) for d in range(a.ndim)]
+    static = sum(np.arange(n).reshape([-1 if d == k else 1 for k in range(a.ndim)]) * strides[d]
+                 for d, n in enumerate(a.shape) if d != ax)
+    positions = call_ufunc(np.add, call_ufunc(np.multiply, convert(order, np.int64),
+                                              np.int64(strides[ax])), np.asarray(static))
+    positions = broadcast_to(positions, shape)
+    return _gather_flat(reshape(a, (a.size,)), positions)
+
+
+def _gather_flat(flat: Tracer, positions) -> Tracer:
+    index = reshape(ensure_tracer(positions), tuple(np.shape(positions)) + (1,))
+    return as_kind(bind(primitive("gather"), flat, index, num_indexed=1), "array")
+
+
+def take_in_bounds(a: Tracer, index, ax: int = 0) -> Tracer:
+    """np.take(a, index, axis=ax) for indices known to be in bounds (no run-time check)."""
+    if not a.size:
+        shape = a.shape[:ax] + np.shape(index) + a.shape[ax + 1:]
+        return as_kind(ensure_tracer(np.zeros(shape, a.dtype)), "array")
+    moved = transpose(a, [ax] + [d for d in range(a.ndim) if d != ax])
+    index = ensure_tracer(index)
+    gathered = bind(primitive("gather"), moved, reshape(convert(index, np.int64),
+                                                        index.shape + (1,)), num_indexed=1)
+    k = index.ndim
+    order = list(range(k, k + ax)) + list(range(k)) + list(range(k + ax, gathered.ndim))
+    return as_kind(transpose(gathered, order), "array")
 
 
 def sorted_along(a: Tracer, ax: int) -> Tracer:
@@ -102,7 +131,7 @@ def np_searchsorted(a, v, side="left", sorter=None):
     if side not in ("left", "right"):
         raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
     if sorter is not None:
-        a = np_take(a, sorter)
+        a = np_take(a, sorter)          # (user indices: checked at run time, as NumPy does)
     v_arr = as_array(v)
     dtype = np.result_type(a.dtype, v_arr.dtype)
     a, values = convert(a, dtype), convert(v_arr, dtype)
@@ -117,7 +146,7 @@ def np_searchsorted(a, v, side="left", sorter=None):
 def _halve(a, values, lo, hi, side):
     n = a.shape[0]
     mid = call_ufunc(np.right_shift, call_ufunc(np.add, lo, hi), np.int64(1))
-    at_mid = np_take(a, call_ufunc(np.minimum, mid, np.int64(n - 1)))
+    at_mid = take_in_bounds(a, call_ufunc(np.minimum, mid, np.int64(n - 1)))
     if side == "left":
         go_right = _before(at_mid, values)
     else:
@@ -145,7 +174,6 @@ def _wrap_indices(indices, n, mode):
 @implements(np.take)
 def np_take(a, indices, axis=None, out=None, mode="raise"):
     from .indexing import getitem
-    from .numpy_api import assign_into
     a = as_array(a)
     if axis is None or (a.ndim == 0 and axis in (0, -1)):   # (NumPy's 0-d quirk)
         a, ax = reshape(a, (a.size,)), 0
@@ -156,13 +184,19 @@ def np_take(a, indices, axis=None, out=None, mode="raise"):
             raise TypeError(f"Cannot cast array data from dtype('{indices.dtype}') to "
                             "dtype('int64') according to the rule 'safe'")
         index = _wrap_indices(convert(indices, np.int64), a.shape[ax], mode)
+        if mode != "raise" and a.shape[ax]:
+            result = take_in_bounds(a, index, ax)
+            return _take_result(result, index, a, out)
     else:
         index = np.asarray(indices)
         if mode != "raise":
             index = np.take(np.arange(a.shape[ax]), index, mode=mode)
-    scalar_index = np.ndim(index) == 0
-    result = getitem(a, (slice(None),) * ax + (index,))
-    kind = "scalar" if scalar_index and a.ndim == 1 else "array"
+    return _take_result(getitem(a, (slice(None),) * ax + (index,)), index, a, out)
+
+
+def _take_result(result, index, a, out):
+    from .numpy_api import assign_into
+    kind = "scalar" if np.ndim(index) == 0 and a.ndim == 1 else "array"
     result = as_kind(result, kind)
     return assign_into(out, result, "np.take(..., out=...)") if out is not None else result
 

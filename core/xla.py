@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -54,8 +55,19 @@ def jaxlib_version() -> str:
     return _jaxlib()[0].__version__
 
 
+_CLIENT_LOCK = threading.Lock()
+
+
 @functools.cache
 def _client():
+    """One CPU client per process: buffers and executables of two clients do not mix, so
+    creating it is serialized (two threads' first calls must not make two)."""
+    with _CLIENT_LOCK:
+        return _make_client()
+
+
+@functools.cache
+def _make_client():
     _, _jax, xla_client = _jaxlib()
     return xla_client.make_cpu_client()
 

@@ -6,8 +6,8 @@ primitives it lowers to, and the dtypes the tests compare against NumPy.
 
 The primitives are found by tracing one small example per entry (the `EXAMPLES` table below,
 plus one example per ufunc and per method made from the entry itself); the dtypes come from
-the cases of tests/core/test_numpy_api.py (the dtypes for which NumPy accepts a case's
-inputs: those are the ones the tests compare).
+the plan of tests/core/test_numpy_api.py (`dtypes_compared()`: the runs where NumPy accepts a
+case's inputs, which are the ones the tests compare).
 """
 from __future__ import annotations
 
@@ -201,32 +201,6 @@ def load_tests():
     return module
 
 
-def dtypes_accepted(tests) -> dict:
-    """Per covered callable (or method name): the dtypes for which NumPy accepts the inputs of
-    at least one of its cases in one scenario (so the tests compare psc_jit on them)."""
-    found: dict = {}
-    for case in tests.CASES:
-        for dtype in tests.DTYPES:
-            if dtype.kind not in case.kinds or tests._known(case, dtype):
-                continue
-            if _accepted(tests, case, dtype):
-                for f in case.covers:
-                    found.setdefault(f, set()).add(dtype.name)
-    return found
-
-
-def _accepted(tests, case, dtype) -> bool:
-    input_set = tests.SETS[case.inputs]
-    for scenario in input_set.scenarios:
-        inputs = input_set.values(dtype, scenario, np.random.default_rng(7))
-        try:
-            tests.numpy_result(case, inputs)
-            return True
-        except Exception:   # noqa: BLE001 (NumPy refuses this dtype)
-            continue
-    return False
-
-
 def dtype_text(names: set) -> str:
     if not names:
         return "—"
@@ -249,7 +223,9 @@ def dtype_text(names: set) -> str:
 
 def build() -> str:
     tests = load_tests()
-    dtypes = dtypes_accepted(tests)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dtypes = tests.dtypes_compared()
     function_rows = [(numpy_name(f), primitives_of(EXAMPLES.get(f, _default_example(f))),
                       dtype_text(dtypes.get(f, set()))) for f in functions()]
     ufunc_rows = [(f"np.{u.__name__}", primitives_of(_ufunc_example(u)),
@@ -259,7 +235,8 @@ def build() -> str:
         try:
             primitives = method_primitives(m)
         except TraceError as err:     # a refusal (.item(), .tolist(), ...): listed as such
-            refused_methods.append((f"ndarray.{m}", err.message))
+            refused_methods.append((f"ndarray.{m}", err.message.replace(
+                " is not supported by psc_jit", "")))
             continue
         method_rows.append((f"ndarray.{m}", primitives, dtype_text(
             dtypes.get(f".{m}", set()) or _method_dtypes(m, dtypes))))

@@ -139,3 +139,20 @@ def test_loops_of_a_function_with_source_are_rolled_into_one_xla_loop():
     assert sum(1 for _ in graph.all_eqns()) < 60            # not 500 copies of the body
     unrolled = jit(running_sum, roll=False).trace(x, 500).graph
     assert sum(1 for _ in unrolled.all_eqns()) > 1000
+
+
+def test_first_use_from_two_threads_shares_one_xla_client():
+    import subprocess
+    import sys
+    code = ("import threading, numpy as np\n"
+            "from psc_jit.core import jit\n"
+            "out = []\n"
+            "def go(k):\n"
+            "    out.append(jit(lambda x: x * k)(np.ones(3)).tolist())\n"
+            "ts = [threading.Thread(target=go, args=(k,)) for k in (2.0, 3.0)]\n"
+            "[t.start() for t in ts]; [t.join() for t in ts]\n"
+            "print(sorted(out))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[[2.0, 2.0, 2.0], [3.0, 3.0, 3.0]]"
