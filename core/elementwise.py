@@ -60,9 +60,14 @@ def _real_dtype(dtype) -> np.dtype:
     return np.real(np.zeros((), dtype)).dtype
 
 
+def _part(aval):
+    """The abstract value of a complex value's real (or imaginary) part."""
+    return aval.update(dtype=_real_dtype(aval.dtype))
+
+
 def complex_parts(ctx, z, aval):
     """The real and imaginary parts of a complex value, and their abstract value."""
-    part = aval.update(dtype=_real_dtype(aval.dtype))
+    part = _part(aval)
     return (ctx.unary("stablehlo.real", z, aval, part), ctx.unary("stablehlo.imag", z, aval, part),
             part)
 
@@ -168,26 +173,28 @@ def divide_lowering(ctx, x, y, **_):
 
 
 def _complex_divide(ctx, x, y, aval):
-    """NumPy's complex division (Smith's method, as its loop writes it): scale by the larger
-    part of y, and divide by a zero y part by part (giving NumPy's infinities and NaNs). It
-    divides where NumPy multiplies by 1/denominator: XLA would flush a subnormal 1/denominator
-    to zero."""
+    """NumPy's complex division (Smith's method, as its loop writes it). With r the ratio of
+    y's smaller part to its larger:
+        |yr| >= |yi|:  ((xr + xi r) + i (xi - xr r)) / (yr + yi r)
+        otherwise:     ((xi + xr r) - i (xr - xi r)) / (yi + yr r)
+    and a zero y divides part by part (NumPy's infinities and NaNs). It divides where NumPy
+    multiplies by 1/denominator, which XLA would flush to zero where it is subnormal."""
     (xr, xi, part), (yr, yi, _) = complex_parts(ctx, x, aval), complex_parts(ctx, y, aval)
     add, sub, mul, div = (partial(ctx.binary, f"stablehlo.{op}", aval=part)
                           for op in ("add", "subtract", "multiply", "divide"))
-    rat = div(yi, yr)                                   # when |yr| >= |yi|
-    denominator = add(yr, mul(yi, rat))
-    re_by_real = div(add(xr, mul(xi, rat)), denominator)
-    im_by_real = div(sub(xi, mul(xr, rat)), denominator)
-    rat = div(yr, yi)                                   # otherwise
-    denominator = add(yi, mul(yr, rat))
-    re_by_imag = div(add(mul(xr, rat), xi), denominator)
-    im_by_imag = div(sub(mul(xi, rat), xr), denominator)
     abs_yr = ctx.unary("stablehlo.abs", yr, part)
     by_real = _compare(ctx, "GE", abs_yr, ctx.unary("stablehlo.abs", yi, part), part)
+
+    def pick(if_by_real, otherwise):
+        return _select(ctx, by_real, if_by_real, otherwise, part)
+    big, small = pick(yr, yi), pick(yi, yr)
+    ratio = div(small, big)
+    denominator = add(big, mul(small, ratio))
+    first, second = pick(xr, xi), pick(xi, xr)
+    re = div(add(first, mul(second, ratio)), denominator)
+    im = div(sub(second, mul(first, ratio)), denominator)
+    im = pick(im, ctx.unary("stablehlo.negate", im, part))
     y_is_zero = _compare(ctx, "EQ", y, _zeros(ctx, aval), aval)
-    re = _select(ctx, by_real, re_by_real, re_by_imag, part)
-    im = _select(ctx, by_real, im_by_real, im_by_imag, part)
     re = _select(ctx, y_is_zero, div(xr, abs_yr), re, part)
     im = _select(ctx, y_is_zero, div(xi, abs_yr), im, part)
     return _complex(ctx, re, im, part, aval)
@@ -264,7 +271,7 @@ def abs_lowering(ctx, x, **_):
 
 def _complex_abs(ctx, z, aval):
     """hypot's rule: an infinite part makes |z| infinite, even beside a NaN."""
-    part = aval.update(dtype=_real_dtype(aval.dtype))
+    part = _part(aval)
     inf = ctx.constant(np.array(np.inf, part.dtype), part)
     return _select(ctx, _isinf_complex(ctx, z, aval), inf,
                    ctx.unary("stablehlo.abs", z, aval, part), part)
@@ -359,14 +366,14 @@ def _complex_power(ctx, x, y, aval):
     """exp(y log x), as the C library's cpow computes it (XLA's own power overflows for |x|
     near the largest float), after NumPy's cases: x**0 is 1; 0**y is 0 for y.real > 0, else
     NaN."""
-    zero, part = _zeros(ctx, aval), aval.update(dtype=_real_dtype(aval.dtype))
+    zero, part = _zeros(ctx, aval), _part(aval)
     nan = ctx.constant(np.array(complex(np.nan, np.nan), aval.dtype), aval)
     y_re_positive = _compare(ctx, "GT", ctx.unary("stablehlo.real", y, aval, part),
                              _zeros(ctx, part), part)
     of_zero = _select(ctx, y_re_positive, zero, nan, aval)
     y_log_x = ctx.binary("stablehlo.multiply", y, ctx.unary("stablehlo.log", x, aval), aval)
     result = _select(ctx, _compare(ctx, "EQ", x, zero, aval), of_zero,
-                     ctx.unary("stablehlo.exponential", y_log_x, aval), aval)
+                     _complex_exp(ctx, y_log_x, aval), aval)
     one = ctx.constant(np.ones((), aval.dtype), aval)
     return _select(ctx, _compare(ctx, "EQ", y, zero, aval), one, result, aval)
 
@@ -430,7 +437,25 @@ def exp2_lowering(ctx, x, **_):
     def times_log2(value, part):
         log2 = ctx.constant(np.log(np.array(2.0, part.dtype)), part)
         return ctx.binary("stablehlo.multiply", value, log2, part)
-    return [ctx.unary("stablehlo.exponential", _map_parts(ctx, times_log2, x, aval), aval)]
+    return [_complex_exp(ctx, _map_parts(ctx, times_log2, x, aval), aval)]
+
+
+def exp_lowering(ctx, x, **_):
+    aval = _aval(ctx)
+    if aval.dtype.kind == "c":
+        return [_complex_exp(ctx, x, aval)]
+    return [ctx.unary("stablehlo.exponential", x, aval)]
+
+
+def _complex_exp(ctx, z, aval):
+    """exp(z), and 0 where z's real part is -inf, whatever its imaginary part (C99's cexp;
+    XLA's gives NaN for exp(-inf + inf*j), as does exp(-inf + nan*j))."""
+    part = _part(aval)
+    minus_inf = ctx.constant(np.array(-np.inf, part.dtype), part)
+    zero_magnitude = _compare(ctx, "EQ", ctx.unary("stablehlo.real", z, aval, part), minus_inf,
+                              part)
+    return _select(ctx, zero_magnitude, _zeros(ctx, aval),
+                   ctx.unary("stablehlo.exponential", z, aval), aval)
 
 
 def expm1_lowering(ctx, x, **_):
@@ -665,7 +690,6 @@ def _define(name, impl, lowering, dtype_rule=same_dtype_rule, doc="", weak_rule=
 UNARY_SINGLE_OP = {
     # name: (stablehlo op, NumPy ufunc)
     "negative": ("stablehlo.negate", np.negative),
-    "exp": ("stablehlo.exponential", np.exp),
     "log": ("stablehlo.log", np.log),
     "cbrt": ("stablehlo.cbrt", np.cbrt),
     "tan": ("stablehlo.tan", np.tan),
@@ -771,6 +795,7 @@ _define("signbit", partial(_ufunc_impl, np.signbit), signbit_lowering,
 
 _define("log2", partial(_ufunc_impl, np.log2), partial(log_base_lowering, 2.0))
 _define("log10", partial(_ufunc_impl, np.log10), partial(log_base_lowering, 10.0))
+_define("exp", partial(_ufunc_impl, np.exp), exp_lowering)
 _define("exp2", partial(_ufunc_impl, np.exp2), exp2_lowering)
 
 

@@ -274,6 +274,10 @@ def _gather_dnums(aval, indices, num_indexed):
 
 def gather_lowering(ctx, x, indices, *, num_indexed):
     aval, idx_aval = ctx.avals_in
+    if 0 in aval.shape[:num_indexed]:
+        # Nothing to pick from, so no index can be given: the result is empty. (XLA rejects
+        # the slice of 1 from an empty axis.)
+        return [ctx.constant(np.zeros((), aval.dtype), ctx.avals_out[0])]
     sizes = [1] * num_indexed + list(aval.shape[num_indexed:])
     return ctx.op("stablehlo.gather", [x, indices], ctx.avals_in, ctx.avals_out, {
         "dimension_numbers": _gather_dnums(aval, idx_aval, num_indexed),

@@ -1,4 +1,6 @@
-"""Lowering to StableHLO text: op locations, and constants that survive the trip through XLA."""
+"""Lowering to StableHLO text: op locations, and constants that survive the trip through XLA.
+
+The text tests are `pure`; the round trips through a compiled program are `xla`."""
 from __future__ import annotations
 
 import re
@@ -9,8 +11,6 @@ import pytest
 from psc_jit.core.ir import Eqn, Graph, Literal, ShapedArray, SourceInfo, Var
 from psc_jit.core.lowering import dense_attr, lower
 from psc_jit.core.registry import load_all
-
-pytestmark = pytest.mark.pure
 
 PRIMS = load_all()
 F64_3 = ShapedArray((3,), np.float64)
@@ -56,6 +56,7 @@ def op_lines(text: str) -> list[str]:
             if (OP_LINE.match(line) and not line.endswith("({")) or line.lstrip().startswith("})")]
 
 
+@pytest.mark.pure
 def test_every_op_carries_its_equation_and_source_line():
     graph = graph_of([F64_3, ShapedArray((), np.int32)], several_ops)
     text = lower(graph)
@@ -74,6 +75,7 @@ def test_every_op_carries_its_equation_and_source_line():
     assert seen == set(sources), "an equation emitted no op"
 
 
+@pytest.mark.pure
 def test_labels_name_the_position_and_the_primitive():
     graph = graph_of([F64_3, ShapedArray((), np.int32)], several_ops)
     labels = [graph.labels()[eqn.id] for eqn in graph.all_eqns()]
@@ -81,11 +83,13 @@ def test_labels_name_the_position_and_the_primitive():
     assert all(label.startswith(f"e{n}:") for n, label in enumerate(labels))
 
 
+@pytest.mark.pure
 def test_the_same_graph_lowers_to_the_same_text():
     graph = graph_of([F64_3, ShapedArray((), np.int32)], several_ops)
     assert lower(graph) == lower(graph)
 
 
+@pytest.mark.pure
 def test_file_names_are_quoted():
     graph = graph_of([F64_3], lambda emit, x: [emit("sin", x)], file='C:\\cells\\"odd".py')
     (line,) = op_lines(lower(graph))
@@ -129,6 +133,7 @@ def constant_graph(value: np.ndarray) -> Graph:
     return graph_of([], lambda emit: [emit("reshape", literal, new_shape=value.shape)])
 
 
+@pytest.mark.pure
 def test_splat_and_non_splat_constants_are_written_as_such():
     assert dense_attr(np.full((2,), -0.0), F64_3.update(shape=(2,))) == \
         "dense<-0.0> : tensor<2xf64>"
@@ -139,6 +144,7 @@ def test_splat_and_non_splat_constants_are_written_as_such():
     assert dense_attr(np.array([1.0, 2.0]), F64_3.update(shape=(2,))).startswith('dense<"0x')
 
 
+@pytest.mark.pure
 @pytest.mark.parametrize("name", sorted(CONSTANTS))
 def test_constant_op_carries_a_location(name):
     text = lower(constant_graph(CONSTANTS[name]))

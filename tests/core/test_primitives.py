@@ -21,7 +21,12 @@ it on NumPy inputs and compares with `impl` on the same inputs. Same dtype, same
   sign of a zero result (-0.0 + 0.0 or 0.0 + -0.0, by the order) is not compared.
 
 Where NumPy's result is undefined or left to the platform, the inputs are replaced by 1
-before both sides run (`undefined_positions` says which and why).
+before both sides run (`undefined_positions` says which and why): negative integer powers
+(NumPy raises), integer 1/0 (C's inf -> int), float -> integer conversion of NaN, inf and
+out-of-range values, complex arctan and arctanh at an infinite part beside a NaN and complex
+power wherever the C library's own special cases or overflow decide, max/min's sign of a
+zero result, and the few complex cases where XLA's CPU compiler differs from C by design:
+it fuses a*b + c (no overflow of a*b) and flushes subnormal intermediates to zero.
 """
 from __future__ import annotations
 
@@ -106,7 +111,7 @@ def rtol_of(dtype: np.dtype, name: str = "") -> float:
 
 
 def _close_real(got, want, rtol, scale):
-    atol = np.finfo(want.dtype).tiny
+    atol = np.finfo(want.dtype).tiny if rtol else 0.0
     with np.errstate(all="ignore"):
         return (got == want) | (np.isfinite(want) & (np.abs(got - want) <= rtol * scale + atol))
 
@@ -227,10 +232,10 @@ def shapes(min_dims=0, nonempty=False):
 UFUNC_PRIMS = sorted(name for name in PRIMS if isinstance(getattr(np, name, None), np.ufunc))
 
 # NumPy takes the complex versions of these from the C library, whose values for an infinite
-# part (C99 Annex G) are informative, not required, and are not what XLA computes.
-C_LIBRARY_COMPLEX = frozenset({
-    "exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan", "sinh", "cosh", "tanh",
-    "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "power"})
+# part beside a NaN (C99 Annex G: catanh(inf + nan*j) = 0 + nan*j) are informative, not
+# required, and are not what CHLO computes. (The other complex functions, and these at all
+# other values, match NumPy at infinite parts too.)
+C_LIBRARY_COMPLEX = frozenset({"arctan", "arctanh"})
 # IEEE 754 lets max(-0.0, +0.0) be either zero; NumPy's SIMD and scalar loops differ.
 SIGN_OF_ZERO_UNSPECIFIED = frozenset({"maximum", "minimum", "fmax", "fmin"})
 
@@ -257,13 +262,19 @@ def undefined_positions(name: str, dtype: np.dtype, args) -> np.ndarray:
         undefined |= args[0] == 0          # 1/0 is inf, and inf -> int is undefined in C
     if name in C_LIBRARY_COMPLEX and dtype.kind == "c":
         for a in args:
-            undefined |= np.isinf(a.real) | np.isinf(a.imag)
+            undefined |= (np.isinf(a.real) & np.isnan(a.imag)) | (np.isnan(a.real)
+                                                                  & np.isinf(a.imag))
     if name in ("multiply", "square") and dtype.kind == "c":
         undefined |= _a_product_overflows(args[0], args[-1])
     if name == "divide" and dtype.kind == "c":
         undefined |= _infinite_over_subnormal_ratio(*args)
     if name == "power" and dtype.kind == "c":
         undefined |= _c_library_power(*args)
+    if name == "exp2" and dtype.kind == "c":
+        # NumPy scales the parts by log(2) first; XLA flushes a subnormal product to zero
+        part = args[0].imag
+        scaled = np.abs(part) * np.log(np.array(2, part.dtype))
+        undefined |= (scaled > 0) & (scaled < np.finfo(scaled.dtype).tiny)
     return undefined
 
 
@@ -279,7 +290,8 @@ def _a_product_overflows(x, y):
 
 def _infinite_over_subnormal_ratio(x, y):
     """NumPy divides by y through the ratio of y's parts; where that ratio is subnormal, XLA's
-    CPU runtime flushes it to zero, and an infinite x meets inf * 0."""
+    CPU runtime flushes it to zero. For a finite x that moves the result by less than the
+    tolerance (relative to |x/y|), but an infinite x then meets inf * 0."""
     small, big = np.minimum(abs(y.real), abs(y.imag)), np.maximum(abs(y.real), abs(y.imag))
     with np.errstate(all="ignore"):
         ratio = small / big
@@ -556,11 +568,13 @@ def dynamic_update_slice_inputs(draw):
 
 @st.composite
 def gather_scatter_operands(draw, elements=values):
-    """An operand, and indices into its first k axes (some out of range: they are clipped)."""
+    """An operand, and indices into its first k axes (some out of range: they are clipped;
+    an operand with an empty axis among them takes no index)."""
     dtype = draw(st.sampled_from(ALL_DTYPES))
-    x = draw(arrays(dtype, draw(shapes(min_dims=1, nonempty=True)), elements(dtype)))
+    x = draw(arrays(dtype, draw(shapes(min_dims=1)), elements(dtype)))
     k = draw(st.integers(1, x.ndim))
-    batch = draw(st.sampled_from([(), (0,), (3,), (2, 2)]))
+    empty = 0 in x.shape[:k]
+    batch = draw(st.sampled_from([(0,), (2, 0)] if empty else [(), (0,), (3,), (2, 2)]))
     columns = [draw(arrays(np.int64, batch, st.integers(-2, d + 2)))[..., None]
                for d in x.shape[:k]]
     index_dtype = draw(st.sampled_from((np.int32, np.int64)))
@@ -697,7 +711,8 @@ def test_while_loop(compile_cached, n, c, x):
 def test_cond(compile_cached, index, x, y):
     args = [np.int32(index), x, y]
     got, want = run(compile_cached, "cond", args, branches=BRANCHES)
-    check_exact(got, want, args, {}, "cond", signed_zeros=False)
+    assert_same(got[0], want[0], rtol_of(np.float64), signed_zeros=False, inputs=args[1:],
+                what="cond")
 
 
 def test_every_primitive_is_tested():
