@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import functools
 import importlib.util
 import io
 import pathlib
@@ -107,9 +108,9 @@ def main() -> int:
         report = psc_jit.last_report()
         compile_s = sum(report.stage_seconds.get(k, 0.0) for k in ("trace", "lower", "compile"))
 
-        def magic():
+        def magic(inputs=inputs, cell=w.CELL):
             shell.user_ns.update(inputs)
-            shell.run_cell_magic("psc_jit", "--quiet --no-compare", w.CELL)
+            shell.run_cell_magic("psc_jit", "--quiet --no-compare", cell)
         magic_ms = best_ms(magic, args.repeat)
 
         analysis = analyze_cell(w.CELL)
@@ -118,7 +119,7 @@ def main() -> int:
         arguments = {"np": np, **copy.deepcopy(inputs)}
         call_args = {n: arguments[n] for n in names}
         jitted(**call_args)
-        jit_ms = best_ms(lambda: jitted(**call_args), args.repeat)
+        jit_ms = best_ms(functools.partial(jitted, **call_args), args.repeat)
 
         jax_fn = jax_runner(w.CELL, inputs, w.OUTPUTS)
         jax_ms = best_ms(jax_fn, args.repeat) if jax_fn else float("nan")

@@ -20,7 +20,7 @@ from . import methods  # noqa: F401  (wires operators and NumPy dispatch onto Tr
 from . import indexing, passes, xla
 from .cache import (EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, StaticLeaf,
                     TracedLeaf, executable_key)
-from .ir import Graph, Literal, ShapedArray, Var
+from .ir import Graph, ShapedArray, Var
 from .lowering import lower
 from .tracing import Trace, Tracer, UnsupportedError, tracing
 
