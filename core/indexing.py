@@ -50,6 +50,12 @@ def _is_basic(idx: tuple) -> bool:
     return all(_is_basic_static(e) or _is_traced_int_scalar(e) for e in idx)
 
 
+def _static_or_entry(entry):
+    """The index entry as NumPy takes it: lists become arrays, the rest stays as it is."""
+    array = _static_array(entry)
+    return entry if array is None else array
+
+
 def _static_array(entry):
     """A list/tuple/ndarray/bool index, as NumPy would take it; None if entry is not one."""
     if isinstance(entry, (list, tuple, np.ndarray, bool, np.bool_)):
@@ -337,7 +343,7 @@ def flat_positions(x: Tracer, idx: tuple):
     array adds its (wrapped, clamped, run-time checked) value times its axis' stride.
     Returns positions: an ndarray, or a tracer when the index holds traced values."""
     static_idx = tuple(np.zeros(e.shape, np.intp) if isinstance(e, Tracer) else
-                       (_static_array(e) if _static_array(e) is not None else e) for e in idx)
+                       _static_or_entry(e) for e in idx)
     positions = static_positions(x.shape, static_idx)
     traced = [(i, e) for i, e in enumerate(idx) if isinstance(e, Tracer)]
     if not traced:

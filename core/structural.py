@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .ir import ShapedArray
-from .lowering import i64_array, tensor_type
+from .lowering import i64_array
 from .registry import Primitive, register, same_dtype_rule
 
 
@@ -342,7 +342,3 @@ def scatter_lowering(ctx, x, indices, updates, *, num_indexed, mode):
 
 _register("scatter", scatter_shape_rule, scatter_impl, scatter_lowering,
           dtype_rule=lambda aval, indices, updates, **p: same_dtype_rule(aval, updates))
-
-
-def describe(aval: ShapedArray) -> str:
-    return tensor_type(aval)

@@ -89,7 +89,6 @@ class CellRunner:
         except TypeError as err:
             raise _Fallback(f"{err}; pass it with --static NAME or keep it out of the cell") from err
         report.signature = spec.signature.describe()
-        events_before = len(TRACE_CACHE.events)
         record = TRACE_CACHE.lookup(program.jitted.owner_key, spec.signature)
         if record is not None:
             TRACE_CACHE.record_hit(record)
@@ -102,7 +101,7 @@ class CellRunner:
         outputs, last = compiled.run(spec)
         report.stage_seconds["run"] = time.perf_counter() - start
         self.user_ns.update(outputs)
-        self._fill_report(report, compiled, program, events_before)
+        self._fill_report(report, compiled, program)
         if options.compare or (options.compare is None and not report.cache_hit):
             report.timings = self._compare(analysis, program, compiled, arguments, outputs,
                                            report, options)
@@ -139,7 +138,7 @@ class CellRunner:
         report.stage_seconds.update(compiled.timings)
         return compiled
 
-    def _fill_report(self, report, compiled: Compiled, program, events_before) -> None:
+    def _fill_report(self, report, compiled: Compiled, program) -> None:
         report.compiled = True
         report.graph = compiled.graph
         report.stablehlo = compiled.lowered.text
