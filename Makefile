@@ -26,31 +26,27 @@ $(INSTALLED): pyproject.toml | $(PY)
 $(KERNEL_SPEC): | $(INSTALLED)
 	$(PY) -m ipykernel install --sys-prefix --name python3
 
-# Graphviz's `dot` draws the Graph and Fused tabs; everything else works without it.
-graphviz:
-	@if command -v dot >/dev/null 2>&1; then exit 0; fi; \
+# Install a Debian package with apt-get when its program is missing and we are root; otherwise
+# say what it is for and how to install it. $(1): the program, $(2): the package, $(3): why.
+define apt_install
+	@if command -v $(1) >/dev/null 2>&1 || [ -x /usr/bin/$(1) ]; then exit 0; fi; \
 	if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-	  echo "make setup: installing Graphviz (dot) with apt-get"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null; \
+	  echo "make: installing $(2) with apt-get ($(3))"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) >/dev/null; \
 	else \
-	  echo "make setup: Graphviz's 'dot' program is not installed, so the Graph and Fused tabs"; \
-	  echo "  will show how to install it instead of a drawing. Install it with one of:"; \
-	  echo "    sudo apt-get install graphviz    (Debian, Ubuntu)"; \
-	  echo "    sudo dnf install graphviz        (Fedora)"; \
-	  echo "    brew install graphviz            (macOS)"; \
+	  echo "make: '$(1)' is missing ($(3))."; \
+	  echo "  Install it with: sudo apt-get install $(2)   (Fedora: dnf, macOS: brew install $(2))"; \
 	fi
+endef
+
+# Graphviz's `dot` draws the graph views; everything else works without it.
+graphviz:
+	$(call apt_install,dot,graphviz,it draws the graph views; without it they say how to get it)
 
 # Debian's Chromium runs the browser test (tests/e2e/test_browser.py, driven by Playwright,
 # which never downloads a browser of its own). Without it that test is skipped, or fails in CI.
 chromium:
-	@if [ -x /usr/bin/chromium ]; then exit 0; fi; \
-	if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-	  echo "make test: installing Chromium with apt-get for the browser test"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
-	else \
-	  echo "make test: /usr/bin/chromium is missing, so the browser test is skipped here (in CI"; \
-	  echo "  it fails). Install it with: sudo apt-get install chromium"; \
-	fi
+	$(call apt_install,chromium,chromium,for the browser test; without it that test is skipped or fails in CI)
 
 demo: setup
 	$(PY) examples/run_notebook.py examples/quickstart.ipynb artifacts/quickstart.ipynb \

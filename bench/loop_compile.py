@@ -29,8 +29,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from psc_jit.core import cell  # noqa: E402
-from psc_jit.core.jit import Jitted  # noqa: E402
-from psc_jit.core.rolling import roll_loops, rolling_disabled  # noqa: E402
+from psc_jit.core import Jitted  # noqa: E402
+from psc_jit.core.control.rewrite import roll_loops  # noqa: E402
+from psc_jit.core.control.runtime import rolling_disabled  # noqa: E402
 
 CELLS = {
     "heat": ("""

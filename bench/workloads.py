@@ -89,8 +89,8 @@ def main() -> int:
     from IPython.core.interactiveshell import InteractiveShell
 
     import psc_jit
-    from psc_jit.core.cell import analyze_cell, make_cell_function
-    from psc_jit.core.jit import Jitted
+    from psc_jit.core.control.cell import analyze_cell, make_cell_function
+    from psc_jit.core import Jitted
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "psc_jit")
 

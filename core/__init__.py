@@ -1,9 +1,50 @@
-"""psc_jit.core: the tracing JIT (no IPython, no widgets).
+"""psc_jit.core: the tracing JIT (no IPython, no widgets). This module is its one door.
 
-trace -> Graph -> StableHLO -> XLA executable -> cached -> run.
+    cell or function -> signature -> trace (Graph) -> StableHLO -> XLA executable -> cached -> run
+
+The layout is the pipeline; each layer imports only the layers above it in this list:
+
+    ir.py              the IR: ShapedArray, Var, Literal, Eqn, Graph (immutable, printable)
+    tree_util.py       nested containers flattened to leaves and a hashable structure
+    interpreter.py     runs a Graph on NumPy arrays with each primitive's reference impl
+    passes.py          passes over graphs (dead code, hoisted constants)
+    lowering.py        a Graph to StableHLO text (the context primitives' lowerings write into)
+    tracing.py         Tracer, Trace, Buffer (views and in-place updates), bind, trace errors
+    typecheck.py       re-derives every equation's types through its primitive's rules
+    primitives/        the closed set of primitives, one record each with all its rules
+    numpy/             NumPy's functions, ufuncs, methods and indexing on tracers
+    control/           sub-traces, loops and branches (the API and the rolling of Python
+                       loops), a notebook cell as a function
+    compile/           jit and the staged API, the trace and executable caches, the one
+                       module that imports jaxlib (compile/xla.py), the fused kernels of the
+                       optimized module, run reports and timing
+
+extension/ and widgets/ import core only from here (and records from `psc_jit.core.ir`).
 """
-from .jit import Compiled, Jitted, Lowered, Traced, jit
+from .compile.cache import (EXECUTABLE_CACHE, TRACE_CACHE, CacheEvent, CacheRecord, Signature,
+                            StaticLeaf, TracedLeaf)
+from .compile.jit import CallReport, CallSpec, Compiled, Jitted, Lowered, Traced, jit
+from .compile.kernels import FusionModel, Kernel, SourceLine, parse_optimized_hlo
+from .compile.report import RunReport, Timings
+from .compile.timing import largest_difference, time_runs
+from .compile.xla import XlaError
+from .control.api import cond, fori_loop, scan, switch, while_loop
+from .control.cell import CellAnalysis, analyze_cell, make_cell_function, parse_cell
+from .control.rewrite import roll_loops
+from .ir import Eqn, Graph, Literal, ShapedArray, SourceInfo, Var
+from .lowering import LoweringError
+from .primitives import PRIMITIVES, Primitive
 from .tracing import ConcretizationError, TraceError, UnsupportedError
+from .typecheck import GraphTypeError, check_graph
 
-__all__ = ["jit", "Jitted", "Traced", "Lowered", "Compiled", "TraceError",
-           "ConcretizationError", "UnsupportedError"]
+__all__ = [
+    "jit", "Jitted", "Traced", "Lowered", "Compiled", "CallSpec", "CallReport",
+    "fori_loop", "while_loop", "cond", "switch", "scan",
+    "TraceError", "ConcretizationError", "UnsupportedError", "LoweringError", "XlaError",
+    "GraphTypeError", "check_graph",
+    "TRACE_CACHE", "EXECUTABLE_CACHE", "CacheEvent", "CacheRecord", "Signature", "StaticLeaf",
+    "TracedLeaf", "FusionModel", "Kernel", "SourceLine", "parse_optimized_hlo",
+    "RunReport", "Timings", "time_runs", "largest_difference",
+    "CellAnalysis", "analyze_cell", "make_cell_function", "parse_cell", "roll_loops",
+    "Graph", "Eqn", "Var", "Literal", "ShapedArray", "SourceInfo", "PRIMITIVES", "Primitive",
+]

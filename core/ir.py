@@ -6,6 +6,7 @@ of cache keys). Every equation carries the source location of the NumPy call tha
 from __future__ import annotations
 
 import dataclasses
+import html
 import itertools
 from dataclasses import dataclass, field
 from typing import Any
@@ -157,7 +158,6 @@ class Graph:
         return pp_graph(self)
 
     def _repr_html_(self) -> str:
-        import html
         return f"<pre>{html.escape(str(self))}</pre>"
 
 

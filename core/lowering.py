@@ -13,7 +13,6 @@ from typing import Sequence
 import numpy as np
 
 from .ir import Eqn, Graph, Literal, ShapedArray
-from .registry import load_all
 
 _ELEMENT_TYPES = {
     "bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
@@ -161,6 +160,18 @@ class LoweringContext:
                aval_out: ShapedArray | None = None) -> str:
         return self.op(name, [x, y], [aval, aval], [aval_out or aval])[0]
 
+    def compare(self, direction: str, x: str, y: str, aval: ShapedArray) -> str:
+        """`x <direction> y` (EQ, NE, LT, LE, GT, GE) elementwise: a bool of aval's shape."""
+        out = aval.update(dtype=np.dtype(bool), weak_type=False)
+        attrs = {"comparison_direction": f"#stablehlo<comparison_direction {direction}>"}
+        return self.op("stablehlo.compare", [x, y], [aval, aval], [out], attrs)[0]
+
+    def select(self, pred: str, on_true: str, on_false: str, aval: ShapedArray) -> str:
+        """on_true where pred, else on_false (pred: a bool of aval's shape)."""
+        pred_aval = aval.update(dtype=np.dtype(bool), weak_type=False)
+        return self.op("stablehlo.select", [pred, on_true, on_false], [pred_aval, aval, aval],
+                       [aval])[0]
+
     def constant(self, value, aval: ShapedArray) -> str:
         return self.op("stablehlo.constant", [], [], [aval], {"value": dense_attr(value, aval)})[0]
 
@@ -214,7 +225,6 @@ class ModuleBuilder:
 
 def lower(graph: Graph, name: str = "psc_jit") -> str:
     """The StableHLO module text of a graph; its `main` takes and returns the graph's values."""
-    load_all()
     module = ModuleBuilder(name, graph)
     ctx = LoweringContext(module)
     args = [f"%arg{i}" for i in range(len(graph.in_vars))]

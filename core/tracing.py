@@ -30,9 +30,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .ir import Eqn, Graph, Literal, ShapedArray, SourceInfo, Var, aval_of
-from .registry import Primitive
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _NUMPY_DIR = os.path.dirname(np.__file__)
 _SKIP_DIRS = (os.path.dirname(os.path.abspath(__file__)), _NUMPY_DIR)
 
@@ -118,7 +116,7 @@ class Trace:
     def require(self, ok: Tracer, value: Tracer, message: str, error: type = IndexError) -> None:
         self.checks.append(RuntimeCheck(to_atom(ok), to_atom(value), message, error))
 
-    def bind(self, prim: Primitive, *args: Any, **params: Any) -> list[Var]:
+    def bind(self, prim, *args: Any, **params: Any) -> list[Var]:
         atoms = [to_atom(a) for a in args]
         avals_out = prim.abstract_eval(*(a.aval for a in atoms), **params)
         outs = tuple(Var(aval) for aval in avals_out)
@@ -129,7 +127,7 @@ class Trace:
         return Graph(tuple(in_vars), tuple(self.eqns), tuple(out_atoms))
 
 
-def bind(prim: Primitive, *args: Any, kind: str = "array", **params: Any):
+def bind(prim, *args: Any, kind: str = "array", **params: Any):
     """Record `prim` applied to args in the current trace; return tracer(s) of its results."""
     trace = current_trace()
     if trace is None:
@@ -431,30 +429,10 @@ class Tracer:
         self._concrete("a Python scalar (.item())", "keep it an array")
 
     # shape facts are static -----------------------------------------------------------------
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.aval.shape
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self.aval.dtype
-
-    @property
-    def ndim(self) -> int:
-        return self.aval.ndim
-
-    @property
-    def size(self) -> int:
-        return self.aval.size
-
-    @property
-    def itemsize(self) -> int:
-        return self.aval.dtype.itemsize
-
-    @property
-    def nbytes(self) -> int:
-        return self.aval.nbytes
-
-    @property
-    def weak_type(self) -> bool:
-        return self.aval.weak_type
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+    itemsize = property(lambda self: self.aval.dtype.itemsize)
+    nbytes = property(lambda self: self.aval.nbytes)
+    weak_type = property(lambda self: self.aval.weak_type)

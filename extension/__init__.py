@@ -11,27 +11,14 @@
 """
 from __future__ import annotations
 
-from .core import jit
-from .core.control_api import cond, fori_loop, scan, switch, while_loop
+from .core import cond, fori_loop, jit, scan, switch, while_loop
+from .runner import last_report
 
 __all__ = ["jit", "fori_loop", "while_loop", "cond", "switch", "scan", "last_report",
            "load_ipython_extension", "unload_ipython_extension"]
 
-_last_report = None
-
-
-def last_report():
-    """The record (psc_jit.core.report.RunReport) of the last %%psc_jit run, or None."""
-    return _last_report
-
-
-def _set_last_report(report) -> None:
-    global _last_report
-    _last_report = report
-
-
 def load_ipython_extension(ipython) -> None:
-    from .core.report import RunReport
+    from .core import RunReport
     from .magic import PscJitMagics
     ipython.register_magics(PscJitMagics)
     formatters = ipython.display_formatter.formatters

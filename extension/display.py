@@ -10,8 +10,7 @@ from typing import Iterator
 from IPython import get_ipython
 from IPython.display import display
 
-from .core.cache import TRACE_CACHE
-from .core.report import RunReport
+from .core import TRACE_CACHE, RunReport
 
 
 def _in_kernel() -> bool:

@@ -6,7 +6,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from .core.cache import EXECUTABLE_CACHE, TRACE_CACHE
+from .core import EXECUTABLE_CACHE, TRACE_CACHE
 from .runner import CellRunner, Options
 
 
@@ -51,8 +51,6 @@ class PscJitMagics(Magics):
         with progress_display(enabled=not options.quiet) as progress:
             report, value = self.runner.run(cell, options, cell_id=self._cell_id(),
                                             progress=progress)
-        from . import _set_last_report
-        _set_last_report(report)
         if not options.quiet:
             show_report(report, progress)
         return value

@@ -13,19 +13,26 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .core.cache import TRACE_CACHE, CacheEvent
-from .core.cell import CellAnalysis, analyze_cell, make_cell_function, parse_cell
-from .core.jit import CallSpec, Compiled, Jitted
-from .core.lowering import LoweringError
-from .core.report import RunReport, Timings
-from .core.rolling import roll_loops
-from .core.timing import largest_difference, time_runs
-from .core.tracing import TraceError
-from .core.xla import XlaError
+from .core import (TRACE_CACHE, CacheEvent, CallSpec, CellAnalysis, Compiled, Jitted,
+                   LoweringError, RunReport, Timings, TraceError, XlaError, analyze_cell,
+                   largest_difference, make_cell_function, parse_cell, roll_loops, time_runs)
 
 
 # What a run's `progress` callback is told, in order (a cache hit only runs).
 PROGRESS_STAGES = ("trace, lower, compile", "run", "time plain Python", "time compiled")
+
+
+_last_report: RunReport | None = None
+
+
+def last_report() -> RunReport | None:
+    """The record of the last %%psc_jit run (a failing one included), or None."""
+    return _last_report
+
+
+def _set_last_report(report: RunReport) -> None:
+    global _last_report
+    _last_report = report
 
 
 def _no_progress(stage: str) -> None:
@@ -73,6 +80,7 @@ class CellRunner:
                            filename=analysis.filename, line_offset=analysis.line_offset,
                            compiled=False, inputs=analysis.inputs, outputs=analysis.outputs)
         self.reports.append(report)
+        _set_last_report(report)
         if analysis.findings:
             return self._fallback(report, analysis, analysis.findings[0].explain(), options)
         try:

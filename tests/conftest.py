@@ -8,7 +8,7 @@ import pytest
 def compile_cached():
     """compile_stablehlo with one cache per test module, keyed by the StableHLO text: a test
     that runs the same module many times (hypothesis examples) compiles it once."""
-    from psc_jit.core.xla import compile_stablehlo
+    from psc_jit.core.compile.xla import compile_stablehlo
     executables = {}
 
     def compile_(text, in_avals, out_avals):

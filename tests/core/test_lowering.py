@@ -7,12 +7,11 @@ import re
 
 import numpy as np
 import pytest
-
 from psc_jit.core.ir import Eqn, Graph, Literal, ShapedArray, SourceInfo, Var
 from psc_jit.core.lowering import dense_attr, lower
-from psc_jit.core.registry import load_all
+from psc_jit.core.primitives import PRIMITIVES
 
-PRIMS = load_all()
+PRIMS = PRIMITIVES
 F64_3 = ShapedArray((3,), np.float64)
 OP_LINE = re.compile(r'^\s*(%\S+ = )?"(?!func\.return)[a-z]+\.[a-z_]+"')
 LOC = re.compile(r'loc\("(e\d+:\w+)"\("((?:[^"\\]|\\.)*)":(\d+):(\d+)\)\)$')

@@ -245,9 +245,8 @@ def _code_cells(name: str) -> list[str]:
 def reports():
     """The reports of fusion_explained.ipynb's %%psc_jit cells by name, run here through
     psc_jit in a real IPython shell, each with the cells before it."""
-    from IPython.core.interactiveshell import InteractiveShell
-
     import psc_jit
+    from IPython.core.interactiveshell import InteractiveShell
     shell, found = InteractiveShell.instance(), {}
     for source in _code_cells("fusion_explained.ipynb"):
         name = re.match(r"%%psc_jit.*--name (\w+)", source)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
-
 from psc_jit import display as shown
 
 pytestmark = [pytest.mark.ipython, pytest.mark.xla]

@@ -1,10 +1,9 @@
 """%%psc_jit through a real IPython shell: namespace write-back, cache hits and reasons,
 fallback with the line, atomicity on error, --strict, the last expression."""
 import numpy as np
+import psc_jit
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
-
-import psc_jit
 from psc_jit.runner import PscJitError
 
 pytestmark = [pytest.mark.ipython, pytest.mark.xla]
@@ -134,7 +133,7 @@ def test_cache_and_timings_line_magics_show_tables(shell, capsys):
 
 
 def test_error_inside_the_compiled_run_changes_nothing(shell, monkeypatch):
-    from psc_jit.core import xla
+    from psc_jit.core.compile import xla
     u = np.zeros(3)
     shell.user_ns.update(u=u)
     shell.user_ns.pop("y", None)

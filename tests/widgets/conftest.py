@@ -2,11 +2,8 @@
 from __future__ import annotations
 
 import pytest
+from psc_jit.core import CacheEvent, CacheRecord, RunReport, Timings, jit
 from widget_records import CELL, SOURCE, args, cell_function
-
-from psc_jit.core import jit
-from psc_jit.core.cache import CacheEvent, CacheRecord
-from psc_jit.core.report import RunReport, Timings
 
 
 @pytest.fixture(scope="module")

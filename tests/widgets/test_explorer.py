@@ -6,9 +6,8 @@ import re
 
 import numpy as np
 import pytest
-from widget_records import fallback_report, loop_report, needs_dot
-
 from psc_jit.widgets import render
+from widget_records import fallback_report, loop_report, needs_dot
 
 ipywidgets = pytest.importorskip("ipywidgets")
 

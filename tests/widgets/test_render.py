@@ -6,17 +6,16 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from psc_jit.core import (CacheEvent, CacheRecord, RunReport, Signature, StaticLeaf, Timings,
+                          TracedLeaf)
+from psc_jit.core.compile.kernels import FusionModel
+from psc_jit.core.ir import Eqn, Graph, ShapedArray, Var
+from psc_jit.widgets import render
+from psc_jit.widgets.render import DotMissing
 from widget_records import (CELL, cluster_body, fallback_report, loop_graph, loop_model,
                             loop_report, needs_dot, node_line, node_of, nodes)
 from widget_records import edges as dot_edges
 from widget_records import kernel as make_kernel
-
-from psc_jit.core.cache import CacheEvent, CacheRecord, Signature, StaticLeaf, TracedLeaf
-from psc_jit.core.ir import Eqn, Graph, ShapedArray, Var
-from psc_jit.core.kernels import FusionModel
-from psc_jit.core.report import RunReport, Timings
-from psc_jit.widgets import render
-from psc_jit.widgets.render import DotMissing
 
 # ---------------------------------------------------------------------------------------------
 # graph_to_dot

@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 import pytest
-from widget_records import CELL, fallback_report, loop_report
-
 from psc_jit.widgets.selection import (Highlight, for_kernel, for_line, for_query, kernel_choices,
                                        line_choices)
+from widget_records import CELL, fallback_report, loop_report
 
 pytestmark = pytest.mark.pure
 

@@ -10,10 +10,9 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-
+from psc_jit.core import RunReport
+from psc_jit.core.compile.kernels import FusionModel, Kernel, SourceLine
 from psc_jit.core.ir import Eqn, Graph, Literal, ShapedArray, SourceInfo, Var
-from psc_jit.core.kernels import FusionModel, Kernel, SourceLine
-from psc_jit.core.report import RunReport
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz `dot` not installed")
 

@@ -1,0 +1,78 @@
+"""The record of one `%%psc_jit` run (or one jitted call): what views show and tests read.
+
+`psc_jit.last_report()` returns one of these; its field names are a public contract.
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..ir import Graph
+
+
+@dataclass(frozen=True)
+class Timings:
+    """Plain Python against compiled, each on copies of the inputs (seconds)."""
+    plain_seconds: tuple[float, ...]          # one entry per timed run
+    compiled_seconds: tuple[float, ...]       # cache-hit runs of the executable, same inputs
+    first_call_seconds: float                 # the first compiled run (after compile)
+    compile_seconds: float                    # trace + lower + XLA compile
+    largest_difference: float | None          # max |plain - compiled| over all outputs
+    differences: dict[str, float] = field(default_factory=dict)   # per output name
+    flops: float | None = None                # XLA's cost analysis, per compiled run
+    bytes_accessed: float | None = None
+
+    @property
+    def plain_median(self) -> float:
+        return statistics.median(self.plain_seconds)
+
+    @property
+    def compiled_median(self) -> float:
+        return statistics.median(self.compiled_seconds)
+
+    @property
+    def speedup(self) -> float:
+        return self.plain_median / self.compiled_median if self.compiled_median else float("inf")
+
+    def spread(self, which: str) -> tuple[float, float]:
+        runs = self.plain_seconds if which == "plain" else self.compiled_seconds
+        return min(runs), max(runs)
+
+
+@dataclass
+class RunReport:
+    name: str                                  # the cell's label (--name, or "cell <digest>")
+    source: str                                # the cell body
+    filename: str                              # file name its code and locations use
+    line_offset: int                           # lines shown above the body (the magic line)
+    compiled: bool
+    fallback_reason: str | None = None         # "line 3: 'print(m)': print() is a side effect..."
+    cache_hit: bool = False
+    miss_reason: str | None = None             # "x: f64[300,200] → f64[50,200]"
+    graph: Graph | None = None                 # the traced IR
+    kernels: Any = None                        # psc_jit.core.kernels.FusionModel
+    stablehlo: str | None = None
+    optimized_hlo: str | None = None
+    stage_seconds: dict[str, float] = field(default_factory=dict)   # trace/lower/compile/run
+    cost: dict[str, float] = field(default_factory=dict)            # XLA cost analysis
+    timings: Timings | None = None             # None when not compared
+    inputs: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+    signature: str = ""                        # "x: f64[1000,1000], w: f64[1000]"
+    cache_entries: tuple[Any, ...] = ()        # CacheRecords of this cell
+    cache_events: tuple[Any, ...] = ()         # CacheEvents of this cell, oldest first
+    notes: tuple[str, ...] = ()                # e.g. "line 3: 1,000 equations from an unrolled loop"
+
+    @property
+    def agreement(self) -> float | None:
+        """The largest difference between plain and compiled outputs (None: not compared)."""
+        return self.timings.largest_difference if self.timings else None
+
+    @property
+    def n_primitives(self) -> int:
+        return sum(1 for _ in self.graph.all_eqns()) if self.graph is not None else 0
+
+    @property
+    def n_kernels(self) -> int:
+        return len(self.kernels.kernels) if self.kernels is not None else 0

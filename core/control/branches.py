@@ -1,0 +1,140 @@
+"""Branches on traced values: each branch traced once, then one `cond` equation, or a
+`select` of both results where the branches are small and cheap.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+
+from ..ir import Graph
+from ..numpy.base import as_kind, broadcast_to
+from ..primitives import cond_p, select_p
+from ..tracing import Buffer, Tracer, bind, current_trace
+from ..tree_util import LEAF, children, leaf_count, unflatten
+from .carry import (UNBOUND, CannotConvert, Slot, coerce, flatten, join, remap, tracer_buffers,
+                    type_of)
+from .loops import CHECK_SLOTS, _atom_tracer, write_back
+from .subtrace import SubTrace, align_consts, close, has_control_flow, inline
+
+SELECT_MAX_EQNS = 16      # branches this small (and simple) become a select, not a cond
+_NOT_CHEAP = {"dot_general", "gather", "scatter", "while_loop", "cond"}
+
+
+@dataclass
+class _Branch:
+    sub: SubTrace
+    inner: dict[int, Buffer]
+    memo: dict[int, Tracer]
+    leaves: list
+    treedef: Any = None
+
+
+def branch(index: Tracer, fns: Sequence[Callable], args: Sequence, pred: Tracer | None = None,
+           names: Sequence[str] | None = None):
+    """Trace each `fn(*args)` into a branch of one `cond` on `index` (i32[]); return the result
+    (one tree from every branch) as values of the current trace. An array in args that a
+    branch updates in place is updated here too. With two small branches and `pred`, both are
+    inlined and their results selected (np.where) instead."""
+    buffers = tracer_buffers(args)
+    passes = [_trace_branch(fn, args, buffers) for fn in fns]
+    treedef = passes[0].treedef
+    if any(p.treedef != treedef for p in passes):
+        raise CannotConvert("the branches give results of different structure",
+                            "assign the same names in every branch")
+    leaf_names = _leaf_names(names, treedef)
+    plan = [_plan_leaf([p.leaves[k] for p in passes], passes, leaf_names[k])
+            for k in range(len(passes[0].leaves))]
+    mutated = [b for b in buffers if any(p.inner[id(b)].mutated for p in passes)]
+    checks = [(k, c) for k, p in enumerate(passes) for c in p.sub.checks]
+    graphs = [_branch_graph(p, k, plan, mutated, checks) for k, p in enumerate(passes)]
+    operands = [Tracer(b) for b in buffers]
+    if not graphs[0].out_atoms:
+        outs = []
+    elif pred is not None and len(graphs) == 2 and all(_is_cheap(g) for g in graphs):
+        outs = _select(pred, graphs, operands)
+    else:
+        aligned, consts = align_consts([close(g) for g in graphs])
+        outs = bind(cond_p, index, *consts, *operands, branches=tuple(aligned))
+    write_back(mutated, outs[:len(mutated)])
+    outs = iter(outs[len(mutated):])
+    leaves = [as_kind(next(outs), how.kind) if isinstance(how, Slot) else how.value
+              for how in plan]
+    for _, check in checks:
+        current_trace().require(next(outs), next(outs), check.message, check.error)
+    return unflatten(treedef, leaves)
+
+
+def _trace_branch(fn, args, buffers) -> _Branch:
+    sub = SubTrace()
+    inner = {id(b): sub.input_buffer(b) for b in buffers}
+    memo: dict[int, Tracer] = {}
+    inner_args = [remap(a, inner, memo) for a in args]
+    with sub.active():
+        result = fn(*inner_args)
+    leaves, treedef = flatten(result)
+    return _Branch(sub, inner, memo, leaves, treedef)
+
+
+def _leaf_names(names, treedef) -> list[str]:
+    if names is None or treedef is LEAF:
+        return ["the result"] * leaf_count(treedef)
+    out = []
+    for name, sub in zip(names, children(treedef), strict=True):
+        out += [name] * leaf_count(sub)
+    return out
+
+
+@dataclass(frozen=True)
+class _Keep:
+    """A result leaf that is the same in every branch: an outer value, or a static one."""
+    value: Any
+
+
+def _plan_leaf(values, passes, name):
+    outer = [p.memo.get(id(v)) for p, v in zip(passes, values, strict=True)]
+    if outer[0] is not None and all(o is outer[0] for o in outer):
+        return _Keep(outer[0])
+    if all(v is values[0] for v in values) and not isinstance(values[0], Tracer):
+        return _Keep(values[0])
+    if any(v is UNBOUND for v in values):
+        raise CannotConvert(f"`{name}` is assigned in one branch only and has no value before "
+                            "the `if`", f"give `{name}` a value before the `if`")
+    joined = type_of(values[0])
+    for v in values[1:]:
+        joined = join(joined, type_of(v), name, loop=False)
+    return joined if isinstance(joined, Slot) else _Keep(joined)
+
+
+def _branch_graph(p: _Branch, k: int, plan, mutated, checks) -> Graph:
+    """Outputs: arrays updated in place, the result's traced leaves, and (ok, value) for
+    every branch's run-time checks (this branch's own, and `True, 0` for the others')."""
+    with p.sub.active():
+        outs = [Tracer(p.inner[id(b)]) for b in mutated]
+        outs += [coerce(v, how) for v, how in zip(p.leaves, plan, strict=True)
+                 if isinstance(how, Slot)]
+        for owner, check in checks:
+            pair = (check.ok, check.value) if owner == k else (True, 0)
+            outs += [coerce(_atom_tracer(a, p.sub.trace) if not isinstance(a, (bool, int))
+                            else a, slot) for a, slot in zip(pair, CHECK_SLOTS, strict=True)]
+    return p.sub.graph(outs)
+
+
+def _is_cheap(graph: Graph) -> bool:
+    return (len(graph.eqns) <= SELECT_MAX_EQNS and not has_control_flow(graph)
+            and not any(e.prim.name in _NOT_CHEAP for e in graph.eqns))
+
+
+def _select(pred: Tracer, graphs: Sequence[Graph], operands) -> list[Tracer]:
+    """Both branches inlined; each result is np.where(pred, true's, false's)."""
+    trace = current_trace()
+    results = []
+    for g in graphs:
+        closed = close(g)
+        atoms = inline(trace, closed.graph, [*closed.consts, *operands])
+        results.append([_atom_tracer(a, trace) for a in atoms])
+    outs = []
+    for on_false, on_true in zip(*results, strict=True):
+        p = broadcast_to(pred, on_true.shape)
+        outs.append(bind(select_p, p, on_true, on_false))
+    return outs

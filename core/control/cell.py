@@ -1,0 +1,335 @@
+"""A notebook cell as a function: inputs are the names it reads before assigning them,
+outputs the names it assigns at top level, its last expression a result of its own.
+
+Also the static part of the PSC check: calls that are side effects (print, I/O, the global
+random state) are found in the AST, with their line, before anything is traced.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import hashlib
+import linecache
+from dataclasses import dataclass
+
+LAST_VALUE = "__psc_last__"
+
+_IMPURE_CALLS = {
+    "print": "print() is a side effect; print after the cell, or return the value",
+    "input": "input() reads from the user; do it outside the cell",
+    "open": "open() does file I/O; read the file before the cell",
+    "exec": "exec() runs code psc_jit cannot see; write the code in the cell",
+    "eval": "eval() runs code psc_jit cannot see; write the code in the cell",
+    "display": "display() is a side effect; display after the cell",
+}
+_IMPURE_MODULE_PREFIXES = {
+    "np.random": "the global random state is a side effect; draw the numbers before the cell "
+                 "(rng = np.random.default_rng(seed); r = rng.standard_normal(shape))",
+    "numpy.random": "the global random state is a side effect; draw the numbers before the cell",
+    "time": "time.* reads the clock; time the cell from outside (psc_jit's Timing tab does)",
+    "os": "os.* talks to the operating system; do it outside the cell",
+    "plt": "plotting is a side effect; plot after the cell",
+    "np.save": "np.save writes a file; save after the cell",
+    "np.load": "np.load reads a file; load before the cell",
+    "np.savetxt": "np.savetxt writes a file; save after the cell",
+    "np.loadtxt": "np.loadtxt reads a file; load before the cell",
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A construct that keeps a cell from being compiled, at its line."""
+    line: int
+    construct: str
+    reason: str
+
+    def explain(self) -> str:
+        return f"line {self.line}: '{self.construct}': {self.reason}"
+
+
+@dataclass(frozen=True)
+class CellAnalysis:
+    source: str               # the cell body (without the %%psc_jit line)
+    filename: str             # the name its code is compiled under (also in linecache)
+    line_offset: int          # lines before the body in the cell as the user sees it
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    has_last_expr: bool
+    findings: tuple[Finding, ...]
+
+    @property
+    def digest(self) -> str:
+        return source_digest(self.source)
+
+
+def source_digest(source: str) -> str:
+    return hashlib.sha256(source.encode()).hexdigest()[:12]
+
+
+def cell_filename(source: str) -> str:
+    return f"<psc_jit cell {source_digest(source)}>"
+
+
+@functools.lru_cache(maxsize=512)
+def analyze_cell(source: str, line_offset: int = 1, magic_line: str = "%%psc_jit") -> CellAnalysis:
+    """Parse a cell body; raise SyntaxError (with the user's line numbers) if it is not Python.
+    Re-running a cell re-uses its analysis (this is on the path of every cache hit)."""
+    filename = cell_filename(source)
+    tree = parse_cell(source, filename, line_offset)
+    shown = ([magic_line] * line_offset if line_offset else []) + source.splitlines()
+    text = "\n".join(shown) + "\n"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    inputs = _reads_before_assignment(tree.body)
+    outputs = assigned_names(tree.body)
+    last = bool(tree.body) and isinstance(tree.body[-1], ast.Expr)
+    return CellAnalysis(source, filename, line_offset, tuple(inputs), tuple(outputs), last,
+                        tuple(impure_findings(tree, filename)))
+
+
+def parse_cell(source: str, filename: str, line_offset: int) -> ast.Module:
+    try:
+        tree = ast.parse(source, filename)
+    except SyntaxError as err:
+        if err.lineno is not None:
+            err.lineno += line_offset
+        if getattr(err, "end_lineno", None) is not None:
+            err.end_lineno += line_offset
+        raise
+    ast.increment_lineno(tree, line_offset)
+    return tree
+
+
+# -- inputs: names read where they may not have been assigned yet -----------------------------
+
+def _reads_before_assignment(body: list[ast.stmt]) -> list[str]:
+    reads: list[str] = []
+    walk_block(body, set(), reads)
+    seen = set()
+    return [n for n in reads if not (n in seen or seen.add(n))]
+
+
+def walk_block(body, assigned: set[str], reads: list[str]) -> set[str]:
+    """Record reads of names not definitely assigned; return the definitely-assigned set."""
+    assigned = set(assigned)
+    for stmt in body:
+        assigned = _walk_stmt(stmt, assigned, reads)
+    return assigned
+
+
+def _walk_stmt(stmt, assigned, reads):
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        collect_loads(stmt.iter, assigned, reads)
+        inner = assigned | _targets(stmt.target)
+        _walk_loop_body(stmt.body, inner, reads)
+        walk_block(stmt.orelse, inner, reads)
+        return assigned
+    if isinstance(stmt, ast.While):
+        collect_loads(stmt.test, assigned, reads)
+        _walk_loop_body(stmt.body, assigned, reads)
+        walk_block(stmt.orelse, assigned, reads)
+        return assigned
+    if isinstance(stmt, ast.If):
+        collect_loads(stmt.test, assigned, reads)
+        return walk_block(stmt.body, assigned, reads) & walk_block(stmt.orelse, assigned, reads)
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        for item in stmt.items:
+            collect_loads(item.context_expr, assigned, reads)
+            if item.optional_vars is not None:
+                assigned = assigned | _targets(item.optional_vars)
+        return walk_block(stmt.body, assigned, reads)
+    if isinstance(stmt, ast.Try):
+        after = walk_block(stmt.body, assigned, reads)
+        for handler in stmt.handlers:
+            walk_block(handler.body, assigned, reads)
+        walk_block(stmt.orelse, after, reads)
+        walk_block(stmt.finalbody, assigned, reads)
+        return assigned
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        for node in stmt.decorator_list:
+            collect_loads(node, assigned, reads)
+        _loads_in_nested_scope(stmt, assigned | {stmt.name}, reads)
+        return assigned | {stmt.name}
+    if isinstance(stmt, ast.AugAssign):
+        collect_loads(stmt.value, assigned, reads)
+        collect_loads(stmt.target, assigned, reads, store_too=True)
+        return assigned | _targets(stmt.target)
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        if stmt.value is not None:
+            collect_loads(stmt.value, assigned, reads)
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        for target in targets:
+            collect_loads(target, assigned, reads)      # subscripts and attributes read their base
+        return assigned | set().union(*(_targets(t) for t in targets))
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return assigned | {(a.asname or a.name).split(".")[0] for a in stmt.names}
+    collect_loads(stmt, assigned, reads)
+    return assigned | _walrus_targets(stmt)
+
+
+def _walk_loop_body(body, assigned, reads):
+    """A name read in the body before the body assigns it is read from before the loop (or
+    from the previous iteration): one pass with what was assigned before the loop finds it."""
+    walk_block(body, assigned, reads)
+
+
+_NESTED_SCOPES = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                  ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def collect_loads(node, assigned, reads, store_too=False):
+    """Reads in this scope, in source order; nested scopes contribute their free names."""
+    if isinstance(node, _NESTED_SCOPES):
+        _loads_in_nested_scope(node, assigned, reads)
+        return
+    if isinstance(node, ast.Name) and (isinstance(node.ctx, ast.Load) or store_too) \
+            and node.id not in assigned:
+        reads.append(node.id)
+    for child in ast.iter_child_nodes(node):
+        collect_loads(child, assigned, reads, store_too)
+
+
+def _loads_in_nested_scope(node, assigned, reads):
+    """Free names of a nested scope (comprehension, lambda, def) are reads too."""
+    local = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+            local.add(sub.id)
+        elif isinstance(sub, ast.arg):
+            local.add(sub.arg)
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and \
+                sub.id not in local and sub.id not in assigned:
+            reads.append(sub.id)
+
+
+def _targets(node) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(
+        n.ctx, ast.Store)}
+
+
+def _walrus_targets(node) -> set[str]:
+    return {n.target.id for n in ast.walk(node) if isinstance(n, ast.NamedExpr)}
+
+
+# -- outputs: names the cell assigns at top level ---------------------------------------------
+
+def assigned_names(body) -> list[str]:
+    names: list[str] = []
+    for stmt in body:
+        for node in _top_level_nodes(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.append(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.append(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names.extend((a.asname or a.name).split(".")[0] for a in node.names)
+            elif isinstance(node, ast.NamedExpr):
+                names.append(node.target.id)
+    seen = set()
+    return [n for n in names if not (n in seen or seen.add(n))]
+
+
+def _top_level_nodes(node):
+    """Nodes of this scope: not inside nested functions, classes, lambdas, comprehensions."""
+    yield node
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda,
+                         ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        return
+    for child in ast.iter_child_nodes(node):
+        yield from _top_level_nodes(child)
+
+
+# -- the static PSC check ---------------------------------------------------------------------
+
+def impure_findings(tree: ast.Module, filename: str) -> list[Finding]:
+    findings = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = dotted_name(node.func)
+            reason = _IMPURE_CALLS.get(name) if name in _IMPURE_CALLS else _prefix_reason(name)
+            if reason:
+                findings.append(Finding(node.lineno, _snippet(filename, node), reason))
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            findings.append(Finding(node.lineno, _snippet(filename, node),
+                                    "global/nonlocal rebinding is a side effect; return the "
+                                    "value and assign it"))
+    return sorted(findings, key=lambda f: f.line)
+
+
+def _prefix_reason(name: str | None) -> str | None:
+    if not name:
+        return None
+    for prefix, reason in _IMPURE_MODULE_PREFIXES.items():
+        if name == prefix or name.startswith(prefix + "."):
+            return reason
+    return None
+
+
+def dotted_name(node) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _snippet(filename: str, node) -> str:
+    line = linecache.getline(filename, node.lineno)
+    if not line:
+        return ast.unparse(node)
+    text = line.strip()
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+# -- the cell as a function -------------------------------------------------------------------
+
+def cell_function_ast(analysis: CellAnalysis, inputs: list[str]) -> ast.Module:
+    """`def cell(<inputs>): <body>; return {assigned outputs}, <last expression>`."""
+    tree = parse_cell(analysis.source, analysis.filename, analysis.line_offset)
+    body = list(tree.body)
+    if analysis.has_last_expr:
+        last = body[-1]
+        body[-1] = ast.copy_location(ast.Assign(
+            targets=[ast.Name(LAST_VALUE, ast.Store())], value=last.value), last)
+    end = body[-1] if body else tree
+    body += _return_outputs(analysis.outputs, getattr(end, "end_lineno", 1))
+    args = ast.arguments(posonlyargs=[], args=[ast.arg(n) for n in inputs], kwonlyargs=[],
+                         kw_defaults=[], defaults=[])
+    fn = ast.FunctionDef(name="cell", args=args, body=body, decorator_list=[], returns=None,
+                         type_params=[])
+    module = ast.Module(body=[fn], type_ignores=[])
+    ast.fix_missing_locations(module)
+    return module
+
+
+def _return_outputs(outputs, line):
+    names = ", ".join(repr(n) for n in outputs)
+    code = (f"__psc_locals__ = locals()\n"
+            f"return ({{__k: __psc_locals__[__k] for __k in ({names}{',' if outputs else ''}) "
+            f"if __k in __psc_locals__}}, __psc_locals__.get({LAST_VALUE!r}))")
+    stmts = ast.parse(code).body
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if hasattr(node, "lineno"):
+                node.lineno = node.end_lineno = line
+    return stmts
+
+
+def make_cell_function(analysis: CellAnalysis, inputs: list[str], globals_ns: dict,
+                       transform=None):
+    """Compile the cell into a Python function of its inputs (in the user's globals)."""
+    module = cell_function_ast(analysis, inputs)
+    if transform is not None:
+        module = transform(module)
+    code = compile(module, analysis.filename, "exec")
+    scope: dict = {}
+    exec(code, globals_ns, scope)
+    return scope["cell"]
+
+
+def is_builtin(name: str) -> bool:
+    return hasattr(builtins, name)

@@ -1,0 +1,331 @@
+"""Loops on traced values, traced once into a `while_loop` equation.
+
+- *Carried state.* Arrays that the body updates in place (`u[1:-1] = ...`) are carried by
+  reference: the buffer's value goes in, its last value is assigned back to the same buffer,
+  so every view of it sees the update. Names the body rebinds (`w = w - lr * grad`) are
+  carried by value, one slot per traced leaf (tuples are flattened).
+- *Types.* The body is traced with the entry types; the exit types are joined with them
+  (NEP 50: a Python float meeting float64 becomes float64) and the body is traced again until
+  they settle, so `acc = 0.0; acc = acc + x[i] * x[i]` carries one float64.
+- *Closure conversion.* Values from outside that a body reads become explicit operands.
+- *Loop invariants* (carried values the body passes through) become operands, not carries.
+A loop that cannot be converted raises `CannotConvert` (an UnsupportedError) saying why;
+`peel` says whether running one iteration first could help.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..ir import Graph, ShapedArray, Var
+from ..numpy.base import as_kind, ensure_tracer
+from ..numpy.ufuncs import call_ufunc
+from ..primitives import select_p, while_loop_p
+from ..tracing import Buffer, Tracer, bind, c_strides, current_trace
+from ..tree_util import unflatten
+from .carry import (INDEX_AVAL, UNBOUND, CannotConvert, Slot, Snapshot, coerce, flatten, join,
+                    remap, same_type, to_pred, tracer_buffers, tree_type, zeros_like_slot)
+from .subtrace import SubTrace, close
+
+
+@dataclass(frozen=True)
+class LoopSpec:
+    """A loop body as a function of names: `body_fn([index,] *values of names)` returns the
+    values of `assigned`; `exposed` are the assigned names it may read before assigning."""
+    names: tuple[str, ...]
+    assigned: tuple[str, ...]
+    exposed: frozenset[str]
+
+
+@dataclass
+class _Pass:
+    """One traced pass of a loop body or condition, on inputs of given types."""
+    sub: SubTrace
+    head: list[Var]                            # inputs of the index and the in-place arrays
+    inner: dict[int, Buffer]                   # outer buffer id -> its inner buffer
+    slot_inputs: dict[str, list | None]        # name -> input tracer (or static) per leaf
+    index: Tracer | None = None
+    result: Any = None
+
+    def carried_vars(self, names, types) -> list[Var]:
+        """Inputs in carried order; a name the pass took as unbound gets unused inputs."""
+        carried = list(self.head)
+        for name in names:
+            inputs = self.slot_inputs[name]
+            if inputs is None:
+                carried += [Var(t.aval) for t in types[name][1] if isinstance(t, Slot)]
+            else:
+                carried += [t._buffer.initial for t in inputs if isinstance(t, Tracer)]
+        return carried
+
+
+class _Loop:
+    """Trace a loop body until its types settle, then emit one while_loop equation."""
+
+    def __init__(self, spec: LoopSpec, env: dict[str, Any], body_fn, cond_fn, index, observed):
+        self.spec, self.env = spec, env
+        self.body_fn, self.cond_fn, self.index = body_fn, cond_fn, index
+        self.observed = observed
+        self.fixed = tracer_buffers(env.get(n, UNBOUND) for n in spec.names
+                                    if n not in spec.assigned)
+        self.entry = self.entry_types()
+
+    # types ---------------------------------------------------------------------------------
+    def entry_types(self) -> dict[str, Any]:
+        """The tree type of each exposed name on entry; None where the entry value is dead."""
+        types = {}
+        for name in self.spec.assigned:
+            value = self.env.get(name, UNBOUND)
+            live = name in self.spec.exposed and value is not UNBOUND
+            types[name] = tree_type(value) if live else None
+        return types
+
+    def settle(self) -> tuple[dict, _Pass]:
+        types = self.entry
+        for _ in range(3):
+            body = self.trace_pass(types, self.body_fn)
+            exits = self.exit_types(types, body.result)
+            if all(same_type(exits[n], types[n]) for n in types if types[n] is not None):
+                return exits, body
+            types = exits
+        raise CannotConvert("the types of the loop's values do not settle",
+                            "give each value its final dtype before the loop")
+
+    def exit_types(self, types, result) -> dict[str, Any]:
+        exits = {}
+        for name, value in zip(self.spec.assigned, result, strict=True):
+            treedef, leaf_types = tree_type(value)
+            if types[name] is None:
+                exits[name] = (treedef, leaf_types)
+                continue
+            entry_def, entry_types = types[name]
+            if entry_def != treedef:
+                raise CannotConvert(f"`{name}` changes structure in the loop", peel=True)
+            exits[name] = (treedef, tuple(join(a, b, name) for a, b in zip(
+                entry_types, leaf_types, strict=True)))
+        return exits
+
+    # tracing -------------------------------------------------------------------------------
+    def trace_pass(self, types, fn) -> _Pass:
+        sub = SubTrace()
+        p = _Pass(sub, [], {}, {})
+        if self.index is not None:
+            p.index = sub.input(INDEX_AVAL, "python")
+            p.head.append(p.index._buffer.initial)
+        for buf in self.fixed:
+            p.inner[id(buf)] = sub.input_buffer(buf)
+            p.head.append(p.inner[id(buf)].initial)
+        for name in self.spec.assigned:
+            p.slot_inputs[name] = _slot_inputs(sub, types[name])
+        args = [self._arg(n, types, p) for n in self.spec.names]
+        with sub.active():
+            p.result = fn(*([p.index] if p.index is not None else []), *args)
+        return p
+
+    def _arg(self, name, types, p: _Pass):
+        if name not in self.spec.assigned:
+            return remap(self.env.get(name, UNBOUND), p.inner)
+        if types[name] is None:
+            return UNBOUND
+        return unflatten(types[name][0], p.slot_inputs[name])
+
+    # checks --------------------------------------------------------------------------------
+    def check_aliasing(self, body: _Pass) -> None:
+        """Rebound names are carried by value: an array one of them holds on entry must not be
+        updated in place if anything else can see it (its other holders would miss it)."""
+        if self.observed is None:
+            return
+        slot_mutated = any(t._buffer.mutated for inputs in body.slot_inputs.values()
+                           for t in (inputs or ()) if isinstance(t, Tracer))
+        fixed_mutated = {i for i, buf in body.inner.items() if buf.mutated}
+        for name in self.spec.assigned:
+            if self.entry[name] is None:
+                continue
+            for leaf in flatten(self.env[name])[0]:
+                if isinstance(leaf, Tracer) and (id(leaf._buffer) in fixed_mutated or (
+                        slot_mutated and self.observed(leaf))):
+                    raise CannotConvert(
+                        f"`{name}` is rebound in the loop while the array it holds on entry "
+                        "is updated in place and seen from outside the loop",
+                        f"copy it before the loop ({name} = {name}.copy())", peel=True)
+
+    # emitting ------------------------------------------------------------------------------
+    def run(self, snapshot: Snapshot) -> dict[str, Any]:
+        types, body = self.settle()
+        snapshot.check()
+        self.check_aliasing(body)
+        checks = list(body.sub.checks)
+        check_ins = [body.sub.input(s.aval, s.kind) for s in CHECK_SLOTS * len(checks)]
+        exits = self.body_exits(body, types) + check_exits(body.sub, checks, check_ins)
+        body_vars = body.carried_vars(self.spec.assigned, types) + [
+            t._buffer.initial for t in check_ins]
+        body_graph = body.sub.graph(exits, body_vars)
+        extra = [Var(s.aval) for s in CHECK_SLOTS * len(checks)]
+        cond_graph = self.cond_graph(types, extra)
+        snapshot.check()
+        inits = self.inits(types) + [coerce(v, s) for v, s in zip(
+            (True, 0) * len(checks), CHECK_SLOTS * len(checks), strict=True)]
+        values = self.emit(cond_graph, body_graph, inits)
+        return self.results(types, values, checks)
+
+    def body_exits(self, body: _Pass, types) -> list:
+        exits = []
+        with body.sub.active():
+            if self.index is not None:
+                exits.append(coerce(call_ufunc(np.add, body.index, self.index[2]),
+                                    Slot(INDEX_AVAL, "python")))
+            exits += [Tracer(body.inner[id(buf)]) for buf in self.fixed]
+            for name, value in zip(self.spec.assigned, body.result, strict=True):
+                for leaf, t in zip(flatten(value)[0], types[name][1], strict=True):
+                    if isinstance(t, Slot):
+                        exits.append(coerce(leaf, t))
+        return exits
+
+    def cond_graph(self, types, extra: list[Var]) -> Graph:
+        if self.cond_fn is None:
+            return self.index_cond_graph(types, extra)
+        cond = self.trace_pass(types, self.cond_fn)
+        if any(buf.mutated for buf in cond.inner.values()):
+            raise CannotConvert("the loop condition updates an array in place")
+        if cond.sub.checks:
+            raise CannotConvert("the loop condition indexes with a traced index that the run "
+                                "would have to check", "compute the test in the loop body, "
+                                "into a name the condition reads")
+        with cond.sub.active():
+            pred = to_pred(cond.result)
+        return cond.sub.graph([pred], cond.carried_vars(self.spec.assigned, types) + extra)
+
+    def index_cond_graph(self, types, extra: list[Var]) -> Graph:
+        sub = SubTrace()
+        p = _Pass(sub, [], {}, {})
+        p.index = sub.input(INDEX_AVAL, "python")
+        p.head = [p.index._buffer.initial] + [Var(buf.var.aval) for buf in self.fixed]
+        p.slot_inputs = {name: None for name in self.spec.assigned}
+        _, stop, step = self.index
+        with sub.active():
+            pred = call_ufunc(np.less if step > 0 else np.greater, p.index, stop)
+        return sub.graph([pred], p.carried_vars(self.spec.assigned, types) + extra)
+
+    def inits(self, types) -> list[Tracer]:
+        inits = []
+        if self.index is not None:
+            inits.append(coerce(self.index[0], Slot(INDEX_AVAL, "python")))
+        inits += [Tracer(buf) for buf in self.fixed]
+        for name in self.spec.assigned:
+            live = self.entry[name] is not None
+            entry = flatten(self.env[name])[0] if live else None
+            for k, t in enumerate(types[name][1]):
+                if isinstance(t, Slot):
+                    inits.append(coerce(entry[k], t) if live else zeros_like_slot(t))
+        return inits
+
+    def emit(self, cond_graph: Graph, body_graph: Graph, inits: list) -> list:
+        """Bind the while_loop; the value of every carried position after it."""
+        keep = 1 if self.index is not None else 0
+        cond_graph, body_graph, invariants, carried = hoist_invariants(cond_graph, body_graph,
+                                                                      keep)
+        cond_c, body_c = close(cond_graph), close(body_graph)
+        consts = [inits[k] for k in invariants]
+        outs = bind(while_loop_p, *cond_c.consts, *consts, *body_c.consts, *consts,
+                    *(inits[k] for k in carried),
+                    cond_graph=cond_c.graph, body_graph=body_c.graph,
+                    cond_nconsts=len(cond_c.consts) + len(consts),
+                    body_nconsts=len(body_c.consts) + len(consts))
+        values = list(inits)
+        for k, out in zip(carried, outs, strict=True):
+            values[k] = out
+        return values
+
+    def results(self, types, values: list, checks) -> dict[str, Any]:
+        values = iter(values)
+        result: dict[str, Any] = {}
+        if self.index is not None:
+            result["__index__"] = next(values)
+        write_back(self.fixed, [next(values) for _ in self.fixed])
+        for name in self.spec.assigned:
+            treedef, leaf_types = types[name]
+            leaves = [as_kind(next(values), t.kind) if isinstance(t, Slot) else t
+                      for t in leaf_types]
+            result[name] = unflatten(treedef, leaves)
+        for check in checks:
+            current_trace().require(next(values), next(values), check.message, check.error)
+        return result
+
+
+def write_back(buffers: Sequence[Buffer], values: Sequence[Tracer]) -> None:
+    """Assign each buffer its new value (all checked first, so none is half done)."""
+    changed = [(b, v) for b, v in zip(buffers, values, strict=True) if v.ir_var is not b.var]
+    for buf, _ in changed:
+        buf._check_entangled()
+    for buf, value in changed:
+        buf.assign(value.ir_var)
+
+
+CHECK_SLOTS = (Slot(ShapedArray((), np.dtype(bool)), "scalar"),
+                Slot(ShapedArray((), np.dtype(np.int64)), "scalar"))
+
+
+def _atom_tracer(atom, trace) -> Tracer:
+    if isinstance(atom, Var):
+        return Tracer(Buffer(atom, trace, strides=c_strides(atom.aval)), kind="scalar")
+    return ensure_tracer(atom.value)
+
+
+def check_exits(sub: SubTrace, checks, check_ins) -> list[Tracer]:
+    """Carried per check: whether it held in every iteration so far, and the value the first
+    failure reports (the run raises NumPy's error after the loop, before writing anything)."""
+    exits = []
+    with sub.active():
+        for k, check in enumerate(checks):
+            ok_in, value_in = check_ins[2 * k], check_ins[2 * k + 1]
+            ok = _atom_tracer(check.ok, sub.trace)
+            value = coerce(_atom_tracer(check.value, sub.trace), CHECK_SLOTS[1])
+            first = call_ufunc(np.logical_and, ok_in, call_ufunc(np.logical_not, ok))
+            exits.append(coerce(call_ufunc(np.logical_and, ok_in, ok), CHECK_SLOTS[0]))
+            exits.append(coerce(where(first, value, value_in), CHECK_SLOTS[1]))
+    return exits
+
+
+def where(pred, a, b) -> Tracer:
+    return bind(select_p, pred, a, b)
+
+
+def _slot_inputs(sub: SubTrace, t) -> list | None:
+    if t is None:
+        return None
+    return [sub.input(lt.aval, lt.kind) if isinstance(lt, Slot) else lt for lt in t[1]]
+
+
+def hoist_invariants(cond_graph: Graph, body_graph: Graph, keep: int):
+    """Carried values the body passes through unchanged become leading inputs of both graphs
+    (operands, not carries). Returns both graphs, the invariant and the carried positions."""
+    n = len(body_graph.in_vars)
+    invariant = [k for k in range(keep, n) if body_graph.out_atoms[k] is body_graph.in_vars[k]]
+    carried = [k for k in range(n) if k not in invariant]
+
+    def reorder(graph: Graph, outs) -> Graph:
+        ins = [graph.in_vars[k] for k in invariant] + [graph.in_vars[k] for k in carried]
+        return Graph(tuple(ins), graph.eqns, tuple(outs))
+
+    body_outs = [body_graph.out_atoms[k] for k in carried]
+    return (reorder(cond_graph, cond_graph.out_atoms), reorder(body_graph, body_outs),
+            invariant, carried)
+
+
+def roll_loop(spec: LoopSpec, env: dict[str, Any], body_fn, cond_fn=None, index=None,
+              observed: Callable[[Tracer], bool] | None = None) -> dict[str, Any]:
+    """Trace `body_fn` into one while_loop equation of the current trace; return the new values
+    of `spec.assigned` (and `__index__`: the first index not run, for a range loop).
+
+    index: (start, stop, step) with a static nonzero step, for `for i in range(...)`;
+    cond_fn: the test of a `while` loop, a function of the same names.
+    observed(tracer): whether an array is seen from outside the loop's names (None: values
+    are carried by value, as in JAX)."""
+    snapshot = Snapshot.of(env, spec.names)
+    try:
+        return _Loop(spec, env, body_fn, cond_fn, index, observed).run(snapshot)
+    finally:
+        if snapshot.changed() is not None:
+            snapshot.restore()

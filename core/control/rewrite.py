@@ -1,0 +1,512 @@
+"""Loop rolling, the AST pass: Python loops and branches become calls of runtime helpers.
+
+`roll_loops(module)` is an AST pass over every function of a module (a cell made into a
+function, or a function whose source Python can give; `rolled_function`). Each
+
+    for NAME in range(...):    while TEST:    if TEST:
+
+is rewritten into a call of a helper of `runtime` that decides *at trace time* whether the
+statement runs as plain Python or becomes one XLA loop or conditional.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+import inspect
+import itertools
+import textwrap
+import types
+from typing import Any
+
+
+from . import runtime
+from .cell import assigned_names, collect_loads, walk_block
+
+RT = "__psc_rt"
+
+
+def roll_loops(module: ast.Module) -> ast.Module:
+    """A copy of `module` whose functions' loops and branches call the rolling helpers."""
+    module = copy.deepcopy(module)
+    counter = itertools.count()
+    for node in reversed(list(ast.walk(module))):        # inner functions first
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            _Rewriter(node, counter).rewrite_function()
+    return ast.fix_missing_locations(module)
+
+
+class _Rewriter:
+    """Rewrites the statements of one function (nested functions are rewritten on their own)."""
+
+    def __init__(self, fn: ast.FunctionDef, counter):
+        self.fn = fn
+        self.counter = counter
+        self.scope = _function_locals(fn)
+        self.captured = _captured_by_closures(fn)
+
+    def rewrite_function(self) -> None:
+        body = self.fn.body
+        doc = body[:1] if body and isinstance(body[0], ast.Expr) and isinstance(
+            body[0].value, ast.Constant) and isinstance(body[0].value.value, str) else []
+        imports = _at_line(_parse(f"import {runtime.__name__} as {RT}"), self.fn.lineno)
+        self.fn.body = doc + imports + self.block(body[len(doc):])
+
+    def block(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for stmt in stmts:
+            out += self.stmt(stmt)
+        return out
+
+    def stmt(self, stmt: ast.stmt) -> list[ast.stmt]:
+        if isinstance(stmt, ast.For):
+            return self.for_loop(stmt)
+        if isinstance(stmt, ast.While):
+            return self.while_loop(stmt)
+        if isinstance(stmt, ast.If):
+            return self.if_stmt(stmt)
+        if isinstance(stmt, (ast.With, ast.AsyncWith, ast.Try, ast.AsyncFor)):
+            return [self.nested(stmt)]
+        return [stmt]
+
+    def nested(self, stmt):
+        for fieldname in ("body", "orelse", "finalbody"):
+            if hasattr(stmt, fieldname):
+                setattr(stmt, fieldname, self.block(getattr(stmt, fieldname)))
+        for handler in getattr(stmt, "handlers", []):
+            handler.body = self.block(handler.body)
+        return stmt
+
+    # analysis ------------------------------------------------------------------------------
+    def names_of(self, stmts, extra=(), exclude=()) -> tuple[str, ...]:
+        seen: dict[str, None] = {}
+        for node in itertools.chain(*(ast.walk(s) for s in list(stmts) + list(extra))):
+            if isinstance(node, ast.Name) and node.id in self.scope and node.id not in exclude:
+                seen.setdefault(node.id)
+        return tuple(seen)
+
+    def blocker(self, stmts, kind: str, target: str | None = None) -> tuple[str, str]:
+        """(why these statements cannot become a function of their names, what to write)."""
+        found = _find_blocker(stmts, loop=kind != "if")
+        if found[0]:
+            return found
+        assigned = set(assigned_names(stmts))
+        if target in assigned:
+            return (f"it assigns to the loop variable `{target}`",
+                    "use another name for the value computed from it")
+        outside = sorted(assigned - self.scope)
+        if outside:
+            return (f"it rebinds `{outside[0]}`, which is global", _HINTS["global"])
+        shared = sorted(assigned & self.captured)
+        if shared:
+            return (f"a function defined outside it reads `{shared[0]}`, which it rebinds",
+                    f"pass `{shared[0]}` to that function as an argument")
+        return ("", "")
+
+    def site(self, kind, node, text, names=(), assigned=(), exposed=(), target=None,
+             blocker=("", "")) -> str:
+        fields = dict(kind=kind, line=node.lineno, text=text, names=tuple(names),
+                      assigned=tuple(assigned), exposed=tuple(exposed), target=target,
+                      blocker=blocker[0], hint=blocker[1])
+        return f"{RT}.Site(" + ", ".join(f"{k}={v!r}" for k, v in fields.items()) + ")"
+
+    # for NAME in range(...) ----------------------------------------------------------------
+    def for_loop(self, node: ast.For) -> list[ast.stmt]:
+        if not _is_range_loop(node):
+            return [self.nested(node)]
+        k = next(self.counter)
+        target = node.target.id
+        body = _drop_continue(node.body)
+        blocker = self.blocker(body, "for", target)
+        assigned = tuple(n for n in assigned_names(body) if n in self.scope)
+        names = self.names_of(body, exclude={target})
+        exposed = _exposed(body, {target}) & set(assigned)
+        text = f"for {target} in {ast.unparse(node.iter)}"
+        site = self.site("for", node, text, names, assigned, sorted(exposed), target, blocker)
+        args = ast.Tuple(elts=node.iter.args, ctx=ast.Load())
+        if blocker[0]:
+            site = self.site("for", node, text, names, target=target, blocker=blocker)
+            code = _FOR_BLOCKED.format(rt=RT, k=k, site=site, target=target)
+        else:
+            code = _FOR.format(rt=RT, k=k, site=site, target=target,
+                               params=", ".join((target,) + names), ret=_tuple(assigned),
+                               outs=_tuple(assigned + (target,)))
+        holes = {"ARGS": args, "BODY": self.block(body), "PLAIN": self.block(copy.deepcopy(body)),
+                 "ORELSE": self.block(node.orelse), "DELS": _dels(assigned)}
+        return _fill(code, node.lineno, holes)
+
+    # while TEST ----------------------------------------------------------------------------
+    def while_loop(self, node: ast.While) -> list[ast.stmt]:
+        k = next(self.counter)
+        body = _drop_continue(node.body)
+        blocker = self.blocker(body, "while")
+        text = f"while {ast.unparse(node.test)}"
+        test = _rewrite_test(node.test)
+        if blocker[0]:
+            site = self.site("while", node, text, self.names_of(body, [node.test]),
+                             blocker=blocker)
+            return self.blocked_test("while", node, site, test)
+        assigned = tuple(n for n in assigned_names(body) if n in self.scope)
+        names = self.names_of(body, extra=[node.test])
+        exposed = (_exposed(body, set()) | _reads(node.test)) & set(assigned)
+        site = self.site("while", node, text, names, assigned, sorted(exposed), blocker=blocker)
+        code = _WHILE.format(rt=RT, k=k, site=site, params=", ".join(names),
+                             ret=_tuple(assigned), outs=_tuple(assigned))
+        holes = {"TEST": test, "TEST2": copy.deepcopy(test), "BODY": self.block(body),
+                 "PLAIN": self.block(copy.deepcopy(body)), "ORELSE": self.block(node.orelse),
+                 "DELS": _dels(assigned)}
+        return _fill(code, node.lineno, holes)
+
+    def blocked_test(self, keyword: str, node, site: str, test) -> list[ast.stmt]:
+        """`while`/`if` left as it is, its test checked to be a Python bool (not traced)."""
+        code = _BLOCKED_TEST.format(keyword=keyword, rt=RT, site=site)
+        holes = {"TEST": test, "BODY": self.block(node.body), "ORELSE": self.block(node.orelse)}
+        return _fill(code, node.lineno, holes)
+
+    # if TEST -------------------------------------------------------------------------------
+    def if_stmt(self, node: ast.If) -> list[ast.stmt]:
+        k = next(self.counter)
+        text = f"if {ast.unparse(node.test)}"
+        blocker = self.blocker(node.body + node.orelse, "if")
+        test = _rewrite_test(node.test)
+        if blocker[0]:
+            return self.blocked_test("if", node, self.site("if", node, text, blocker=blocker), test)
+        both = node.body + node.orelse
+        assigned = tuple(n for n in assigned_names(both) if n in self.scope)
+        names = self.names_of(both)
+        site = self.site("if", node, text, names, assigned, assigned)
+        code = _IF.format(rt=RT, k=k, site=site, params=", ".join(names), ret=_tuple(assigned),
+                          assign=f"{_tuple(assigned)} = " if assigned else "")
+        holes = {"TEST": test, "BODY": self.block(node.body),
+                 "ORELSE": self.block(node.orelse),
+                 "PLAIN": self.block(copy.deepcopy(node.body)),
+                 "PLAIN_ELSE": self.block(copy.deepcopy(node.orelse)), "DELS": _dels(assigned)}
+        return _fill(code, node.lineno, holes)
+
+
+# After a helper ran: None means "run the statement as plain Python", else the loop's results.
+_ROLLED_OR_PLAIN = """
+if __psc_res_{k} is None:
+    LOOP:
+        __PLAIN__
+    else:
+        __ORELSE__
+else:
+    {outs} = __psc_res_{k}
+    __DELS__
+    __ORELSE__
+"""
+
+
+_FOR = """
+__psc_args_{k} = __ARGS__
+__psc_site_{k} = {site}
+if {rt}.wants_for(__psc_site_{k}, range, __psc_args_{k}, locals()):
+    def __psc_body_{k}({params}):
+        __BODY__
+        return {ret}
+    __psc_res_{k} = {rt}.roll_for(__psc_site_{k}, __psc_args_{k}, __psc_body_{k}, locals())
+else:
+    __psc_res_{k} = None
+""" + _ROLLED_OR_PLAIN.replace("LOOP", "for {target} in range(*__psc_args_{k})")
+
+
+_FOR_BLOCKED = """
+__psc_args_{k} = __ARGS__
+{rt}.check_unroll({site}, range, __psc_args_{k}, locals())
+for {target} in range(*__psc_args_{k}):
+    __PLAIN__
+else:
+    __ORELSE__
+"""
+
+
+_WHILE = """
+__psc_site_{k} = {site}
+if {rt}.wants_while(__psc_site_{k}, locals()):
+    def __psc_cond_{k}({params}):
+        return __TEST__
+    def __psc_body_{k}({params}):
+        __BODY__
+        return {ret}
+    __psc_res_{k} = {rt}.roll_while(__psc_site_{k}, __psc_cond_{k}, __psc_body_{k}, locals())
+else:
+    __psc_res_{k} = None
+""" + _ROLLED_OR_PLAIN.replace("LOOP", "while __TEST2__")
+
+
+_IF = """
+__psc_pred_{k} = __TEST__
+if {rt}.is_traced(__psc_pred_{k}):
+    def __psc_then_{k}({params}):
+        __BODY__
+        return {ret}
+    def __psc_else_{k}({params}):
+        __ORELSE__
+        return {ret}
+    {assign}{rt}.convert_if({site}, __psc_pred_{k}, __psc_then_{k}, __psc_else_{k}, locals())
+    __DELS__
+elif __psc_pred_{k}:
+    __PLAIN__
+else:
+    __PLAIN_ELSE__
+"""
+
+
+# `while` or `if` whose body cannot be converted: the test must be a Python bool.
+_BLOCKED_TEST = """
+{keyword} {rt}.truth(__TEST__, {site}):
+    __BODY__
+else:
+    __ORELSE__
+"""
+
+
+def _parse(code: str) -> list[ast.stmt]:
+    return ast.parse(code).body
+
+
+def _at_line(stmts: list[ast.stmt], line: int) -> list[ast.stmt]:
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if "lineno" in node._attributes:
+                node.lineno = node.end_lineno = line
+                node.col_offset, node.end_col_offset = 0, 0
+    return stmts
+
+
+def _fill(code: str, line: int, holes: dict[str, Any]) -> list[ast.stmt]:
+    """The template's statements at `line`, with its holes filled."""
+    return _HoleFiller(holes).visit_block(_at_line(_parse(code), line))
+
+
+class _HoleFiller(ast.NodeTransformer):
+    def __init__(self, holes):
+        self.holes = holes
+
+    def visit_block(self, stmts):
+        out = []
+        for stmt in stmts:
+            hole = _hole_name(stmt)
+            if hole is not None:
+                out += copy.deepcopy(self.holes[hole])
+                continue
+            out.append(self.visit(stmt))
+        return out
+
+    def generic_visit(self, node):
+        for fieldname in ("body", "orelse", "finalbody"):
+            value = getattr(node, fieldname, None)
+            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                filled = self.visit_block(value)
+                if fieldname == "body" and not filled:
+                    filled = [ast.copy_location(ast.Pass(), node)]
+                setattr(node, fieldname, filled)
+        for fieldname, value in ast.iter_fields(node):
+            if fieldname in ("body", "orelse", "finalbody") and isinstance(value, list):
+                continue
+            if isinstance(value, ast.AST):
+                setattr(node, fieldname, self.visit(value))
+            elif isinstance(value, list):
+                setattr(node, fieldname, [self.visit(v) if isinstance(v, ast.AST) else v
+                                          for v in value])
+        return node
+
+    def visit_Name(self, node):
+        if node.id.startswith("__") and node.id.endswith("__") and node.id[2:-2] in self.holes:
+            return copy.deepcopy(self.holes[node.id[2:-2]])
+        return node
+
+
+def _hole_name(stmt) -> str | None:
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Name):
+        name = stmt.value.id
+        if name.startswith("__") and name.endswith("__") and name[2:-2].isupper():
+            return name[2:-2]
+    return None
+
+
+def _tuple(names) -> str:
+    return "(" + "".join(f"{n}, " for n in names) + ")"
+
+
+def _dels(names) -> list[ast.stmt]:
+    return _parse("".join(f"if {n} is {RT}.UNBOUND:\n    del {n}\n" for n in names))
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _function_locals(fn) -> set[str]:
+    a = fn.args
+    params = [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs]
+    params += [x.arg for x in (a.vararg, a.kwarg) if x is not None]
+    declared = {name for node in _own_nodes(fn.body) if isinstance(node, (ast.Global, ast.Nonlocal))
+                for name in node.names}
+    return (set(params) | set(assigned_names(fn.body))) - declared
+
+
+def _own_nodes(stmts):
+    """Nodes of this scope: nested functions, lambdas and classes not entered."""
+    stack = list(stmts)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, _SCOPES):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _captured_by_closures(fn) -> set[str]:
+    """Names read by functions and lambdas nested in fn (they see fn's variables, not copies)."""
+    captured = set()
+    for node in _own_nodes(fn.body):
+        if isinstance(node, _SCOPES) and not isinstance(node, ast.ClassDef):
+            captured |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return captured
+
+
+def _is_range_loop(node: ast.For) -> bool:
+    it = node.iter
+    return (isinstance(node.target, ast.Name) and isinstance(it, ast.Call)
+            and isinstance(it.func, ast.Name) and it.func.id == "range" and not it.keywords
+            and 1 <= len(it.args) <= 3 and not any(isinstance(a, ast.Starred) for a in it.args))
+
+
+def _exposed(body, assigned: set[str]) -> set[str]:
+    """Names whose value on entry the body may use: read before assigned, or not assigned on
+    every path (the old value then flows through)."""
+    reads: list[str] = []
+    definite = walk_block(body, set(assigned), reads)
+    return set(reads) | (set(assigned_names(body)) - definite)
+
+
+def _reads(expr) -> set[str]:
+    reads: list[str] = []
+    collect_loads(expr, set(), reads)
+    return set(reads)
+
+
+_HINTS = {
+    "break": "put the exit test in the loop's condition: `while i < n and not done:`",
+    "continue": "put the rest of the body under `if not ...:` instead of `continue`",
+    "return": "assign the result to a name and return after the loop or branch",
+    "yield": "collect the values in a preallocated array instead of yielding them",
+    "del": "rebind the name instead of deleting it",
+    "global": "return the value from the cell instead of rebinding a global",
+    "attribute": "keep the value in a local name and set the attribute after the loop",
+}
+
+
+def _find_blocker(stmts, loop: bool) -> tuple[str, str]:
+    """What keeps these statements from becoming a function of their names: (reason, hint)."""
+    def visit(node, depth) -> tuple[str, str]:
+        if isinstance(node, _SCOPES):
+            return ("", "")
+        found = _blocking_node(node, depth, loop)
+        if found:
+            return found, _HINTS[found.split("`")[1]]
+        inner = depth + 1 if isinstance(node, (ast.For, ast.While, ast.AsyncFor)) else depth
+        for fieldname, value in ast.iter_fields(node):
+            children = value if isinstance(value, list) else [value]
+            sub_depth = depth if fieldname == "orelse" else inner
+            for child in children:
+                if isinstance(child, ast.AST):
+                    found = visit(child, sub_depth)
+                    if found[0]:
+                        return found
+        return ("", "")
+    for stmt in stmts:
+        found = visit(stmt, 0)
+        if found[0]:
+            return found
+    return ("", "")
+
+
+def _blocking_node(node, depth: int, loop: bool) -> str:
+    if isinstance(node, ast.Return):
+        return "it uses `return`"
+    if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
+        return "it uses `yield`"
+    if isinstance(node, (ast.Break, ast.Continue)) and (depth == 0):
+        word = "break" if isinstance(node, ast.Break) else "continue"
+        return f"it uses `{word}`"
+    if isinstance(node, ast.Delete) and any(isinstance(t, ast.Name) for t in node.targets):
+        return "it uses `del`"
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return "it uses `global`"
+    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+        return f"it sets an `attribute` ({ast.unparse(node)})"
+    return ""
+
+
+def _drop_continue(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """`if c: continue` (at any depth of ifs) becomes the rest of the body under `else`."""
+    out: list[ast.stmt] = []
+    for k, stmt in enumerate(stmts):
+        if isinstance(stmt, ast.Continue):
+            return out
+        if isinstance(stmt, ast.If) and _continues(stmt):
+            rest = stmts[k + 1:]
+            new = ast.If(test=stmt.test, body=_drop_continue(stmt.body + rest) or [ast.Pass()],
+                         orelse=_drop_continue(stmt.orelse + copy.deepcopy(rest)))
+            out.append(ast.copy_location(new, stmt))
+            return out
+        out.append(stmt)
+    return out
+
+
+def _continues(node) -> bool:
+    """Whether a `continue` of the current loop is inside node's ifs."""
+    if isinstance(node, ast.Continue):
+        return True
+    if isinstance(node, ast.If):
+        return any(_continues(s) for s in node.body + node.orelse)
+    return False
+
+
+def _rewrite_test(test: ast.expr) -> ast.expr:
+    """`a and b`, `a or b`, `not a` in a test: evaluated on traced values too."""
+    if isinstance(test, ast.BoolOp):
+        op = "and_" if isinstance(test.op, ast.And) else "or_"
+        thunks = [ast.Lambda(args=_no_args(), body=_rewrite_test(v)) for v in test.values[1:]]
+        call = ast.Call(func=_rt_attr(op), args=[_rewrite_test(test.values[0])] + thunks,
+                        keywords=[])
+        return ast.copy_location(call, test)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        call = ast.Call(func=_rt_attr("not_"), args=[_rewrite_test(test.operand)], keywords=[])
+        return ast.copy_location(call, test)
+    return test
+
+
+def _no_args() -> ast.arguments:
+    return ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
+
+
+def _rt_attr(name: str) -> ast.Attribute:
+    return ast.Attribute(value=ast.Name(RT, ast.Load()), attr=name, ctx=ast.Load())
+
+
+def rolled_function(fun):
+    """`fun` recompiled with its loops and branches rolled, or `fun` itself when that cannot
+    be done: no source (built in, defined in a REPL without source), a lambda, or a closure
+    (its free variables' cells cannot be handed to a recompiled function)."""
+    if not isinstance(fun, types.FunctionType) or fun.__code__.co_freevars \
+            or fun.__name__ == "<lambda>":
+        return fun
+    try:
+        lines, start = inspect.getsourcelines(fun)
+    except (OSError, TypeError):
+        return fun
+    try:
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except SyntaxError:
+        return fun
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
+        return fun
+    tree.body[0].decorator_list = []
+    ast.increment_lineno(tree, start - 1)
+    code = compile(roll_loops(tree), fun.__code__.co_filename, "exec")
+    scope: dict = {}
+    exec(code, fun.__globals__, scope)
+    rolled = scope[tree.body[0].name]
+    rolled.__defaults__, rolled.__kwdefaults__ = fun.__defaults__, fun.__kwdefaults__
+    return rolled

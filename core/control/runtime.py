@@ -1,0 +1,367 @@
+"""Loop rolling, the runtime: the helpers that code rewritten by `rewrite.roll_loops` calls.
+
+Each rewritten `for NAME in range(...)`, `while TEST` or `if TEST` calls a helper here that
+decides *at trace time*: when nothing the statement touches is traced, the original statement
+runs as plain Python, with unchanged meaning. When it is, the body is traced once as a
+function of the names it uses (see `loops` for how carried state is found) into one
+`while_loop` or `cond` equation, so the graph, and XLA's compile time, do not grow with the
+iteration count.
+
+A loop that cannot be rolled (its values change shape or type from one iteration to the next,
+it appends to a list, uses `break` or `return`, ...) is unrolled when it is short
+(`UNROLL_LIMIT` iterations), and otherwise raises `UnsupportedError` naming the line, the
+reason and what to write instead. `unroll_notes(graph)` explains a graph made large by loops
+that were unrolled.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import collections
+import contextlib
+import contextvars
+import linecache
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ir import Graph, SourceInfo
+from ..numpy.ufuncs import call_ufunc
+from ..primitives import convert_element_type_p
+from ..tracing import TraceError, Tracer, UnsupportedError, bind, current_trace
+from .branches import branch
+from .carry import INDEX_AVAL, UNBOUND, CannotConvert, Slot, coerce, contains_tracer, to_pred
+from .loops import LoopSpec, roll_loop
+
+UNROLL_LIMIT = 64             # a loop that cannot be rolled is unrolled up to this many times
+LARGE_GRAPH = 2_000           # equations; above this, unroll_notes explains where they came from
+
+
+_ROLLING: contextvars.ContextVar[bool] = contextvars.ContextVar("psc_jit_rolling", default=True)
+
+
+@contextlib.contextmanager
+def rolling_disabled():
+    """Run transformed code with every loop unrolled as plain Python (for comparisons)."""
+    token = _ROLLING.set(False)
+    try:
+        yield
+    finally:
+        _ROLLING.reset(token)
+
+
+def rolling_enabled() -> bool:
+    return _ROLLING.get()
+
+
+@dataclass(frozen=True)
+class Site:
+    """A loop or branch as the pass saw it; built by the generated code, read by the helpers."""
+    kind: str                               # "for", "while" or "if"
+    line: int
+    text: str                               # `for t in range(steps)`, for messages
+    names: tuple[str, ...] = ()             # parameters of the generated functions
+    assigned: tuple[str, ...] = ()          # the names they return
+    exposed: tuple[str, ...] = ()           # assigned names read before assigned
+    target: str | None = None               # a for loop's variable
+    blocker: str = ""                       # why it cannot be converted, if it cannot
+    hint: str = ""
+
+    def spec(self) -> LoopSpec:
+        return LoopSpec(self.names, self.assigned, frozenset(self.exposed))
+
+
+def _caller_file(depth: int = 2) -> str:
+    return sys._getframe(depth).f_code.co_filename
+
+
+def _source(site: Site, file: str) -> SourceInfo:
+    return SourceInfo(file, site.line)
+
+
+def _touches_tracer(site: Site, env: dict) -> bool:
+    return any(contains_tracer(env.get(name)) for name in site.names)
+
+
+def wants_for(site: Site, range_fn, args, env) -> bool:
+    """Whether to try rolling this loop: tracing, a builtin range, and something traced."""
+    if not _ROLLING.get() or current_trace() is None or range_fn is not builtins.range:
+        return False
+    if any(isinstance(a, Tracer) for a in args):
+        return True
+    return len(range(*args)) >= 2 and _touches_tracer(site, env)
+
+
+def wants_while(site: Site, env) -> bool:
+    return _ROLLING.get() and current_trace() is not None and _touches_tracer(site, env)
+
+
+def is_traced(pred) -> bool:
+    return isinstance(pred, Tracer) and _ROLLING.get()
+
+
+def _range_args(args) -> tuple:
+    if len(args) == 1:
+        return 0, args[0], 1
+    return (args[0], args[1], args[2] if len(args) == 3 else 1)
+
+
+def roll_for(site: Site, args, body_fn, env) -> tuple | None:
+    """Roll `for target in range(*args)` into one while_loop; None: run it as plain Python."""
+    file = _caller_file()
+    start, stop, step = _range_args(args)
+    if isinstance(step, Tracer):
+        raise UnsupportedError(f"the step of `{site.text}` is a traced value",
+                               _source(site, file), "make the step a Python int")
+    if step == 0:
+        raise ValueError("range() arg 3 must not be zero")
+    static = not isinstance(start, Tracer) and not isinstance(stop, Tracer)
+    if static:
+        start, stop, step = (int(v) for v in (start, stop, step))
+    count = total = len(range(start, stop, step)) if static else None
+    env = dict(env)
+    peeled = False
+    while True:
+        try:
+            out = roll_loop(site.spec(), env, body_fn, index=(start, stop, step),
+                            observed=_observer(env))
+            break
+        except Exception as err:       # any failure of the traced pass: unroll or explain
+            if _may_peel(err, peeled, count):
+                env.update(_run_body(site, body_fn, start, env))
+                start, count, peeled = start + step, count - 1, True
+                continue
+            return _fallback(site, file, err, (count, total), env if peeled else None,
+                             body_fn, (start, stop, step))
+    last = start + (count - 1) * step if static else _last_index(out["__index__"], step)
+    return tuple(out[name] for name in site.assigned) + (last,)
+
+
+def _may_peel(err, peeled: bool, count) -> bool:
+    return isinstance(err, CannotConvert) and err.peel and not peeled and count is not None \
+        and count >= 3
+
+
+def _last_index(end, step):
+    return coerce(call_ufunc(np.subtract, end, step), Slot(INDEX_AVAL, "python"))
+
+
+def _run_body(site: Site, body_fn, i, env) -> dict:
+    """One iteration as plain Python (traced arrays updated in place as usual)."""
+    values = body_fn(i, *(env.get(n, UNBOUND) for n in site.names))
+    return {site.target: i, **dict(zip(site.assigned, values, strict=True))}
+
+
+def _fallback(site: Site, file: str, err: Exception, counts, env, body_fn, bounds):
+    """Unroll a short loop (None: the plain loop runs it); explain a long one.
+    counts: (iterations left, iterations of the loop), None when traced."""
+    reason = _reason(err)
+    count, total = counts
+    if count is not None and count <= UNROLL_LIMIT:
+        _note_unrolled(file, site.line, reason)
+        if env is None:
+            return None
+        start, stop, step = bounds
+        for i in range(start, stop, step):
+            env.update(_run_body(site, body_fn, i, env))
+        return tuple(env.get(name, UNBOUND) for name in site.assigned) + (env[site.target],)
+    raise _cannot_roll(site, file, reason, _hint(err), total) from err
+
+
+def _cannot_roll(site: Site, file: str, reason: str, hint: str, count) -> UnsupportedError:
+    many = f"{count:,} iterations" if count is not None else "a traced number of iterations"
+    what = "rolled into an XLA loop" if site.kind != "if" else "converted to an XLA conditional"
+    if site.kind == "for":
+        hint = (hint + "; " if hint else "") + (
+            f"psc_jit unrolls such a loop only up to {UNROLL_LIMIT} iterations, this one has "
+            f"{many}")
+    return UnsupportedError(f"`{site.text}` cannot be {what}: {reason}", _source(site, file),
+                            hint)
+
+
+def _reason(err: Exception) -> str:
+    if isinstance(err, CannotConvert):
+        return err.message
+    if isinstance(err, TraceError):
+        return err.explain() if err.source is not None else err.message
+    return f"{type(err).__name__}: {err}"
+
+
+def _hint(err: Exception) -> str:
+    return err.hint if isinstance(err, CannotConvert) else ""
+
+
+def _observer(env: dict):
+    """Whether an array is seen from outside the loop's names: a view, an input of the trace,
+    or held by more than one name."""
+    trace = current_trace()
+    inputs = {id(b) for b in trace.buffers} if trace is not None else set()
+    counts = collections.Counter(id(t._buffer) for t in _tracers_in(env.values()))
+    return lambda t: t.is_view or id(t._buffer) in inputs or counts[id(t._buffer)] > 1
+
+
+def _tracers_in(values, depth: int = 3):
+    for value in values:
+        if isinstance(value, Tracer):
+            yield value
+        elif depth and isinstance(value, (tuple, list, set)):
+            yield from _tracers_in(value, depth - 1)
+        elif depth and isinstance(value, dict):
+            yield from _tracers_in(value.values(), depth - 1)
+
+
+def check_unroll(site: Site, range_fn, args, env) -> None:
+    """A loop the pass could not make a function of its names (it uses `break`, ...) runs as
+    plain Python: unrolled. An exit on a traced value inside it is refused where it happens
+    (`truth`); traced bounds leave nothing to unroll."""
+    if not _ROLLING.get() or current_trace() is None or range_fn is not builtins.range:
+        return
+    file = _caller_file()
+    if any(isinstance(a, Tracer) for a in args):
+        raise _cannot_roll(site, file, site.blocker, site.hint, None)
+    if _touches_tracer(site, env):
+        _note_unrolled(file, site.line, site.blocker)
+
+
+def roll_while(site: Site, cond_fn, body_fn, env) -> tuple | None:
+    """A while loop whose test is traced: one while_loop. None: the test is static, so it
+    runs as plain Python."""
+    file = _caller_file()
+    env = dict(env)
+    first = cond_fn(*(env.get(n, UNBOUND) for n in site.names))
+    if not isinstance(first, Tracer):
+        return None
+    try:
+        out = roll_loop(site.spec(), env, body_fn, cond_fn=cond_fn, observed=_observer(env))
+    except Exception as err:           # a traced test leaves no plain-Python way out
+        raise _cannot_roll(site, file, _reason(err), _hint(err), None) from err
+    return tuple(out[name] for name in site.assigned)
+
+
+def convert_if(site: Site, pred, then_fn, else_fn, env) -> tuple:
+    """An `if` on a traced value: both branches traced into one cond (or a select)."""
+    file = _caller_file()
+    p = to_pred(pred)
+    index = bind(convert_element_type_p, p, new_dtype=np.dtype(np.int32),
+                 weak_type=False)
+    args = [env.get(n, UNBOUND) for n in site.names]
+    try:
+        return branch(index, [else_fn, then_fn], args, pred=p, names=site.assigned)
+    except CannotConvert as err:
+        raise _cannot_roll(site, file, err.message, err.hint, None) from None
+
+
+def truth(value, site: Site) -> bool:
+    """bool(value); on a traced value, say why this statement could not be converted."""
+    if isinstance(value, Tracer) and _ROLLING.get():
+        raise _cannot_roll(site, _caller_file(), f"its test is traced ({value.aval}) and "
+                           f"{site.blocker}", site.hint, None)
+    return bool(value)
+
+
+def and_(first, *rest):
+    value = first
+    for thunk in rest:
+        if isinstance(value, Tracer):
+            value = call_ufunc(np.logical_and, to_pred(value), to_pred(thunk()))
+        elif not value:
+            return value
+        else:
+            value = thunk()
+    return value
+
+
+def or_(first, *rest):
+    value = first
+    for thunk in rest:
+        if isinstance(value, Tracer):
+            value = call_ufunc(np.logical_or, to_pred(value), to_pred(thunk()))
+        elif value:
+            return value
+        else:
+            value = thunk()
+    return value
+
+
+def not_(value):
+    if isinstance(value, Tracer):
+        return call_ufunc(np.logical_not, to_pred(value))
+    return not value
+
+
+_UNROLLED: collections.OrderedDict[tuple[str, int], str] = collections.OrderedDict()
+
+
+def _note_unrolled(file: str, line: int, reason: str) -> None:
+    _UNROLLED[(file, line)] = reason
+    _UNROLLED.move_to_end((file, line))
+    while len(_UNROLLED) > 256:
+        _UNROLLED.popitem(last=False)
+
+
+def unroll_notes(graph: Graph, limit: int = LARGE_GRAPH) -> list[str]:
+    """Where the equations of a large graph come from, per loop (or line), with what to do:
+    `line 3: 12,000 equations from an unrolled loop; write it as a for loop over range(...)
+    so psc_jit can roll it`. Empty when the graph has at most `limit` equations."""
+    eqns = list(graph.all_eqns())
+    if len(eqns) <= limit:
+        return []
+    counts: collections.Counter = collections.Counter()
+    for eqn in eqns:
+        if eqn.source is not None:
+            counts[_enclosing_loop(eqn.source.file, eqn.source.line)] += 1
+    notes = []
+    for (file, line, is_loop), n in counts.most_common():
+        if n < max(limit // 10, 50) or len(notes) == 3:
+            break
+        notes.append(_note(file, line, is_loop, n))
+    return notes
+
+
+def _note(file: str, line: int, is_loop: bool, n: int) -> str:
+    reason = _UNROLLED.get((file, line))
+    if reason:
+        return (f"line {line}: {n:,} equations from a loop psc_jit unrolled because {reason}; "
+                "change that so it can be rolled into one XLA loop")
+    if is_loop:
+        text = linecache.getline(file, line).strip()
+        what = "a while loop with a static test" if text.startswith("while") else \
+            "an unrolled loop"
+        return (f"line {line}: {n:,} equations from {what}; write it as a for loop over "
+                "range(...) so psc_jit can roll it")
+    return f"line {line}: {n:,} equations"
+
+
+def _enclosing_loop(file: str, line: int) -> tuple[str, int, bool]:
+    """(file, line of the outermost loop around `line`, True) or (file, line, False)."""
+    loops = _loop_spans(file)
+    for start, end in loops:
+        if start <= line <= end:
+            return file, start, True
+    return file, line, False
+
+
+_SPANS: dict[tuple[str, int], list[tuple[int, int]]] = {}
+
+
+def _loop_spans(file: str) -> list[tuple[int, int]]:
+    lines = linecache.getlines(file)
+    key = (file, hash(tuple(lines)))
+    if key not in _SPANS:
+        _SPANS[key] = _parse_loop_spans("".join(lines))
+    return _SPANS[key]
+
+
+def _parse_loop_spans(text: str) -> list[tuple[int, int]]:
+    try:
+        tree = ast.parse(_without_magics(text))
+    except SyntaxError:
+        return []
+    spans = [(n.lineno, n.end_lineno) for n in ast.walk(tree) if isinstance(n, (ast.For, ast.While))]
+    return sorted(spans, key=lambda s: (s[0], -s[1]))
+
+
+def _without_magics(text: str) -> str:
+    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line
+                     for line in text.splitlines())

@@ -1,0 +1,30 @@
+"""The NumPy layer: NumPy's functions, ufuncs, operators, methods and indexing on tracers.
+
+Modules, each importing only the ones above it in this list:
+    base           operand facts (NEP 50 promotion asked of NumPy) and small builders
+    ufuncs         ufuncs, where, clip, out=, the arithmetic operators
+    reductions     sum, mean, var, max, argmax, cumsum, ...
+    products       matmul, dot, inner, outer, tensordot, kron
+    shape          reshape, transpose, concatenate, stack, ... (views where NumPy makes views)
+    conversion     astype, copy, asarray, array, round
+    indexing       x[...] and x[...] = v
+    matrices       diagonal, trace, diag, tril, triu, cross
+    einsum         np.einsum
+    linalg         np.linalg
+    math           nan_to_num, isclose, average, ...
+    creation       linspace, full, copyto, fromfunction
+    sorting        sort, argsort, searchsorted, take, median, quantile
+    rearrange      split, tile, repeat, roll, pad, diff, meshgrid
+    ufunc_methods  ufunc.reduce / accumulate / outer
+    dispatch       wires all of it onto Tracer (operators, methods, __array_ufunc__,
+                   __array_function__)
+
+Importing this package fills `NUMPY_FUNCTIONS` (NumPy callable -> implementation on tracers)
+and makes Tracer behave like an ndarray.
+"""
+from . import (conversion, creation, dispatch, einsum, linalg, math, matrices,  # noqa: F401
+               products, rearrange, reductions, shape, sorting)
+from .base import NUMPY_FUNCTIONS, implements, unsupported
+from .indexing import check_outputs, verify_checks
+
+__all__ = ["NUMPY_FUNCTIONS", "implements", "unsupported", "check_outputs", "verify_checks"]

@@ -1,0 +1,96 @@
+"""NumPy's dtype conversions, copies and complex helpers on tracers: astype, copy, asarray,
+array, round, angle, conj.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..primitives import complex_p
+from .base import (as_kind, assign_into, convert, copy_of, elementwise, ensure_tracer, imag_part,
+                   implements, real_part, reshape, result_type)
+from .shape import np_stack
+from .ufuncs import call_ufunc, no_python_scalar
+
+
+@implements(np.conj, np.conjugate)
+def np_conj(x, **kwargs):
+    return call_ufunc(np.conjugate, x, **kwargs)
+
+
+@implements(np.angle)
+def np_angle(z, deg=False):
+    z = ensure_tracer(z)
+    if z.dtype.kind != "c":
+        result = call_ufunc(np.arctan2, 0, z)      # NumPy: arctan2(0, z), so int8 -> float16
+    else:
+        result = call_ufunc(np.arctan2, imag_part(z), real_part(z))
+    if deg:
+        result = call_ufunc(np.multiply, result, 180 / np.pi)
+    return no_python_scalar(result)
+
+
+@implements(np.round, np.around)
+def np_round(a, decimals=0, out=None):
+    a = ensure_tracer(a)
+    if a.dtype == np.bool_ and decimals != 0:
+        raise TypeError("Cannot cast ufunc 'multiply' output from dtype('float64') to "
+                        "dtype('bool') with casting rule 'same_kind'")
+    if a.dtype.kind == "c":     # NumPy rounds the real and imaginary parts apart
+        parts = [np_round(part(a), decimals) for part in (real_part, imag_part)]
+        result = elementwise(complex_p, *parts)
+    elif a.dtype == np.bool_:
+        result = call_ufunc(np.rint, a)
+    elif decimals == 0 or a.dtype.kind in "biu" and decimals >= 0:
+        result = call_ufunc(np.rint, a) if a.dtype.kind not in "biu" else copy_of(a)
+    else:
+        factor = 10.0 ** decimals
+        result = call_ufunc(np.divide, call_ufunc(np.rint, call_ufunc(np.multiply, a, factor)),
+                            factor)
+    if out is not None:
+        return assign_into(out, result, "np.round(..., out=...)")
+    return as_kind(result, "scalar" if result.ndim == 0 else "array")
+
+
+def astype(x, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    dtype = np.dtype(dtype)
+    if not np.can_cast(x.dtype, dtype, casting=casting):
+        raise TypeError(f"Cannot cast array data from {x.dtype} to {dtype} according to the rule "
+                        f"'{casting}'")
+    result = convert(x, dtype)
+    if result is x:
+        result = copy_of(x)
+    return as_kind(result, "array" if x.kind != "scalar" or x.ndim else "scalar")
+
+
+@implements(np.copy)
+def np_copy(a, order="K", subok=False):
+    return copy_of(ensure_tracer(a)).with_kind("array")
+
+
+@implements(np.asarray, np.asanyarray)
+def np_asarray(a, dtype=None, order=None, **kwargs):
+    a = ensure_tracer(a)
+    result = a if dtype is None or np.dtype(dtype) == a.dtype else convert(a, dtype)
+    # a NumPy or Python scalar becomes a new 0-d array; an array comes back as it is
+    return copy_of(result).with_kind("array") if result.kind != "array" else result
+
+
+@implements(np.ascontiguousarray)
+def np_ascontiguousarray(a, dtype=None, **kwargs):
+    result = np_asarray(a, dtype)
+    return reshape(result, (1,)).with_kind("array") if result.ndim == 0 else result
+
+
+@implements(np.array)
+def np_array(a, dtype=None, copy=True, **kwargs):
+    if isinstance(a, (list, tuple)):
+        return np_stack_like_array(a, dtype)
+    a = ensure_tracer(a)
+    result = a if dtype is None or np.dtype(dtype) == a.dtype else convert(a, dtype)
+    return copy_of(result).with_kind("array") if copy else result.with_kind("array")
+
+
+def np_stack_like_array(items, dtype):
+    items = [np_stack_like_array(i, None) if isinstance(i, (list, tuple)) else i for i in items]
+    dtype = dtype or result_type(*items)
+    return np_stack([convert(ensure_tracer(i), dtype) for i in items])

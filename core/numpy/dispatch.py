@@ -1,0 +1,132 @@
+"""Operators, methods and NumPy's dispatch protocols on Tracer, wired to the NumPy layer."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tracing import Tracer
+from .base import NUMPY_FUNCTIONS, assign_into, copy_of, unsupported
+from .conversion import astype, np_copy
+from .indexing import getitem, setitem
+from .products import matmul
+from .shape import flat_view, np_imag, np_real, np_reshape, np_swapaxes, np_transpose
+from .sorting import sort_in_place
+from .ufunc_methods import ufunc_method
+from .ufuncs import binary_operator, call_ufunc, inplace_binary
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    return ufunc_method(ufunc, method, *inputs, **kwargs)
+
+
+def _array_function(self, func, types, args, kwargs):
+    impl = NUMPY_FUNCTIONS.get(func)
+    if impl is None:
+        raise unsupported(f"np.{func.__name__}")
+    return impl(*args, **kwargs)
+
+
+_BINARY = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.divide,
+    "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power, "and": np.bitwise_and,
+    "or": np.bitwise_or, "xor": np.bitwise_xor, "lshift": np.left_shift,
+    "rshift": np.right_shift,
+}
+_COMPARE = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
+            "eq": np.equal, "ne": np.not_equal}
+
+
+def _matmul(self, other):
+    return matmul(self, other)
+
+
+def _rmatmul(self, other):
+    return matmul(other, self)
+
+
+def _imatmul(self, other):
+    return assign_into(self, matmul(self, other), "@=")
+
+
+def _divmod(self, other):
+    return call_ufunc(np.floor_divide, self, other), call_ufunc(np.remainder, self, other)
+
+
+def _reshape_method(self, *shape, order="C", copy=None):
+    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+        shape = shape[0]
+    return np_reshape(self, shape, order, copy=copy)
+
+
+def _transpose_method(self, *axes):
+    if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)):
+        axes = axes[0]
+    return np_transpose(self, axes or None)
+
+
+def _fill(self, value):
+    if np.ndim(value) != 0:
+        raise ValueError("Input object to FillWithScalar is not a scalar")
+    setitem(self, Ellipsis, value)      # setitem's casting (unsafe), as NumPy fills
+
+
+def _flatten(self, order="C"):
+    return copy_of(np_reshape(self, (-1,))).with_kind("array")
+
+
+def _conj(self):
+    """ndarray.conj(): the array itself unless it is complex (then the conjugate ufunc)."""
+    return call_ufunc(np.conjugate, self) if self.dtype.kind == "c" else self
+
+
+def attach():
+    for name, ufunc in _BINARY.items():
+        setattr(Tracer, f"__{name}__", binary_operator(ufunc))
+        setattr(Tracer, f"__r{name}__", binary_operator(ufunc, reflected=True))
+        setattr(Tracer, f"__i{name}__", inplace_binary(ufunc))
+    for name, ufunc in _COMPARE.items():
+        setattr(Tracer, f"__{name}__", binary_operator(ufunc))
+    Tracer.__hash__ = object.__hash__
+    Tracer.__neg__ = lambda self: call_ufunc(np.negative, self)
+    Tracer.__pos__ = lambda self: call_ufunc(np.positive, self)
+    Tracer.__abs__ = lambda self: call_ufunc(np.absolute, self)
+    Tracer.__invert__ = lambda self: call_ufunc(np.invert, self)
+    Tracer.__matmul__ = _matmul
+    Tracer.__rmatmul__ = _rmatmul
+    Tracer.__imatmul__ = _imatmul
+    Tracer.__divmod__ = _divmod
+    Tracer.__getitem__ = getitem
+    Tracer.__setitem__ = setitem
+    Tracer.__array_ufunc__ = _array_ufunc
+    Tracer.__array_function__ = _array_function
+    Tracer.T = property(lambda self: np_transpose(self))
+    Tracer.mT = property(lambda self: np_swapaxes(self, -1, -2))
+    Tracer.real = property(np_real)
+    Tracer.imag = property(np_imag)
+    Tracer.flat = property(flat_view)
+    Tracer.reshape = _reshape_method
+    Tracer.transpose = _transpose_method
+    Tracer.astype = astype
+    Tracer.copy = lambda self, order="C": np_copy(self)
+    Tracer.fill = _fill
+    Tracer.flatten = _flatten
+    Tracer.conj = Tracer.conjugate = _conj
+    for name in ("sum", "prod", "mean", "var", "std", "max", "min", "all", "any", "argmax",
+                 "argmin", "cumsum", "cumprod", "ravel", "squeeze", "swapaxes", "clip", "dot",
+                 "repeat", "take", "argsort", "round", "nonzero", "diagonal", "trace",
+                 "searchsorted"):
+        fn = getattr(np, name)
+        setattr(Tracer, name, _numpy_method(fn))
+    Tracer.sort = sort_in_place   # ndarray.sort sorts in place, returns None
+
+
+def _numpy_method(fn):
+    def method(self, *args, **kwargs):
+        impl = NUMPY_FUNCTIONS.get(fn)
+        if impl is None:
+            raise unsupported(f".{fn.__name__}()")
+        return impl(self, *args, **kwargs)
+    method.__name__ = fn.__name__
+    return method
+
+
+attach()

@@ -1,0 +1,518 @@
+"""Indexing tracers the way NumPy does: `x[...]` reads and `x[...] = v` writes.
+
+- Basic indices (ints, slices with any step, None, Ellipsis), all static: slice/rev/reshape;
+  the result is a view, so writing into it writes into x.
+- Traced integer scalars (a loop index) among basic indices: a dynamic_slice view for the
+  traced integers, then a basic view of that: also a view. NumPy raises IndexError for an
+  index out of bounds; the run checks it (a `RuntimeCheck`) and raises before writing back.
+- Anything else (integer arrays, static boolean masks, mixes): the flat position of every
+  selected element is computed (statically by NumPy itself indexing a grid of positions where
+  the index is static, with traced arithmetic where it is not), then one gather (a copy, as
+  in NumPy) or scatter on the flattened array. So result shapes, the placement of broadcast
+  advanced dimensions, and IndexErrors are NumPy's. A scatter with repeated positions writes
+  the value NumPy writes last, whatever order XLA applies updates in.
+- A traced boolean mask selects a data-dependent number of elements: not compiled.
+
+Writes cast the value as NumPy's setitem does (unsafe casting; a complex scalar into a real
+array is NumPy's TypeError), and broadcast it as NumPy does (leading length-1 axes dropped).
+"""
+from __future__ import annotations
+
+import operator
+import warnings
+
+import numpy as np
+
+from ..primitives import (concatenate_p, cummin_p, dynamic_slice_p, dynamic_update_slice_p,
+                          gather_p, reshape_p, rev_p, scatter_p, slice_p, sort_p)
+from ..tracing import Tracer, ViewStep, bind, current_trace, tracing
+from .base import (as_kind, broadcast_to, convert, ensure_tracer, full, real_part, reshape,
+                   unsupported)
+from .reductions import np_all, np_max, np_min
+from .ufuncs import call_ufunc, np_where
+
+
+def _as_tuple(idx) -> tuple:
+    return idx if isinstance(idx, tuple) else (idx,)
+
+
+def _is_int(entry) -> bool:
+    return isinstance(entry, (int, np.integer)) and not isinstance(entry, (bool, np.bool_))
+
+
+def _is_basic_static(entry) -> bool:
+    return entry is None or entry is Ellipsis or isinstance(entry, slice) or _is_int(entry)
+
+
+def _is_traced_int_scalar(entry) -> bool:
+    return isinstance(entry, Tracer) and entry.ndim == 0 and entry.dtype.kind in "iu"
+
+
+def _is_basic(idx: tuple) -> bool:
+    """Basic indexing (a view in NumPy), possibly with traced integer scalars."""
+    return all(_is_basic_static(e) or _is_traced_int_scalar(e) for e in idx)
+
+
+def _static_or_entry(entry):
+    """The index entry as NumPy takes it: lists become arrays, the rest stays as it is."""
+    array = _static_array(entry)
+    return entry if array is None else array
+
+
+def _static_array(entry):
+    """A list/tuple/ndarray/bool index, as NumPy would take it; None if entry is not one."""
+    if isinstance(entry, (list, tuple, np.ndarray, bool, np.bool_)):
+        return np.asarray(entry)
+    return None
+
+
+def _check_index(idx):
+    for entry in idx:
+        if isinstance(entry, Tracer):
+            if entry.dtype == np.bool_:
+                raise unsupported(
+                    "indexing with a traced boolean mask (its result has a data-dependent shape)",
+                    "use np.where(mask, x, 0) or multiply by the mask instead")
+            if entry.dtype.kind not in "iu":
+                raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis "
+                                 "(`None`) and integer or boolean arrays are valid indices")
+        elif isinstance(entry, slice):
+            for part in (entry.start, entry.stop, entry.step):
+                if isinstance(part, Tracer):
+                    raise unsupported("a slice bound that is a traced value (the slice's length "
+                                      "would depend on it)",
+                                      "use a static bound, or np.where over the whole array")
+
+
+def _consumed_dims(entry) -> int:
+    if entry is None or entry is Ellipsis:
+        return 0
+    if isinstance(entry, (np.ndarray, bool, np.bool_)) and np.asarray(entry).dtype == np.bool_:
+        return np.ndim(entry)
+    return 1
+
+
+def _has_ellipsis(idx: tuple) -> bool:
+    return any(e is Ellipsis for e in idx)     # not `in`: that would compare arrays with ==
+
+
+def _expand_ellipsis(idx: tuple, ndim: int) -> tuple:
+    if sum(e is Ellipsis for e in idx) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    consumed = sum(_consumed_dims(e) for e in idx)
+    if consumed > ndim:
+        raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but "
+                         f"{consumed} were indexed")
+    if not _has_ellipsis(idx):
+        return idx + (slice(None),) * (ndim - consumed)
+    at = next(i for i, e in enumerate(idx) if e is Ellipsis)
+    return idx[:at] + (slice(None),) * (ndim - consumed) + idx[at + 1:]
+
+
+def _fake(shape) -> np.ndarray:
+    """An array of this shape backed by one element: NumPy checks indices and shapes on it."""
+    return np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), tuple(shape),
+                                           (0,) * len(shape), writeable=False)
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+def _index_tuple(idx) -> tuple:
+    """idx as a tuple of entries, lists read as NumPy reads them (arrays; [] of intp)."""
+    return tuple(_list_index(e) if isinstance(e, list) else e for e in _as_tuple(idx))
+
+
+def _list_index(entry: list) -> np.ndarray:
+    arr = np.asarray(entry)
+    return arr.astype(np.intp) if arr.size == 0 else arr
+
+
+def getitem(x: Tracer, idx):
+    idx = _index_tuple(idx)
+    _check_index(idx)
+    if _is_basic(idx):
+        result = indexed_view(x, idx)
+    else:
+        result = _gather(x, idx)
+    if result.ndim == 0 and not _has_ellipsis(idx):
+        return result.detached("scalar")       # NumPy hands back a scalar: a copy
+    return result
+
+
+def indexed_view(x: Tracer, idx: tuple) -> Tracer:
+    """x[idx] for basic indices (traced integer scalars allowed): a view of x."""
+    if not any(isinstance(e, Tracer) for e in idx):
+        return _basic_view(x, idx)
+    full = _expand_ellipsis(idx, x.ndim)
+    dynamic = tuple(e if isinstance(e, Tracer) else slice(None) for e in full if e is not None)
+    rest = tuple(e for e in full if not isinstance(e, Tracer))
+    return _basic_view(_dynamic_view(x, dynamic), rest)
+
+
+def _basic_view(x: Tracer, idx: tuple) -> Tracer:
+    x.layout()[idx]   # NumPy checks the index (IndexError as it would raise it)
+    if all(isinstance(e, slice) and e == slice(None) for e in _expand_ellipsis(idx, x.ndim)):
+        return x.view(ViewStep(lambda b: b, lambda b, new: new, lambda arr: arr[idx], "[...]"))
+    step = ViewStep(read=lambda base: basic_read(base, idx),
+                    write=lambda base, new: basic_write(base, idx, new),
+                    probe=lambda arr: arr[idx], describe=f"[{idx}]")
+    return x.with_kind("array").view(step)
+
+
+def _normalized(idx: tuple, shape) -> list[tuple]:
+    """Per entry: ('new',), ('int', i) or ('slice', start, stop, step), ints wrapped."""
+    out = []
+    dims = iter(shape)
+    for entry in _expand_ellipsis(idx, len(shape)):
+        if entry is None:
+            out.append(("new",))
+            continue
+        n = next(dims)
+        if isinstance(entry, slice):
+            out.append(("slice",) + entry.indices(n))
+        else:
+            i = operator.index(entry)
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis with size {n}")
+            out.append(("int", i % n))
+    return out
+
+
+def _slice_len(start, stop, step) -> int:
+    return len(range(start, stop, step))
+
+
+def _forward(start, stop, step) -> tuple[int, int, int]:
+    """The same elements as range(start, stop, step), as (first, length, positive step)."""
+    length = _slice_len(start, stop, step)
+    if step > 0 or not length:
+        return start, length, abs(step)
+    return start + (length - 1) * step, length, -step
+
+
+def basic_read(x: Tracer, idx: tuple) -> Tracer:
+    starts, limits, strides, reverse, out_shape = [], [], [], [], []
+    for part in _normalized(idx, x.shape):
+        if part[0] == "new":
+            out_shape.append(1)
+            continue
+        if part[0] == "int":
+            starts.append(part[1]), limits.append(part[1] + 1), strides.append(1)
+            continue
+        first, length, step = _forward(*part[1:])
+        if part[3] < 0 and length > 1:
+            reverse.append(len(out_shape))
+        starts.append(first)
+        limits.append(first + (length - 1) * step + 1 if length else first)
+        strides.append(step)
+        out_shape.append(length)
+    value = x
+    if (tuple(starts), tuple(limits), tuple(strides)) != ((0,) * x.ndim, x.shape, (1,) * x.ndim):
+        value = bind(slice_p, value, start_indices=tuple(starts),
+                     limit_indices=tuple(limits), strides=tuple(strides))
+    value = reshape(value, tuple(out_shape))
+    if reverse:
+        value = bind(rev_p, value, dimensions=tuple(reverse))
+    return value
+
+
+def basic_write(x: Tracer, idx: tuple, new) -> Tracer:
+    """x with the elements that x[idx] selects replaced by new (broadcast and cast)."""
+    selected = _fake(x.shape)[idx].shape
+    new = fit_value(new, selected, x.dtype)
+    parts = [p for p in _normalized(idx, x.shape) if p[0] != "new"]
+    new = reshape(new, tuple(1 if p[0] == "int" else _slice_len(*p[1:]) for p in parts))
+    flips = tuple(d for d, p in enumerate(parts) if p[0] == "slice" and p[3] < 0)
+    if flips:
+        new = bind(rev_p, new, dimensions=flips)
+    forward = [(p[1], 1, 1) if p[0] == "int" else _forward(*p[1:]) for p in parts]
+    if any(length == 0 for _, length, _ in forward):
+        return x
+    if all(step == 1 for _, _, step in forward):
+        starts = [np.int64(first) for first, _, _ in forward]
+        return bind(dynamic_update_slice_p, x, new, *starts)
+    grid = tuple(slice(first, first + (length - 1) * step + 1, step)
+                 for first, length, step in forward)
+    return _scatter(x, static_positions(x.shape, grid), new)
+
+
+# -- traced integer scalars: dynamic_slice views ----------------------------------------------
+
+def _dynamic_starts(shape, idx: tuple) -> list:
+    """Start indices for dynamic_slice: each traced index wrapped once into [0, n)."""
+    starts = []
+    for entry, n in zip(idx, shape, strict=True):
+        if isinstance(entry, Tracer):
+            index = convert(entry, np.int64)
+            wrapped = call_ufunc(np.add, index, np.int64(n))
+            starts.append(np_where(call_ufunc(np.less, index, np.int64(0)), wrapped, index))
+        else:
+            starts.append(np.int64(0))
+    return starts
+
+
+def _dynamic_view(x: Tracer, idx: tuple) -> Tracer:
+    """x[idx] where idx holds one traced integer or `:` per axis of x (the first step of
+    indexed_view): dynamic_slice, a view. Each traced index is checked at run time."""
+    for axis, entry in enumerate(idx):
+        if isinstance(entry, Tracer):
+            if x.shape[axis] == 0:
+                raise IndexError(f"index is out of bounds for axis {axis} with size 0")
+            require_in_bounds(entry, x.shape[axis], axis)
+    sizes = tuple(1 if isinstance(e, Tracer) else n for e, n in zip(idx, x.shape, strict=True))
+    out_shape = tuple(n for e, n in zip(idx, x.shape, strict=True) if not isinstance(e, Tracer))
+
+    starts = _dynamic_starts(x.shape, idx)
+
+    def read(base):
+        sliced = bind(dynamic_slice_p, base, *starts, slice_sizes=sizes)
+        return reshape(sliced, out_shape)
+
+    def write(base, new):
+        return bind(dynamic_update_slice_p, base, reshape(new, sizes), *starts)
+
+    def rebuild(arr, *values):
+        found = iter(values)
+        return arr[tuple(next(found) if isinstance(e, Tracer) else e for e in idx)]
+
+    static_idx = tuple(0 if isinstance(e, Tracer) else e for e in idx)
+    step = ViewStep(read=read, write=write, probe=lambda arr: arr[static_idx],
+                    describe=f"[{idx}] (traced index)",
+                    operands=tuple(s for s, e in zip(starts, idx, strict=True)
+                                   if isinstance(e, Tracer)), rebuild=rebuild)
+    return x.with_kind("array").view(step)
+
+
+# -- run-time checks of traced indices --------------------------------------------------------
+
+def require_in_bounds(index: Tracer, n: int, axis: int) -> None:
+    """NumPy raises IndexError for an index outside [-n, n); XLA would clamp it. Ask the run
+    to check (see `tracing.RuntimeCheck`)."""
+    trace = current_trace()
+    index = convert(index, np.int64)
+    inside = call_ufunc(np.logical_and, call_ufunc(np.greater_equal, index, np.int64(-n)),
+                        call_ufunc(np.less, index, np.int64(n)))
+    if index.ndim == 0:
+        ok, value = inside, index
+    else:
+        ok = np_all(inside)
+        outside = np_where(inside, np.int64(0), index)
+        high, low = np_max(outside), np_min(outside)
+        value = np_where(call_ufunc(np.greater_equal, high, np.int64(n)), high, low)
+    trace.require(ok, value, f"index {{}} is out of bounds for axis {axis} with size {n}")
+
+
+def check_outputs(trace) -> list:
+    """Two graph outputs for the trace's run-time checks: bool[k] (each holds) and int64[k]
+    (the value each reports)."""
+    with tracing(trace):
+        oks = [bind(reshape_p, c.ok, new_shape=(1,)) for c in trace.checks]
+        values = [bind(reshape_p, c.value, new_shape=(1,)) for c in trace.checks]
+        if len(oks) > 1:
+            oks = [bind(concatenate_p, *oks, dimension=0)]
+            values = [bind(concatenate_p, *values, dimension=0)]
+        return [oks[0].ir_var, values[0].ir_var]
+
+
+def verify_checks(checks, ok: np.ndarray, values: np.ndarray) -> None:
+    """Raise the first failed check's error, as NumPy would have raised it."""
+    if ok.all():
+        return
+    i = int(np.argmin(ok))
+    message, error = checks[i]
+    raise error(message.format(int(values[i])))
+
+
+# -- gather/scatter through flat positions ----------------------------------------------------
+
+def static_positions(shape, idx) -> np.ndarray:
+    """The flat position in an array of `shape` of every element that `[idx]` selects, by
+    NumPy indexing a (broadcast, never materialized) grid of positions: NumPy's shapes and
+    NumPy's IndexErrors."""
+    total = np.asarray(_fake(shape)[idx], dtype=np.int64) * 0
+    stride = 1
+    for axis in range(len(shape) - 1, -1, -1):
+        along = np.arange(shape[axis], dtype=np.int64) * stride
+        grid = np.broadcast_to(along.reshape((-1,) + (1,) * (len(shape) - axis - 1)), shape)
+        total = total + grid[idx]
+        stride *= shape[axis]
+    return np.asarray(total)
+
+
+def flat_positions(x: Tracer, idx: tuple):
+    """The flat position in x of every element x[idx] selects, shaped like x[idx].
+
+    The static part comes from NumPy (traced arrays replaced by zeros); each traced index
+    array adds its (wrapped, clamped, run-time checked) value times its axis' stride.
+    Returns positions: an ndarray, or a tracer when the index holds traced values."""
+    static_idx = tuple(np.zeros(e.shape, np.intp) if isinstance(e, Tracer) else
+                       _static_or_entry(e) for e in idx)
+    positions = static_positions(x.shape, static_idx)
+    traced = [(i, e) for i, e in enumerate(idx) if isinstance(e, Tracer)]
+    if not traced:
+        return positions
+    dims = _entry_dims(idx, x.ndim)
+    strides = [int(np.prod(x.shape[d + 1:], dtype=np.int64)) for d in range(x.ndim)]
+    block_shape, block_at = _advanced_block(idx, static_idx, x.ndim)
+    result = ensure_tracer(positions)
+    for i, entry in traced:
+        n = x.shape[dims[i]]
+        require_in_bounds(entry, n, dims[i])
+        index = convert(entry, np.int64)
+        index = np_where(call_ufunc(np.less, index, np.int64(0)),
+                         call_ufunc(np.add, index, np.int64(n)), index)
+        index = call_ufunc(np.minimum, call_ufunc(np.maximum, index, np.int64(0)),
+                           np.int64(max(n - 1, 0)))
+        contribution = broadcast_to(call_ufunc(np.multiply, index, np.int64(strides[dims[i]])),
+                                    block_shape)
+        shape = (1,) * block_at + block_shape + (1,) * (
+            positions.ndim - block_at - len(block_shape))
+        result = call_ufunc(np.add, result, reshape(contribution, shape))
+    return result
+
+
+def _entry_dims(idx, ndim):
+    """For each index entry, the first axis of x it indexes."""
+    dims, d = {}, 0
+    n_consumed = sum(_consumed_dims(e) for e in idx)
+    for i, e in enumerate(idx):
+        if e is Ellipsis:
+            d += ndim - n_consumed
+        elif e is not None:
+            dims[i] = d
+            d += _consumed_dims(e)
+    return dims
+
+
+def _advanced_block(idx, static_idx, ndim):
+    """Shape of the broadcast advanced indices and where NumPy puts them in the result:
+    in place when the advanced indices are next to each other, else first."""
+    has_arrays = any(isinstance(e, np.ndarray) for e in static_idx)
+    advanced = [i for i, e in enumerate(static_idx)
+                if isinstance(e, np.ndarray) or (has_arrays and _is_int(e))]
+    arrays = [np.asarray(static_idx[i]) for i in advanced]
+    arrays = [np.nonzero(a)[0] if a.dtype == np.bool_ else a for a in arrays]
+    block = np.broadcast_shapes(*(a.shape for a in arrays))
+    if advanced != list(range(advanced[0], advanced[-1] + 1)):
+        return block, 0
+    n_consumed = sum(_consumed_dims(e) for e in idx)
+    before = sum(ndim - n_consumed if e is Ellipsis else 1 for e in idx[:advanced[0]])
+    return block, before
+
+
+def _take(flat: Tracer, positions) -> Tracer:
+    """flat[positions] for a 1-D tracer and int positions (ndarray or tracer): a gather."""
+    indices = reshape(positions, tuple(np.shape(positions)) + (1,))
+    return bind(gather_p, flat, indices, num_indexed=1)
+
+
+def _gather(x: Tracer, idx: tuple) -> Tracer:
+    positions = flat_positions(x, idx)
+    if np.size(positions) == 0 or x.size == 0:
+        return as_kind(full(np.shape(positions), 0, x.dtype), "array")   # nothing to take
+    return as_kind(_take(reshape(x, (x.size,)), positions), "array")
+
+
+def _scatter(x: Tracer, positions, new: Tracer) -> Tracer:
+    """x with x.flat[positions] = new, the last of repeated positions winning (as in NumPy)."""
+    if np.size(positions) == 0:
+        return x
+    flat_positions_ = reshape(positions, (int(np.prod(np.shape(positions))),))
+    updates = reshape(new, np.shape(flat_positions_))
+    if isinstance(flat_positions_, Tracer):
+        flat_positions_, updates = _last_writer(flat_positions_, updates)
+    else:
+        keep = _last_occurrences(flat_positions_)
+        if keep is not None:
+            flat_positions_, updates = flat_positions_[keep], _take(updates, keep)
+    flat = reshape(x, (x.size,))
+    indices = reshape(flat_positions_, tuple(np.shape(flat_positions_)) + (1,))
+    out = bind(scatter_p, flat, indices, updates, num_indexed=1, mode="set")
+    return reshape(out, x.shape)
+
+
+def _last_occurrences(positions: np.ndarray) -> np.ndarray | None:
+    """Indices of the last occurrence of each distinct position (None when all distinct)."""
+    _, first_from_end = np.unique(positions[::-1], return_index=True)
+    if len(first_from_end) == len(positions):
+        return None
+    return np.sort(len(positions) - 1 - first_from_end)
+
+
+def _last_writer(positions: Tracer, updates: Tracer) -> tuple[Tracer, Tracer]:
+    """Traced positions may repeat: sort them (stably), and give every copy of a position the
+    update NumPy writes last (the last in the original order), so the scatter's order of
+    applying updates does not matter."""
+    m = positions.size
+    if m <= 1:
+        return positions, updates
+    iota = np.arange(m, dtype=np.int64)
+    sorted_positions, order = bind(sort_p, positions, ensure_tracer(iota),
+                                   dimension=0, num_keys=1)
+    differs = call_ufunc(np.not_equal, basic_read(sorted_positions, (slice(1, None),)),
+                         basic_read(sorted_positions, (slice(None, -1),)))
+    last_of_run = bind(concatenate_p, differs, ensure_tracer(np.ones(1, bool)),
+                       dimension=0)
+    run_end = np_where(last_of_run, iota, np.int64(m))
+    run_end = bind(cummin_p, run_end, axis=0, reverse=True)
+    return sorted_positions, _take(updates, _take(order, run_end))
+
+
+# -- writing ----------------------------------------------------------------------------------
+
+def fit_value(value, shape, dtype, advanced: bool = False) -> Tracer:
+    """value cast (as NumPy's setitem casts) and broadcast to shape, or NumPy's error (which
+    words it differently for advanced indices)."""
+    shape = tuple(shape)
+    value_shape = value.shape if isinstance(value, Tracer) else tuple(np.shape(value))
+    fitted = value_shape
+    while len(fitted) > len(shape) and fitted[0] == 1:
+        fitted = fitted[1:]
+    if not _broadcasts_to(fitted, shape):
+        if advanced:
+            raise ValueError(f"shape mismatch: value array of shape {_shape_text(value_shape)} "
+                             "could not be broadcast to indexing result of shape "
+                             f"{_shape_text(shape)}")
+        raise ValueError(f"could not broadcast input array from shape {_shape_text(value_shape)} "
+                         f"into shape {_shape_text(shape)}")
+    value = _cast_for_setitem(value, np.dtype(dtype))
+    return broadcast_to(reshape(value, fitted), shape)
+
+
+def _broadcasts_to(value_shape, shape) -> bool:
+    if len(value_shape) > len(shape):
+        return False
+    return all(v in (1, n) for v, n in zip(reversed(value_shape), reversed(shape), strict=False))
+
+
+def _shape_text(shape) -> str:
+    return "(" + ",".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _cast_for_setitem(value, dtype: np.dtype) -> Tracer:
+    if not isinstance(value, Tracer):
+        if np.ndim(value) == 0 and not isinstance(value, np.ndarray):
+            np.empty((), dtype)[()] = value     # NumPy's own error (complex into real, nan into int)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+            return ensure_tracer(np.asarray(value).astype(dtype))
+    if value.dtype.kind == "c" and dtype.kind != "c":
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      np.exceptions.ComplexWarning, stacklevel=4)
+        value = real_part(value)
+    return ensure_tracer(convert(value, dtype))
+
+
+def setitem(x: Tracer, idx, value) -> None:
+    idx = _index_tuple(idx)
+    _check_index(idx)
+    if _is_basic(idx):
+        view = indexed_view(x, idx)
+        new = fit_value(value, view.shape, x.dtype)
+        if view.size:
+            view.assign(new)
+        return
+    positions = flat_positions(x, idx)
+    new = fit_value(value, np.shape(positions), x.dtype, True)
+    if np.size(positions):
+        x.assign(_scatter(x, positions, new))

@@ -1,0 +1,220 @@
+"""NumPy's ufuncs on tracers: NumPy's own loop (dtypes) picked, then the elementwise primitive
+that is the ufunc (from the primitives' records), or a few ops for the ufuncs that are not one
+primitive. Also `where`, `clip`, `out=` and the arithmetic operators of Tracer.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..primitives import select_p, ufunc_primitives
+from ..tracing import Tracer, bind
+from .base import (WEAK_PYTHON_TYPE, as_kind, assign_into, broadcast_to, convert, convert_result,
+                   dtype_of, elementwise, ensure_tracer, implements, is_weak, resolve_type,
+                   result_type, shape_of, unsupported)
+
+# The elementwise primitive each ufunc is, from the primitives' own records.
+UFUNC_PRIMITIVES = ufunc_primitives()
+
+
+def call_ufunc(ufunc: np.ufunc, *inputs, **kwargs):
+    out = kwargs.pop("out", None)
+    dtype = kwargs.pop("dtype", None)
+    where = kwargs.pop("where", True)
+    casting = kwargs.pop("casting", "same_kind")
+    kwargs.pop("order", None)
+    if kwargs:
+        raise unsupported(f"np.{ufunc.__name__}(..., {', '.join(kwargs)}=...)")
+    if where is not True:
+        raise unsupported(f"np.{ufunc.__name__}(..., where=...)", "use np.where(mask, f(x), x)")
+    if ufunc.nout != 1:
+        return _multi_output_ufunc(ufunc, inputs)
+    target = out[0] if isinstance(out, tuple) else out
+    if isinstance(target, Tracer):
+        _check_out(ufunc, inputs, target, casting, dtype)
+    result = _ufunc_value(ufunc, inputs, dtype)
+    if out is not None:
+        return assign_into(target, result, f"np.{ufunc.__name__}(..., out=...)")
+    return result
+
+
+def _check_out(ufunc, inputs, target: Tracer, casting: str, dtype=None) -> None:
+    """NumPy's own errors for out=target: a result shape that does not fit, or a result
+    dtype that cannot be cast under `casting` (UFuncTypeError, as for `x *= 2.5` on ints)."""
+    shape = np.broadcast_shapes(*(shape_of(x) for x in inputs), target.shape)
+    if shape != target.shape:
+        def text(s):
+            return "(" + ",".join(map(str, s)) + ("," if len(s) == 1 else "") + ")"
+        raise ValueError(f"non-broadcastable output operand with shape {text(target.shape)} "
+                         f"doesn't match the broadcast shape {text(shape)}")
+    samples = [WEAK_PYTHON_TYPE[dtype_of(x).kind](1) if is_weak(x) else np.ones((), dtype_of(x))
+               for x in inputs]
+    with np.errstate(all="ignore"):
+        ufunc(*samples, out=np.ones((), target.dtype), casting=casting, dtype=dtype)
+
+
+def _ufunc_value(ufunc, inputs, dtype=None):
+    special = SPECIAL_UFUNCS.get(ufunc)
+    if special is None:
+        return primitive_ufunc(ufunc, inputs, dtype)
+    in_dtypes, out_dtypes = numpy_loop(ufunc, inputs, dtype)   # NumPy's loop, or its error
+    operands = [x if is_weak(x) else convert_result(x, d)
+                for x, d in zip(inputs, in_dtypes, strict=True)]
+    result = special(*operands)
+    if result.dtype != out_dtypes[0]:
+        result = as_kind(convert(result, out_dtypes[0]), result.kind)
+    return ufunc_kind(result, inputs)
+
+
+def ufunc_kind(result, inputs):
+    """A ufunc's result: an array, a NumPy scalar when 0-d, a Python scalar from Python ones."""
+    if result.ndim:
+        return as_kind(result, "array")
+    return as_kind(result, "python" if all(is_weak(x) for x in inputs) else "scalar")
+
+
+def numpy_loop(ufunc, inputs, dtype=None):
+    """(input dtypes, output dtypes) of the loop NumPy picks for these operands."""
+    types = tuple(resolve_type(x) for x in inputs)
+    if all(isinstance(t, type) for t in types):     # only Python scalars (NumPy says object
+        types = tuple(np.dtype(t) for t in types)   # for int < int): their default dtypes
+    outs = (None,) * ufunc.nout if dtype is None else (np.dtype(dtype),) * ufunc.nout
+    try:
+        loop = ufunc.resolve_dtypes(types + outs, casting="same_kind" if dtype is None
+                                    else "unsafe")
+    except (TypeError, np.exceptions.DTypePromotionError) as err:
+        raise TypeError(f"np.{ufunc.__name__} does not support {types}: {err}") from None
+    return loop[:ufunc.nin], loop[ufunc.nin:]
+
+
+def primitive_ufunc(ufunc, inputs, dtype=None):
+    """A ufunc that is one elementwise primitive, on the operands of NumPy's loop."""
+    prim = UFUNC_PRIMITIVES.get(ufunc)
+    if prim is None:
+        raise unsupported(f"np.{ufunc.__name__}")
+    in_dtypes, (out_dtype,) = numpy_loop(ufunc, inputs, dtype)
+    operands = [convert(x, d) for x, d in zip(inputs, in_dtypes, strict=True)]
+    result = elementwise(prim, *operands, weak=all(is_weak(x) for x in inputs))
+    if result.dtype != out_dtype:
+        result = as_kind(convert(result, out_dtype), result.kind)
+    return result
+
+
+def _multi_output_ufunc(ufunc, inputs):
+    if ufunc is np.divmod:
+        return _ufunc_value(np.floor_divide, inputs), _ufunc_value(np.remainder, inputs)
+    if ufunc is np.modf:
+        (in_dtype,), _ = numpy_loop(ufunc, inputs)
+        x = convert_result(ensure_tracer(inputs[0]), in_dtype)
+        whole = call_ufunc(np.trunc, x)
+        fraction = np_where(call_ufunc(np.isinf, x), 0, call_ufunc(np.subtract, x, whole))
+        fraction = call_ufunc(np.copysign, fraction, x)   # modf(-inf) = (-0, -inf), as C's
+        return ufunc_kind(fraction, inputs), ufunc_kind(whole, inputs)
+    raise unsupported(f"np.{ufunc.__name__}")
+
+
+def _positive(x):
+    return _ufunc_value(np.add, (x, 0)) if dtype_of(x) != np.bool_ else x
+
+
+def _trunc(x):
+    if dtype_of(x).kind in "biu":
+        return x
+    return call_ufunc(np.copysign, call_ufunc(np.floor, call_ufunc(np.abs, x)), x)
+
+
+def _scaled(factor):
+    def apply(x):
+        return call_ufunc(np.multiply, x, factor)
+    return apply
+
+
+def _power(x, y):
+    if not isinstance(y, Tracer) and np.ndim(y) == 0 and not isinstance(y, np.ndarray) \
+            and y == 2 and dtype_of(x).kind in "fc" and result_type(x, y) == dtype_of(x):
+        return _ufunc_value(np.multiply, (x, x))
+    return primitive_ufunc(np.power, (x, y))
+
+
+def _float_power(x, y):
+    dtype = np.result_type(result_type(x, y), np.float64)
+    return call_ufunc(np.power, convert_result(ensure_tracer(x), dtype), convert_result(
+        ensure_tracer(y), dtype))
+
+
+def _logaddexp(x, y):
+    big = call_ufunc(np.maximum, x, y)
+    diff = call_ufunc(np.negative, call_ufunc(np.abs, call_ufunc(np.subtract, x, y)))
+    return call_ufunc(np.add, big, call_ufunc(np.log1p, call_ufunc(np.exp, diff)))
+
+
+SPECIAL_UFUNCS = {
+    np.positive: _positive,
+    np.trunc: _trunc,
+    np.fix: _trunc,
+    np.deg2rad: _scaled(np.pi / 180), np.radians: _scaled(np.pi / 180),
+    np.rad2deg: _scaled(180 / np.pi), np.degrees: _scaled(180 / np.pi),
+    np.power: _power,
+    np.float_power: _float_power,
+    np.logaddexp: _logaddexp,
+}
+
+
+def no_python_scalar(x):
+    return as_kind(x, "scalar") if isinstance(x, Tracer) and x.kind == "python" else x
+
+
+@implements(np.where)
+def np_where(condition, x=None, y=None):
+    if x is None and y is None:
+        raise unsupported("np.where(condition) with one argument (its result has a data-"
+                          "dependent shape)", "use np.where(condition, x, y)")
+    dtype = result_type(x, y)
+    shape = np.broadcast_shapes(shape_of(condition), shape_of(x), shape_of(y))
+    pred = broadcast_to(ensure_tracer(convert(condition, bool)), shape)
+    on_true = broadcast_to(ensure_tracer(convert(x, dtype)), shape)
+    on_false = broadcast_to(ensure_tracer(convert(y, dtype)), shape)
+    result = bind(select_p, pred, on_true, on_false)
+    return as_kind(result, "array")
+
+
+@implements(np.clip)
+def np_clip(a, a_min=None, a_max=None, out=None, **kwargs):
+    a_min = kwargs.pop("min", a_min)
+    a_max = kwargs.pop("max", a_max)
+    if kwargs:
+        raise unsupported(f"np.clip(..., {', '.join(kwargs)}=...)")
+    result = a
+    if a_min is not None:
+        result = call_ufunc(np.maximum, result, a_min)
+    if a_max is not None:
+        result = call_ufunc(np.minimum, result, a_max)
+    if out is not None:
+        return assign_into(out, result, "np.clip(..., out=...)")
+    return result
+
+
+def inplace_binary(ufunc):
+    """`x op= y`: into x when x is an array; a NumPy or Python scalar is rebound, as in NumPy."""
+    def method(self, other):
+        if isinstance(other, (list, tuple)):
+            other = np.asarray(other)
+        if not _operand_ok(other):
+            return NotImplemented
+        if self.kind != "array":
+            return call_ufunc(ufunc, self, other)
+        return call_ufunc(ufunc, self, other, out=self)
+    return method
+
+
+def binary_operator(ufunc, reflected=False):
+    def method(self, other):
+        if isinstance(other, (list, tuple)):
+            other = np.asarray(other)
+        if not _operand_ok(other):
+            return NotImplemented
+        return call_ufunc(ufunc, other, self) if reflected else call_ufunc(ufunc, self, other)
+    return method
+
+
+def _operand_ok(x) -> bool:
+    return isinstance(x, (Tracer, np.ndarray, np.generic, bool, int, float, complex))

@@ -1,0 +1,63 @@
+"""dot_general: the one contraction primitive behind matmul, dot, einsum, tensordot, outer.
+
+Result dimensions are the batch dimensions, then lhs's free dimensions, then rhs's.
+"""
+from __future__ import annotations
+
+import string
+
+import numpy as np
+
+from .record import Primitive, register, same_dtype_rule
+
+
+def _free(ndim, contract, batch):
+    return [i for i in range(ndim) if i not in contract and i not in batch]
+
+
+def dot_general_shape_rule(lhs, rhs, *, contracting, batch):
+    (lc, rc), (lb, rb) = contracting, batch
+    for i, j in zip(lc, rc, strict=True):
+        if lhs.shape[i] != rhs.shape[j]:
+            raise TypeError(f"contracting dimensions differ: {lhs.shape} and {rhs.shape}")
+    for i, j in zip(lb, rb, strict=True):
+        if lhs.shape[i] != rhs.shape[j]:
+            raise TypeError(f"batch dimensions differ: {lhs.shape} and {rhs.shape}")
+    return (tuple(lhs.shape[i] for i in lb)
+            + tuple(lhs.shape[i] for i in _free(lhs.ndim, lc, lb))
+            + tuple(rhs.shape[i] for i in _free(rhs.ndim, rc, rb)))
+
+
+def dot_general_impl(lhs, rhs, *, contracting, batch):
+    (lc, rc), (lb, rb) = contracting, batch
+    letters = iter(string.ascii_letters)
+    lhs_sub = [next(letters) for _ in range(np.ndim(lhs))]
+    rhs_sub = [next(letters) for _ in range(np.ndim(rhs))]
+    for i, j in zip(lc, rc, strict=True):
+        rhs_sub[j] = lhs_sub[i]
+    for i, j in zip(lb, rb, strict=True):
+        rhs_sub[j] = lhs_sub[i]
+    out = ([lhs_sub[i] for i in lb] + [lhs_sub[i] for i in _free(np.ndim(lhs), lc, lb)]
+           + [rhs_sub[i] for i in _free(np.ndim(rhs), rc, rb)])
+    spec = f"{''.join(lhs_sub)},{''.join(rhs_sub)}->{''.join(out)}"
+    return np.asarray(np.einsum(spec, lhs, rhs))
+
+
+def _dims(values) -> str:
+    return "[" + ", ".join(map(str, values)) + "]"
+
+
+def dot_general_lowering(ctx, lhs, rhs, *, contracting, batch):
+    (lc, rc), (lb, rb) = contracting, batch
+    dnums = (f"#stablehlo.dot<lhs_batching_dimensions = {_dims(lb)}, "
+             f"rhs_batching_dimensions = {_dims(rb)}, "
+             f"lhs_contracting_dimensions = {_dims(lc)}, "
+             f"rhs_contracting_dimensions = {_dims(rc)}>")
+    return ctx.op("stablehlo.dot_general", [lhs, rhs], ctx.avals_in, ctx.avals_out,
+                  {"dot_dimension_numbers": dnums})
+
+
+dot_general_p = register(Primitive(
+    "dot_general", dot_general_shape_rule, lambda lhs, rhs, **_: same_dtype_rule(lhs, rhs),
+    dot_general_impl, dot_general_lowering,
+    doc="contraction over static dimensions (matmul, einsum, tensordot)"))

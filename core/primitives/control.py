@@ -1,0 +1,155 @@
+"""Control-flow primitives, whose operands include sub-graphs: `while_loop` and `cond`.
+
+Sub-graphs are closed: they have no free variables. A value from outside that a loop body
+or branch reads becomes an explicit operand (a "const"), as in JAX:
+
+    while_loop[cond_nconsts, body_nconsts] cond_consts... body_consts... carried...
+        cond_graph: (cond_consts..., carried...) -> bool[]
+        body_graph: (body_consts..., carried...) -> carried...
+    cond[branches] index operands...        index: i32[], clamped like XLA's case
+        each branch: (operands...) -> outs...
+
+`core.control.subtrace` traces Python functions into such graphs.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..interpreter import eval_graph
+from ..ir import Graph, ShapedArray
+from .record import Primitive, register
+
+
+# -- rules shared by both primitives ----------------------------------------------------------
+
+def _check_operands(graph: Graph, avals: Sequence[ShapedArray], what: str) -> None:
+    _check_avals(graph.in_avals, avals, what)
+
+
+def _check_avals(expected_avals, avals, what: str) -> None:
+    if len(expected_avals) != len(avals):
+        raise TypeError(f"{what} takes {len(expected_avals)} operands, got {len(avals)}")
+    for expected, got in zip(expected_avals, avals, strict=True):
+        if (expected.shape, expected.dtype) != (got.shape, got.dtype):
+            raise TypeError(f"{what} expects {expected}, got {got}")
+
+
+def _out_shapes(graph: Graph) -> list[tuple[int, ...]]:
+    return [a.shape for a in graph.out_avals]
+
+
+def _out_dtypes(graph: Graph) -> list[np.dtype]:
+    return [a.dtype for a in graph.out_avals]
+
+
+# -- while_loop -------------------------------------------------------------------------------
+
+def _split_while(args: Sequence, cond_nconsts: int, body_nconsts: int):
+    cond_consts = list(args[:cond_nconsts])
+    body_consts = list(args[cond_nconsts:cond_nconsts + body_nconsts])
+    return cond_consts, body_consts, list(args[cond_nconsts + body_nconsts:])
+
+
+def while_loop_shape_rule(*avals, cond_graph, body_graph, cond_nconsts, body_nconsts):
+    cond_consts, body_consts, carried = _split_while(avals, cond_nconsts, body_nconsts)
+    _check_operands(cond_graph, cond_consts + carried, "the loop condition")
+    _check_operands(body_graph, body_consts + carried, "the loop body")
+    _check_avals(body_graph.out_avals, carried, "the loop body's results")
+    if [(a.shape, a.dtype) for a in cond_graph.out_avals] != [((), np.dtype(bool))]:
+        raise TypeError(f"a loop condition must give one bool[], got {cond_graph.out_avals}")
+    return _out_shapes(body_graph)
+
+
+def while_loop_dtype_rule(*avals, body_graph, **_):
+    return _out_dtypes(body_graph)
+
+
+def while_loop_weak_rule(*avals, body_graph, **_):
+    return [a.weak_type for a in body_graph.out_avals]
+
+
+def while_loop_impl(*args, cond_graph, body_graph, cond_nconsts, body_nconsts):
+    cond_consts, body_consts, carried = _split_while(args, cond_nconsts, body_nconsts)
+    while bool(eval_graph(cond_graph, *cond_consts, *carried)[0]):
+        carried = eval_graph(body_graph, *body_consts, *carried)
+    return carried
+
+
+def while_loop_lowering(ctx, *args, cond_graph, body_graph, cond_nconsts, body_nconsts):
+    """`stablehlo.while` carrying the consts too (unchanged), so its regions are closed."""
+    avals = ctx.avals_in
+    n_consts = cond_nconsts + body_nconsts
+    pred_aval = ShapedArray((), np.dtype(bool))
+
+    def cond_region(sub, names):
+        cond_consts, _, carried = _split_while(names, cond_nconsts, body_nconsts)
+        return [(sub.lower_graph(cond_graph, cond_consts + carried)[0], pred_aval)]
+
+    def body_region(sub, names):
+        _, body_consts, carried = _split_while(names, cond_nconsts, body_nconsts)
+        outs = sub.lower_graph(body_graph, body_consts + carried)
+        return list(zip(names[:n_consts] + outs, avals, strict=True))
+
+    regions = [ctx.region(avals, cond_region), ctx.region(avals, body_region)]
+    results = ctx.op("stablehlo.while", list(args), avals, avals, regions=regions)
+    return results[n_consts:]
+
+
+while_loop_p = register(Primitive(
+    "while_loop", while_loop_shape_rule, while_loop_dtype_rule, while_loop_impl,
+    while_loop_lowering, multiple_results=True, weak_type_rule=while_loop_weak_rule,
+    doc="a Python loop rolled into one XLA while loop"))
+
+
+# -- cond -------------------------------------------------------------------------------------
+
+def cond_shape_rule(index, *avals, branches):
+    if index.shape != () or index.dtype != np.int32:
+        raise TypeError(f"cond's index must be i32[], got {index}")
+    for n, graph in enumerate(branches):
+        _check_operands(graph, avals, f"branch {n}")
+        first = [(a.shape, a.dtype) for a in branches[0].out_avals]
+        if [(a.shape, a.dtype) for a in graph.out_avals] != first:
+            raise TypeError(f"branch {n} gives {graph.out_avals}, branch 0 "
+                            f"{branches[0].out_avals}")
+    return _out_shapes(branches[0])
+
+
+def cond_dtype_rule(index, *avals, branches):
+    return _out_dtypes(branches[0])
+
+
+def cond_weak_rule(index, *avals, branches):
+    return [all(g.out_avals[i].weak_type for g in branches)
+            for i in range(len(branches[0].out_avals))]
+
+
+def branch_index(index, n_branches: int) -> int:
+    """XLA's case: an index out of range takes the last branch."""
+    index = int(index)
+    return index if 0 <= index < n_branches else n_branches - 1
+
+
+def cond_impl(index, *args, branches):
+    return eval_graph(branches[branch_index(index, len(branches))], *args)
+
+
+def cond_lowering(ctx, index, *args, branches):
+    """`stablehlo.case`: its branches read the operands from the enclosing region."""
+    out_avals = ctx.avals_out
+
+    def branch_region(graph):
+        def body(sub, _names):
+            return list(zip(sub.lower_graph(graph, list(args)), out_avals, strict=True))
+        return ctx.region([], body)
+
+    regions = [branch_region(g) for g in branches]
+    return ctx.op("stablehlo.case", [index], ctx.avals_in[:1], out_avals, regions=regions)
+
+
+cond_p = register(Primitive(
+    "cond", cond_shape_rule, cond_dtype_rule, cond_impl, cond_lowering,
+    multiple_results=True, weak_type_rule=cond_weak_rule,
+    doc="an if/else (or a switch) on a traced value: one XLA case"))

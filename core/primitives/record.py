@@ -1,0 +1,82 @@
+"""The primitive record and the one table of primitives.
+
+Each primitive is a frozen record holding every rule it has: shape rule, dtype rule, NumPy
+reference implementation (the oracle of the tests and the graph interpreter), StableHLO
+lowering, and the NumPy ufuncs it implements (the NumPy layer's dispatch table is built from
+them). Categories share one rule through `functools.partial`. The modules of this package
+define the primitives as values (`exp_p`); `PRIMITIVES` is the closed set, by name.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from ..ir import ShapedArray
+
+
+@dataclass(frozen=True, eq=False)
+class Primitive:
+    name: str
+    shape_rule: Callable[..., Any]      # (*avals_in, **params) -> shape (or list, if multiple)
+    dtype_rule: Callable[..., Any]      # (*avals_in, **params) -> dtype (or list, if multiple)
+    impl: Callable[..., Any]            # (*ndarrays, **params) -> ndarray (or list)
+    lowering: Callable[..., Any]        # (ctx, *operand_names, **params) -> list of value names
+    multiple_results: bool = False
+    weak_type_rule: Callable[..., Any] | None = None   # default: weak iff every input is weak
+    doc: str = ""
+    ufuncs: tuple[np.ufunc, ...] = ()   # the NumPy ufuncs this primitive is, on one dtype
+
+    def __repr__(self) -> str:
+        return f"Primitive({self.name})"
+
+    def abstract_eval(self, *avals_in: ShapedArray, **params) -> list[ShapedArray]:
+        shapes = self.shape_rule(*avals_in, **params)
+        dtypes = self.dtype_rule(*avals_in, **params)
+        weak = self._weak(avals_in, params)
+        if not self.multiple_results:
+            shapes, dtypes, weak = [shapes], [dtypes], [weak]
+        elif not isinstance(weak, (list, tuple)):
+            weak = [weak] * len(shapes)
+        return [ShapedArray(tuple(s), d, w)
+                for s, d, w in zip(shapes, dtypes, weak, strict=True)]
+
+    def _weak(self, avals_in, params):
+        if self.weak_type_rule is not None:
+            return self.weak_type_rule(*avals_in, **params)
+        return bool(avals_in) and all(a.weak_type for a in avals_in)
+
+
+PRIMITIVES: dict[str, Primitive] = {}
+
+
+def register(prim: Primitive) -> Primitive:
+    if prim.name in PRIMITIVES:
+        raise ValueError(f"primitive {prim.name!r} is registered twice")
+    PRIMITIVES[prim.name] = prim
+    return prim
+
+
+# Rules shared by categories ------------------------------------------------------------------
+
+def same_shape_rule(*avals: ShapedArray, **_) -> tuple[int, ...]:
+    shapes = {a.shape for a in avals}
+    if len(shapes) != 1:
+        raise TypeError(f"operands must have one shape, got {[a.shape for a in avals]}")
+    return avals[0].shape
+
+
+def same_dtype_rule(*avals: ShapedArray, **_) -> np.dtype:
+    dtypes = {a.dtype for a in avals}
+    if len(dtypes) != 1:
+        raise TypeError(f"operands must have one dtype, got {[str(a.dtype) for a in avals]}")
+    return avals[0].dtype
+
+
+def bool_dtype_rule(*_avals, **_) -> np.dtype:
+    return np.dtype(bool)
+
+
+def never_weak(*_avals, **_) -> bool:
+    return False

@@ -1,0 +1,264 @@
+"""Reductions, arg-reductions, cumulative reductions and sorting, along static axes.
+
+Each reduction keeps its operand's dtype (the NumPy layer converts first where NumPy
+accumulates in a wider type: `sum` of int8 is int64). `reduce_max`/`reduce_min`
+propagate NaN and `argmax`/`argmin` return the first NaN, as NumPy does.
+"""
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+
+from ..ir import ShapedArray
+from ..lowering import i64_array
+from .elementwise import complex_parts, extremum, ordered
+from .record import Primitive, register
+
+
+def reduce_shape_rule(aval, *, axes):
+    if any(not 0 <= a < aval.ndim for a in axes):
+        raise TypeError(f"axes {axes} out of range for {aval.ndim} dimensions")
+    return tuple(d for i, d in enumerate(aval.shape) if i not in axes)
+
+
+def _dtype_of(aval, **_):
+    return aval.dtype
+
+
+def _impl(reducer, x, *, axes):
+    x = np.asarray(x)
+    with np.errstate(all="ignore"):     # NumPy sums int8 as int64: back to the operand's type
+        return np.asarray(reducer(x, axis=tuple(axes))).astype(x.dtype, copy=False)
+
+
+def _init_value(kind: str, dtype: np.dtype):
+    if kind == "sum" or kind == "or":
+        return np.zeros((), dtype)
+    if kind == "prod" or kind == "and":
+        return np.ones((), dtype)
+    if dtype == np.bool_:
+        return np.array(kind == "min")
+    if dtype.kind == "c":   # the ends of NumPy's lexicographic order
+        end = -np.inf if kind == "max" else np.inf
+        return np.array(complex(end, end), dtype)
+    if dtype.kind == "f":
+        return np.array(-np.inf if kind == "max" else np.inf, dtype)
+    info = np.iinfo(dtype)
+    return np.array(info.min if kind == "max" else info.max, dtype)
+
+
+_REDUCE_OPS = {"sum": "stablehlo.add", "prod": "stablehlo.multiply", "max": "stablehlo.maximum",
+               "min": "stablehlo.minimum", "and": "stablehlo.and", "or": "stablehlo.or"}
+
+
+def _combine_region(ctx, kind: str, dtype: np.dtype) -> str:
+    """The region combining two scalars: the reduction's op; NumPy's choice for complex
+    max/min (a NaN wins, else the lexicographic larger), which StableHLO has no op for."""
+    scalar = ShapedArray((), dtype)
+    if kind in ("max", "min") and dtype.kind == "c":
+        return ctx.region([scalar, scalar], lambda sub, args: [
+            (extremum(sub, kind, *args, scalar), scalar)])
+    op_name = _REDUCE_OPS[kind]
+    if kind in ("max", "min") and dtype == np.bool_:
+        op_name = "stablehlo.or" if kind == "max" else "stablehlo.and"
+    return ctx.scalar_region(dtype, op_name)
+
+
+def reduce_lowering(kind: str, ctx, x, *, axes):
+    aval, out = ctx.avals_in[0], ctx.avals_out[0]
+    if kind in ("sum", "prod") and aval.dtype == np.float16:
+        # NumPy adds and multiplies float16 numbers in float32, rounding once at the end.
+        wide, wide_out = aval.update(dtype=np.dtype(np.float32)), out.update(dtype=np.float32)
+        x = ctx.unary("stablehlo.convert", x, aval, wide)
+        total = _reduce(ctx, kind, x, axes, wide, wide_out)
+        return [ctx.unary("stablehlo.convert", total, wide_out, out)]
+    return [_reduce(ctx, kind, x, axes, aval, out)]
+
+
+def _reduce(ctx, kind: str, x, axes, aval, out):
+    scalar = ShapedArray((), aval.dtype)
+    init = ctx.constant(_init_value(kind, aval.dtype), scalar)
+    region = _combine_region(ctx, kind, aval.dtype)
+    return ctx.op("stablehlo.reduce", [x, init], [aval, scalar], [out],
+                  {"dimensions": i64_array(axes)}, regions=[region])[0]
+
+
+def reduction(kind: str, reducer) -> Primitive:
+    return register(Primitive(f"reduce_{kind}", reduce_shape_rule, _dtype_of,
+                              partial(_impl, reducer), partial(reduce_lowering, kind),
+                              doc=f"np.{reducer.__name__} over static axes"))
+
+
+reduce_sum_p = reduction("sum", np.sum)
+reduce_prod_p = reduction("prod", np.prod)
+reduce_max_p = reduction("max", np.max)
+reduce_min_p = reduction("min", np.min)
+reduce_and_p = reduction("and", np.all)
+reduce_or_p = reduction("or", np.any)
+
+
+# -- argmax / argmin --------------------------------------------------------------------------
+
+def arg_shape_rule(aval, *, axis, index_dtype):
+    return tuple(d for i, d in enumerate(aval.shape) if i != axis)
+
+
+def arg_impl(fn, x, *, axis, index_dtype):
+    return np.asarray(fn(np.asarray(x), axis=axis)).astype(index_dtype)
+
+
+def _pick_first_region(ctx, kind: str, dtype: np.dtype, index_dtype: np.dtype) -> str:
+    """(value, index) pairs: NaN beats numbers, then the larger (smaller), then the lower index."""
+    val, idx = ShapedArray((), dtype), ShapedArray((), index_dtype)
+    flag = ShapedArray((), np.dtype(bool))
+    direction = "GT" if kind == "max" else "LT"
+
+    def body(sub, args):
+        a, ia, b, ib = args
+        both = partial(sub.binary, aval=flag)
+        better = ordered(sub, direction, a, b, val)
+        tie = ordered(sub, "EQ", a, b, val)
+        if dtype.kind in "fc":
+            a_nan, b_nan = ordered(sub, "NE", a, a, val), ordered(sub, "NE", b, b, val)
+            not_b_nan = sub.unary("stablehlo.not", b_nan, flag)
+            better = both("stablehlo.or", both("stablehlo.and", a_nan, not_b_nan),
+                          both("stablehlo.and", better, not_b_nan))
+            tie = both("stablehlo.or", tie, both("stablehlo.and", a_nan, b_nan))
+        lower = ordered(sub, "LT", ia, ib, idx)
+        pick_a = both("stablehlo.or", better, both("stablehlo.and", tie, lower))
+        sel_v = sub.op("stablehlo.select", [pick_a, a, b], [flag, val, val], [val])[0]
+        sel_i = sub.op("stablehlo.select", [pick_a, ia, ib], [flag, idx, idx], [idx])[0]
+        return [(sel_v, val), (sel_i, idx)]
+    return ctx.region([val, idx, val, idx], body)
+
+
+def arg_lowering(kind: str, ctx, x, *, axis, index_dtype):
+    aval, out = ctx.avals_in[0], ctx.avals_out[0]
+    index_aval = aval.update(dtype=np.dtype(index_dtype), weak_type=False)
+    iota = ctx.op("stablehlo.iota", [], [], [index_aval], {"iota_dimension": f"{axis} : i64"})[0]
+    val_scalar = ShapedArray((), aval.dtype)
+    idx_scalar = ShapedArray((), np.dtype(index_dtype))
+    init_v = ctx.constant(_init_value(kind, aval.dtype), val_scalar)
+    init_i = ctx.constant(np.zeros((), index_dtype), idx_scalar)
+    region = _pick_first_region(ctx, kind, aval.dtype, np.dtype(index_dtype))
+    value_out = out.update(dtype=aval.dtype)
+    results = ctx.op("stablehlo.reduce", [x, iota, init_v, init_i],
+                     [aval, index_aval, val_scalar, idx_scalar], [value_out, out],
+                     {"dimensions": i64_array([axis])}, regions=[region])
+    return [results[1]]
+
+
+def arg_reduction(kind: str, fn) -> Primitive:
+    return register(Primitive(f"arg{kind}", arg_shape_rule,
+                              lambda aval, *, axis, index_dtype: np.dtype(index_dtype),
+                              partial(arg_impl, fn), partial(arg_lowering, kind),
+                              weak_type_rule=lambda *a, **k: False))
+
+
+argmax_p = arg_reduction("max", np.argmax)
+argmin_p = arg_reduction("min", np.argmin)
+
+
+# -- cumulative reductions --------------------------------------------------------------------
+
+def cumulative_impl(fn, x, *, axis, reverse):
+    x = np.asarray(x)
+    if reverse:
+        return np.flip(fn(np.flip(x, axis), axis=axis), axis).astype(x.dtype)
+    with np.errstate(all="ignore"):
+        return fn(x, axis=axis).astype(x.dtype)
+
+
+def cumulative_lowering(kind: str, ctx, x, *, axis, reverse):
+    aval = ctx.avals_in[0]
+    n = aval.shape[axis]
+    window = [1] * aval.ndim
+    window[axis] = max(n, 1)
+    padding = [[0, 0] for _ in range(aval.ndim)]
+    padding[axis] = [0, n - 1] if reverse else [n - 1, 0]
+    scalar = ShapedArray((), aval.dtype)
+    init_value = _init_value(kind, aval.dtype)
+    if kind == "sum" and aval.dtype.kind in "fc":
+        init_value = -init_value    # -0.0: NumPy's running sum keeps a leading -0.0
+    init = ctx.constant(init_value, scalar)
+    region = _combine_region(ctx, kind, aval.dtype)
+    pad_text = ", ".join(f"[{lo}, {hi}]" for lo, hi in padding)
+    pad_attr = f"dense<[{pad_text}]> : tensor<{aval.ndim}x2xi64>"
+    return ctx.op("stablehlo.reduce_window", [x, init], [aval, scalar], ctx.avals_out, {
+        "window_dimensions": i64_array(window), "padding": pad_attr}, regions=[region])
+
+
+def cumulative(kind: str, fn) -> Primitive:
+    return register(Primitive(f"cum{kind}", lambda aval, *, axis, reverse: aval.shape, _dtype_of,
+                              partial(cumulative_impl, fn), partial(cumulative_lowering, kind)))
+
+
+cumsum_p = cumulative("sum", np.cumsum)
+cumprod_p = cumulative("prod", np.cumprod)
+cummax_p = cumulative("max", np.maximum.accumulate)
+cummin_p = cumulative("min", np.minimum.accumulate)
+
+
+# -- sort -------------------------------------------------------------------------------------
+
+def sort_shape_rule(*avals, dimension, num_keys):
+    if len({a.shape for a in avals}) != 1:
+        raise TypeError("sort operands must have one shape")
+    return [a.shape for a in avals]
+
+
+def sort_impl(*xs, dimension, num_keys):
+    if len(xs) == 1:
+        return [np.sort(xs[0], axis=dimension, kind="stable")]
+    order = np.argsort(xs[0], axis=dimension, kind="stable")
+    return [np.take_along_axis(np.asarray(x), order, axis=dimension) for x in xs]
+
+
+def _less_nan_last(sub, a, b, aval):
+    """a < b in NumPy's sort order: NaNs after every number."""
+    flag = ShapedArray((), np.dtype(bool))
+    if aval.dtype.kind == "c":
+        return _complex_less_nan_last(sub, a, b, aval)
+    less = ordered(sub, "LT", a, b, aval)
+    if aval.dtype.kind != "f":
+        return less
+    a_num = ordered(sub, "EQ", a, a, aval)
+    b_nan = ordered(sub, "NE", b, b, aval)
+    return sub.binary("stablehlo.or", less, sub.binary("stablehlo.and", a_num, b_nan, flag), flag)
+
+
+def _complex_less_nan_last(sub, a, b, aval):
+    """NumPy's sort order of complex numbers: by real part, then imaginary part, with NaNs
+    last in each (R + Rj < R + nanj < nan + Rj < nan + nanj)."""
+    (ar, ai, part), (br, bi, _) = complex_parts(sub, a, aval), complex_parts(sub, b, aval)
+    flag = ShapedArray((), np.dtype(bool))
+    both, either = (partial(sub.binary, op, aval=flag) for op in ("stablehlo.and", "stablehlo.or"))
+
+    def select(pred, on_true, on_false):
+        return sub.op("stablehlo.select", [pred, on_true, on_false], [flag] * 3, [flag])[0]
+    ai_num, bi_nan = ordered(sub, "EQ", ai, ai, part), ordered(sub, "NE", bi, bi, part)
+    br_nan = ordered(sub, "NE", br, br, part)
+    reals_tie = either(ordered(sub, "EQ", ar, br, part),
+                       both(ordered(sub, "NE", ar, ar, part), br_nan))
+    by_imag = either(ordered(sub, "LT", ai, bi, part), both(bi_nan, ai_num))
+    return select(ordered(sub, "LT", ar, br, part), either(ai_num, bi_nan),
+                  select(ordered(sub, "GT", ar, br, part), both(bi_nan, ai_num),
+                         select(reals_tie, by_imag, br_nan)))
+
+
+def sort_lowering(ctx, *xs, dimension, num_keys):
+    scalars = [ShapedArray((), a.dtype) for a in ctx.avals_in]
+    region_avals = [s for s in scalars for _ in range(2)]
+
+    def body(sub, args):
+        flag = ShapedArray((), np.dtype(bool))
+        return [(_less_nan_last(sub, args[0], args[1], scalars[0]), flag)]
+    region = ctx.region(region_avals, body)
+    return ctx.op("stablehlo.sort", list(xs), ctx.avals_in, ctx.avals_out,
+                  {"dimension": f"{dimension} : i64", "is_stable": "true"}, regions=[region])
+
+
+sort_p = register(Primitive("sort", sort_shape_rule, lambda *avals, **_: [a.dtype for a in avals],
+                            sort_impl, sort_lowering, multiple_results=True,
+                            weak_type_rule=lambda *avals, **_: [a.weak_type for a in avals]))

@@ -1,0 +1,51 @@
+"""A cell as a function: inputs, outputs, last expression, and side effects found by line."""
+import numpy as np
+import pytest
+from psc_jit.core.control.cell import analyze_cell, make_cell_function
+
+pytestmark = pytest.mark.pure
+
+
+def test_inputs_are_reads_before_assignment_and_outputs_top_level_assignments():
+    a = analyze_cell("y = x * 2\nz = y + w\nfor i in range(n):\n    acc = acc + z[i]\n")
+    assert a.inputs == ("x", "w", "range", "n", "acc")
+    assert a.outputs == ("y", "z", "i", "acc")
+    assert not a.has_last_expr
+
+
+def test_names_assigned_before_a_loop_are_not_inputs():
+    a = analyze_cell("acc = 0.0\nfor i in range(n):\n    acc = acc + x[i]\nacc")
+    assert "acc" not in a.inputs and a.has_last_expr
+
+
+def test_a_name_assigned_in_one_branch_only_is_still_an_input():
+    a = analyze_cell("if c:\n    y = 1\nz = y\n")
+    assert "y" in a.inputs
+
+
+def test_comprehension_and_lambda_variables_are_not_outputs():
+    a = analyze_cell("s = sum([v * k for v in xs])\nf = lambda q: q + k\n")
+    assert a.outputs == ("s", "f")
+    assert set(a.inputs) >= {"xs", "k"} and "v" not in a.inputs and "q" not in a.inputs
+
+
+def test_side_effects_are_found_with_the_line_the_user_sees():
+    a = analyze_cell("m = x.mean()\nprint('mean', m)\nr = np.random.rand(3)\n")
+    lines = [(f.line, f.construct) for f in a.findings]
+    assert lines == [(3, "print('mean', m)"), (4, "r = np.random.rand(3)")]
+    assert "print() is a side effect" in a.findings[0].explain()
+    assert a.findings[0].explain().startswith("line 3: ")
+
+
+def test_cell_function_returns_assigned_outputs_and_last_value():
+    a = analyze_cell("y = x + 1\nif y.sum() > 100:\n    big = True\ny * 2")
+    fn = make_cell_function(a, ["x"], {"np": np})
+    outputs, last = fn(np.ones(2))
+    assert set(outputs) == {"y"}                     # `big` was never bound
+    np.testing.assert_array_equal(last, [4.0, 4.0])
+
+
+def test_syntax_errors_carry_the_users_line():
+    with pytest.raises(SyntaxError) as info:
+        analyze_cell("x = 1\ny = (\n")
+    assert info.value.lineno >= 3

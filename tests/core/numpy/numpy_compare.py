@@ -1,0 +1,75 @@
+"""Compare `psc_jit.core.jit(f)` with plain `f` on copies of the same inputs: outputs (values,
+dtypes, NumPy scalar vs 0-d array vs array), the inputs after the call (in-place updates
+written back into the caller's very arrays), which outputs alias which inputs, and errors."""
+from __future__ import annotations
+
+import numpy as np
+from psc_jit.core import jit
+
+
+def copies(args):
+    return [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
+
+
+def assert_same(got, want, where="result"):
+    assert type(got) is type(want), f"{where}: {type(got).__name__} != {type(want).__name__}"
+    if isinstance(want, (tuple, list)):
+        assert len(got) == len(want), where
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            assert_same(g, w, f"{where}[{i}]")
+    elif isinstance(want, (np.ndarray, np.generic)):
+        assert got.dtype == want.dtype, f"{where}: dtype {got.dtype} != {want.dtype}"
+        assert np.shape(got) == np.shape(want), f"{where}: shape {np.shape(got)} != {np.shape(want)}"
+        assert np.array_equal(got, want, equal_nan=True), f"{where}: {got!r} != {want!r}"
+    else:
+        assert got == want, f"{where}: {got!r} != {want!r}"
+
+
+def _leaves(tree):
+    if isinstance(tree, (tuple, list)):
+        return [leaf for item in tree for leaf in _leaves(item)]
+    return [tree]
+
+
+def aliasing(outputs, inputs):
+    """For every output array and input array: (is it the input, does it share its memory)."""
+    return [[(o is i, bool(np.shares_memory(o, i))) for i in inputs if isinstance(i, np.ndarray)]
+            for o in _leaves(outputs) if isinstance(o, np.ndarray)]
+
+
+def compare(f, *args, jitted=None):
+    """Run f and jit(f) on copies of args; assert they agree in every way NumPy users see.
+    Returns jit's outputs and its copies of the inputs."""
+    plain_args, jit_args = copies(args), copies(args)
+    jit_ids = [id(a) for a in jit_args]
+    want = f(*plain_args)
+    got = (jitted or jit(f))(*jit_args)
+    assert_same(got, want)
+    for n, (g, w) in enumerate(zip(jit_args, plain_args, strict=True)):
+        assert_same(g, w, f"argument {n} after the call")
+    assert [id(a) for a in jit_args] == jit_ids
+    assert aliasing(got, jit_args) == aliasing(want, plain_args), "outputs alias inputs differently"
+    return got, jit_args
+
+
+def raises_like(f, *args, jitted=None):
+    """f and jit(f) raise the same exception type (and message); inputs stay as NumPy left
+    them (unchanged, when NumPy raised before its first write). Returns the jit error."""
+    plain_args, jit_args = copies(args), copies(args)
+    try:
+        f(*plain_args)
+    except Exception as err:        # noqa: BLE001 (the error is what is compared)
+        want = err
+    else:
+        raise AssertionError("plain NumPy did not raise")
+    try:
+        (jitted or jit(f))(*jit_args)
+    except Exception as err:        # noqa: BLE001
+        got = err
+    else:
+        raise AssertionError(f"jit did not raise; NumPy raised {want!r}")
+    assert type(got) is type(want), f"{type(got).__name__}: {got} != {type(want).__name__}: {want}"
+    assert str(got) == str(want), f"{got} != {want}"
+    for n, (g, original) in enumerate(zip(jit_args, copies(args), strict=True)):
+        assert_same(g, original, f"argument {n} after the failed call")
+    return got
