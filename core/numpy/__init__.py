@@ -7,6 +7,7 @@ Modules, each importing only the ones above it in this list:
     products       matmul, dot, inner, outer, tensordot, kron
     shape          reshape, transpose, concatenate, stack, ... (views where NumPy makes views)
     conversion     astype, copy, asarray, array, round
+    masked         x[mask] for a traced boolean mask (reductions over it; x[mask] = v)
     indexing       x[...] and x[...] = v
     matrices       diagonal, trace, diag, tril, triu, cross
     einsum         np.einsum
@@ -26,5 +27,7 @@ from . import (conversion, creation, dispatch, einsum, linalg, math, matrices,  
                products, rearrange, reductions, shape, sorting)
 from .base import NUMPY_FUNCTIONS, implements, unsupported
 from .indexing import check_outputs, verify_checks
+from .masked import MaskedSelection
 
-__all__ = ["NUMPY_FUNCTIONS", "implements", "unsupported", "check_outputs", "verify_checks"]
+__all__ = ["NUMPY_FUNCTIONS", "MaskedSelection", "implements", "unsupported", "check_outputs",
+           "verify_checks"]
