@@ -22,7 +22,7 @@ import numpy as np
 
 from psc_jit.core import jit
 from psc_jit.core.ir import subgraphs
-from psc_jit.core.numpy.base import NUMPY_FUNCTIONS
+from psc_jit.core.numpy.base import NUMPY_FUNCTIONS, numpy_name
 from psc_jit.core.numpy.ufuncs import SPECIAL_UFUNCS, UFUNC_PRIMITIVES
 from psc_jit.core import TraceError
 from psc_jit.core.primitives import PRIMITIVES
@@ -153,10 +153,6 @@ def methods() -> list[str]:
                   and n not in TRACER_OWN)
 
 
-def numpy_name(fn) -> str:
-    module = getattr(fn, "__module__", "numpy") or "numpy"
-    prefix = "np.linalg." if module.startswith("numpy.linalg") else "np."
-    return prefix + fn.__name__
 
 
 def primitives_of(example, operands=OPERANDS) -> list[str]:

@@ -18,6 +18,7 @@ Modules, each importing only the ones above it in this list:
     linalg         np.linalg's factorizations and solvers (cholesky, qr, svd, solve, lstsq, ...)
     linalg_api     np.linalg's norms, cond, matrix_rank, multi_dot, the Array API's names
     statistics     cov, corrcoef, interp, histogram, bincount
+    fft            np.fft
     ufunc_methods  ufunc.reduce / accumulate / outer
     dispatch       wires all of it onto Tracer (operators, methods, __array_ufunc__,
                    __array_function__)
@@ -25,8 +26,8 @@ Modules, each importing only the ones above it in this list:
 Importing this package fills `NUMPY_FUNCTIONS` (NumPy callable -> implementation on tracers)
 and makes Tracer behave like an ndarray.
 """
-from . import (conversion, creation, dispatch, einsum, linalg, linalg_api, math,  # noqa: F401
-               matrices, products, rearrange, reductions, shape, sorting, statistics)
+from . import (conversion, creation, dispatch, einsum, fft, linalg, linalg_api,  # noqa: F401
+               math, matrices, products, rearrange, reductions, shape, sorting, statistics)
 from .base import NUMPY_FUNCTIONS, implements, unsupported
 from .indexing import check_outputs, verify_checks
 from .masked import MaskedSelection

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tracing import Tracer
-from .base import NUMPY_FUNCTIONS, assign_into, copy_of, unsupported
+from .base import NUMPY_FUNCTIONS, assign_into, copy_of, numpy_name, unsupported
 from .conversion import astype, np_copy
 from .indexing import getitem, setitem
 from .masked import MaskedSelection
@@ -26,7 +26,7 @@ def _array_function(self, func, types, args, kwargs):
         return NotImplemented
     impl = NUMPY_FUNCTIONS.get(func)
     if impl is None:
-        raise unsupported(f"np.{func.__name__}")
+        raise unsupported(numpy_name(func))
     return impl(*args, **kwargs)
 
 

@@ -187,7 +187,9 @@ def _slice_len(start, stop, step) -> int:
 def _forward(start, stop, step) -> tuple[int, int, int]:
     """The same elements as range(start, stop, step), as (first, length, positive step)."""
     length = _slice_len(start, stop, step)
-    if step > 0 or not length:
+    if not length:
+        return 0, 0, 1                   # (start may be -1: x[::-1] of an empty axis)
+    if step > 0:
         return start, length, abs(step)
     return start + (length - 1) * step, length, -step
 

@@ -114,7 +114,9 @@ def linalg_cholesky(a, /, *, upper=False):
     t, result_t = common_type(a)
     if a.size == 0:
         return numpy_constant(np.linalg.cholesky, a, upper=upper)
-    lower = bind(cholesky_p, convert(a, t))
+    a = convert(a, t)
+    # upper: U with a = U^H U from a's upper triangle, which is the lower one of a^H
+    lower = bind(cholesky_p, conj_transpose(a) if upper else a)
     require(_no_nan(diagonal_last(lower, lower.ndim - 2, lower.ndim - 1)),
             "Matrix is not positive definite")
     return cast(conj_transpose(lower) if upper else lower, result_t)

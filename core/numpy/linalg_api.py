@@ -69,7 +69,8 @@ def _svd_norm(x, row, col, reduce):
 
 def _matrix_norm(x, ord, row, col, keepdims):  # noqa: A002
     if ord in (2, -2, "nuc"):
-        reduce = {2: np_max, -2: np_min, "nuc": np_sum}[ord]
+        reduce = {2: lambda s, axis: _max_or_zero(s, s.ndim - 1),    # (amax, initial=0)
+                  -2: np_min, "nuc": np_sum}[ord]
         return _keep(_svd_norm(x, row, col, reduce), x.shape, (row, col), keepdims)
     if ord in (1, -1):
         sums, other = _abs_sum(x, row), col - (col > row)

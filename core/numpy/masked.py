@@ -26,7 +26,7 @@ import numpy as np
 
 from ..ir import SourceInfo
 from ..tracing import Tracer, UnsupportedError, caller_source, current_trace, source_line
-from .base import as_kind, convert, normalize_axes, real_part, reshape, shape_of
+from .base import as_kind, convert, normalize_axes, numpy_name, real_part, reshape, shape_of
 from .reductions import _mean_dtypes, np_all, np_any, np_max, np_min, np_prod, np_sum
 from .ufuncs import _check_out, call_ufunc, np_where
 
@@ -126,7 +126,7 @@ class MaskedSelection:
     def __array_function__(self, func, types, args, kwargs):
         impl = SELECTION_FUNCTIONS.get(func)
         if impl is None:
-            raise self.refuse(f"np.{func.__name__}")
+            raise self.refuse(numpy_name(func))
         return impl(*args, **kwargs)
 
 

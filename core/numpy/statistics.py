@@ -11,6 +11,7 @@ written back.
 from __future__ import annotations
 
 import operator
+import warnings
 
 import numpy as np
 
@@ -159,6 +160,10 @@ def _periodic(x, xp, fp, period):
 def np_interp(x, xp, fp, left=None, right=None, period=None):
     fp = as_array(fp)
     dtype = np.dtype(np.complex128) if fp.dtype.kind == "c" else np.dtype(np.float64)
+    for values in (x, xp):
+        if as_array(values).dtype.kind == "c":
+            raise TypeError(f"Cannot cast array data from dtype('{as_array(values).dtype}') to "
+                            "dtype('float64') according to the rule 'safe'")
     x_t = convert(as_array(x), np.float64)
     xp, fp = convert(as_array(xp), np.float64), convert(fp, dtype)
     if xp.ndim != 1 or fp.ndim != 1:
@@ -221,7 +226,7 @@ def scatter_add(length: int, positions: Tracer, updates: Tracer) -> Tracer:
 @implements(np.bincount)
 def np_bincount(x, weights=None, minlength=0):
     x = as_array(x)
-    if x.dtype.kind not in "biu" or x.dtype == np.uint64:
+    if x.dtype.kind not in "biu":
         raise TypeError(f"Cannot cast array data from dtype('{x.dtype}') to dtype('int64') "
                         "according to the rule 'safe'")
     if x.ndim != 1:
@@ -329,7 +334,7 @@ def _bin_indices(a: Tracer, edges: Tracer, n_equal) -> Tracer:
 
 @implements(np.histogram_bin_edges)
 def np_histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002
-    return _bin_edges(_flat(a), bins, range, weights)[0]
+    return _bin_edges(_histogram_operand(a), bins, range, weights)[0]
 
 
 def _flat(a) -> Tracer:
@@ -337,9 +342,22 @@ def _flat(a) -> Tracer:
     return reshape(a, (a.size,))
 
 
+def _histogram_operand(a) -> Tracer:
+    """a flattened; bools as uint8 (with NumPy's warning); complex values refused."""
+    a = _flat(a)
+    if a.dtype.kind == "c":
+        raise unsupported("np.histogram of complex values (NumPy bins their real parts with a "
+                          "warning)", "pass np.real(a)")
+    if a.dtype == np.bool_:
+        warnings.warn(f"Converting input from {a.dtype} to {np.uint8} for compatibility.",
+                      RuntimeWarning, stacklevel=3)
+        a = convert(a, np.uint8)
+    return a
+
+
 @implements(np.histogram)
 def np_histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
-    a = _flat(a)
+    a = _histogram_operand(a)
     if weights is not None:
         weights = _flat(weights)
         if weights.shape != a.shape:

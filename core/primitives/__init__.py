@@ -8,6 +8,7 @@ Categories, each a module defining its primitives as values (`exp_p`, `reshape_p
     structural      broadcast, reshape, transpose, slices, pad, iota, gather and scatter
     contraction     dot_general
     linalg          cholesky, triangular_solve, lu, eigh, svd, geqrf, householder_product
+    fft             the discrete Fourier transform (stablehlo.fft)
     control         while_loop and cond, whose operands include sub-graphs
 
 Importing this package registers them all in `PRIMITIVES` (name -> record). Code refers to a
@@ -24,6 +25,7 @@ from .elementwise import (abs_p, add_p, bitwise_and_p, bitwise_or_p, bitwise_xor
                           logical_and_p, logical_not_p, logical_or_p, logical_xor_p, maximum_p,
                           minimum_p, multiply_p, negative_p, not_equal_p, real_p, right_shift_p,
                           rint_p, select_p, sign_p, signbit_p, subtract_p)
+from .fft import fft_p
 from .linalg import (cholesky_p, eigh_p, geqrf_p, householder_product_p, lu_p, svd_p,
                      triangular_solve_p)
 from .record import PRIMITIVES, Primitive
@@ -44,7 +46,7 @@ __all__ = ["PRIMITIVES", "Primitive", "branch_index", "ufunc_primitives",
            "concatenate_p", "cond_p", "conjugate_p", "convert_element_type_p", "copysign_p",
            "cos_p", "cosh_p", "cummax_p", "cummin_p", "cumprod_p", "cumsum_p", "divide_p",
            "dot_general_p", "dynamic_slice_p", "dynamic_update_slice_p", "eigh_p", "equal_p",
-           "exp2_p", "geqrf_p", "householder_product_p", "lu_p", "svd_p", "triangular_solve_p",
+           "exp2_p", "fft_p", "geqrf_p", "householder_product_p", "lu_p", "svd_p", "triangular_solve_p",
            "exp_p", "expm1_p", "floor_divide_p", "floor_p", "fmax_p", "fmin_p", "fmod_p",
            "gather_p", "greater_equal_p", "greater_p", "hypot_p", "imag_p", "invert_p", "iota_p",
            "isfinite_p", "isinf_p", "isnan_p", "left_shift_p", "less_equal_p", "less_p",
