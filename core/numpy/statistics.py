@@ -169,7 +169,7 @@ def np_interp(x, xp, fp, left=None, right=None, period=None):
     if xp.ndim != 1 or fp.ndim != 1:
         raise ValueError("Data points must be 1-D sequences")
     if xp.shape[0] != fp.shape[0]:
-        raise ValueError("fp and xp are not of the same length")
+        raise ValueError("fp and xp are not of the same length.")
     if xp.shape[0] == 0:
         raise ValueError("array of sample points is empty")
     if period is not None:
@@ -185,11 +185,9 @@ def _interpolate(x, xp, fp, left, right, dtype):
     n = xp.shape[0]
     lval = fp[0] if left is None else convert(ensure_tracer(np.asarray(left)), dtype)
     rval = fp[-1] if right is None else convert(ensure_tracer(np.asarray(right)), dtype)
-    if n == 1:
-        inside = fp[0]
-        value = np_where(call_ufunc(np.less, x, xp[0]), lval,
-                         np_where(call_ufunc(np.greater, x, xp[0]), rval, inside))
-        return np_where(call_ufunc(np.isnan, x), convert(x, dtype), value)
+    if n == 1:                            # (NumPy's own branch: NaN takes fp[0] here)
+        return np_where(call_ufunc(np.less, x, xp[0]), lval,
+                        np_where(call_ufunc(np.greater, x, xp[0]), rval, fp[0]))
     j = call_ufunc(np.subtract, np_searchsorted(xp, x, side="right"), 1)
     j = np_clip(j, 0, n - 2)
     x0, x1 = take_in_bounds(xp, j), take_in_bounds(xp, call_ufunc(np.add, j, 1))
