@@ -3,7 +3,7 @@
 No widgets here: `view.py` only places these strings in stock ipywidgets, and a
 RunReport's `_repr_html_` can use `report_html` where no widget front end is present.
 Every user string (source lines, names, reasons, file names) goes through `html.escape`
-on its way into HTML, and through `_quote` on its way into DOT.
+on its way into HTML, and through `_dot_text` (then graphviz's quoting) on its way into DOT.
 """
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ import subprocess
 import time
 from collections import Counter
 from typing import Any, Iterable, Iterator
+
+import graphviz
+from graphviz.backend import dot_command, execute
 
 from psc_jit.core.ir import Graph, Literal, Var
 
@@ -74,13 +77,11 @@ def fmt_speedup(speedup: float) -> str:
 # DOT helpers
 # ---------------------------------------------------------------------------------------------
 
-_GRAPH_ATTRS = (
-    '  graph [rankdir=TB, fontname="Helvetica", fontsize=11, compound=true, nodesep=0.25, '
-    "ranksep=0.3];",
-    '  node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica", '
-    "fontsize=10, margin=\"0.08,0.03\"];",
-    '  edge [arrowsize=0.6, color="#555555"];',
-)
+_GRAPH_ATTRS = {"rankdir": "TB", "fontname": "Helvetica", "fontsize": "11", "compound": "true",
+                "nodesep": "0.25", "ranksep": "0.3"}
+_NODE_ATTRS = {"shape": "box", "style": "rounded,filled", "fillcolor": "#ffffff",
+               "fontname": "Helvetica", "fontsize": "10", "margin": "0.08,0.03"}
+_EDGE_ATTRS = {"arrowsize": "0.6", "color": "#555555"}
 _INPUT_FILL = "#e3f2fd"
 _OUTPUT_FILL = "#e8f5e9"
 HIGHLIGHT_FILL = _HIGHLIGHT_FILL = "#ffd54f"
@@ -90,34 +91,41 @@ PALETTE = (
     "#8dd3c7", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#fccde5",
 )
 
-
-def _quote(text: Any) -> str:
-    """A DOT double-quoted string; a newline becomes a centred line break."""
-    escaped = str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-    return f'"{escaped}"'
+# An edge waiting to be added once every node is placed: (tail, head, attributes).
+Edge = tuple[str, str, dict[str, Any]]
 
 
-def _attrs(**attrs: Any) -> str:
-    items = ", ".join(f"{key}={_quote(value)}" for key, value in attrs.items()
-                      if value is not None)
-    return f" [{items}]" if items else ""
+def _dot_text(value: Any) -> str:
+    """`value` as the text of a DOT string, for graphviz to quote: a backslash stays a
+    backslash, a newline is a centred line break, and `<...>` is never an HTML label
+    (graphviz escapes the double quotes)."""
+    text = str(value).replace("\\", "\\\\").replace("\n", "\\n")
+    return graphviz.nohtml(text)
 
 
-def _node(node_id: str, **attrs: Any) -> str:
-    return f"{node_id}{_attrs(**attrs)};"
+def _attrs(attrs: dict[str, Any]) -> dict[str, str]:
+    """The attributes that are set (not None), as DOT text."""
+    return {key: _dot_text(value) for key, value in attrs.items() if value is not None}
 
 
-def _edge(tail: str, head: str, **attrs: Any) -> str:
-    return f"{tail} -> {head}{_attrs(**attrs)};"
+def _digraph(name: str) -> graphviz.Digraph:
+    """An empty graph with the house defaults for the graph, its nodes and its edges."""
+    return graphviz.Digraph(name, graph_attr=_GRAPH_ATTRS, node_attr=_NODE_ATTRS,
+                            edge_attr=_EDGE_ATTRS)
 
 
-def _indent(lines: Iterable[str], depth: int = 1) -> list[str]:
-    return ["  " * depth + line for line in lines]
+def _cluster(cluster_id: str, label: str, **attrs: Any) -> graphviz.Digraph:
+    """An empty cluster; its parent takes it (`parent.subgraph(cluster)`) once it is filled."""
+    return graphviz.Digraph(cluster_id, graph_attr=_attrs({"label": label, **attrs}))
 
 
-def _digraph(name: str, body: list[str], edges: Iterable[str]) -> str:
-    return "\n".join([f"digraph {name} {{", *_GRAPH_ATTRS, *_indent(body), *_indent(edges),
-                      "}"]) + "\n"
+def _add_node(dot: graphviz.Digraph, node_id: str, **attrs: Any) -> None:
+    dot.node(node_id, **_attrs(attrs))
+
+
+def _add_edges(dot: graphviz.Digraph, edges: Iterable[Edge]) -> None:
+    for tail, head, attrs in edges:
+        dot.edge(tail, head, **_attrs(attrs))
 
 
 def _node_id(label: str) -> str:
@@ -189,11 +197,12 @@ class _DotContext:
     labels: dict[int, str]            # eqn id -> `e12:mul`
     highlight: frozenset[str]
     env: dict[int, str]               # var id -> id of the node that produced it
-    edges: list[str]
+    edges: list[Edge]
     collapse_loops: bool = False
     source_text: dict | None = None   # (file, line) -> the line's code, for tooltips
     copies: dict[int, str] = dataclasses.field(default_factory=dict)  # var id -> input name
-    extra: list[str] = dataclasses.field(default_factory=list)        # per-use input copies
+    extra: list[tuple[str, dict]] = dataclasses.field(default_factory=list)
+    # (node id, attributes) of the per-use input copies, drawn at the top level
 
 
 def graph_to_dot(graph: Graph, highlight_labels: Iterable[str] = (),
@@ -204,14 +213,18 @@ def graph_to_dot(graph: Graph, highlight_labels: Iterable[str] = (),
     node when `collapse_loops`. Highlighted equations are filled and have class `psc_hl`."""
     ctx = _DotContext(graph.labels(), frozenset(highlight_labels), {}, [], collapse_loops,
                       source_text)
+    dot = _digraph("ir")
     names = _io_names("in", graph.in_vars, tuple(input_names))
-    body = _io_nodes("in", graph.in_vars, names, _INPUT_FILL)
+    _add_io_nodes(dot, "in", graph.in_vars, names, _INPUT_FILL)
     ctx.env.update({v.id: f"in{i}" for i, v in enumerate(graph.in_vars)})
     ctx.copies.update(_fanned_out_inputs(graph, names))
-    body += _graph_eqns(graph, ctx) + ctx.extra
-    body += _io_nodes("out", graph.out_atoms, tuple(output_names), _OUTPUT_FILL)
+    _add_graph_eqns(dot, graph, ctx)
+    for node_id, attrs in ctx.extra:
+        _add_node(dot, node_id, **attrs)
+    _add_io_nodes(dot, "out", graph.out_atoms, tuple(output_names), _OUTPUT_FILL)
     ctx.edges += _out_edges(graph.out_atoms, "out", ctx.env)
-    return _digraph("ir", body, ctx.edges)
+    _add_edges(dot, ctx.edges)
+    return dot.source
 
 
 def _io_names(prefix: str, atoms, names: tuple[str, ...], shown: str | None = None
@@ -221,13 +234,13 @@ def _io_names(prefix: str, atoms, names: tuple[str, ...], shown: str | None = No
     return names
 
 
-def _io_nodes(prefix: str, atoms, names: tuple[str, ...], fill: str,
-              shown: str | None = None) -> list[str]:
+def _add_io_nodes(dot: graphviz.Digraph, prefix: str, atoms, names: tuple[str, ...], fill: str,
+                  shown: str | None = None) -> None:
     """Nodes `{prefix}0`, ... named by `names`, or else `{shown or prefix} 0`, ..."""
     names = _io_names(prefix, atoms, names, shown)
-    return [_node(f"{prefix}{i}", label=f"{name}\n{atom.aval}", shape="ellipse",
+    for i, (name, atom) in enumerate(zip(names, atoms, strict=True)):
+        _add_node(dot, f"{prefix}{i}", label=f"{name}\n{atom.aval}", shape="ellipse",
                   fillcolor=fill, tooltip=f"{name}: {_aval_words(atom.aval)}")
-            for i, (name, atom) in enumerate(zip(names, atoms, strict=True))]
 
 
 def _fanned_out_inputs(graph: Graph, names: tuple[str, ...]) -> dict[int, str]:
@@ -238,7 +251,7 @@ def _fanned_out_inputs(graph: Graph, names: tuple[str, ...]) -> dict[int, str]:
             if readers[v.id] > FAN_OUT_LIMIT}
 
 
-def _operand_edges(eqn, node_id: str, ctx: _DotContext) -> list[str]:
+def _operand_edges(eqn, node_id: str, ctx: _DotContext) -> list[Edge]:
     """An edge from each operand's producer; a fanned-out input gets a copy drawn here."""
     edges = []
     for position, atom in enumerate(eqn.inputs):
@@ -246,52 +259,57 @@ def _operand_edges(eqn, node_id: str, ctx: _DotContext) -> list[str]:
             continue
         if atom.id in ctx.copies:
             copy_id = f"{node_id}_arg{position}"
-            ctx.extra.append(_node(copy_id, label=ctx.copies[atom.id], shape="ellipse",
-                                   style="dashed,filled", fillcolor=_INPUT_FILL, fontsize="9",
-                                   tooltip=f"{ctx.copies[atom.id]}: {_aval_words(atom.aval)} "
-                                           "(an input, drawn again next to each use)"))
-            edges.append(_edge(copy_id, node_id))
+            ctx.extra.append((copy_id, _copy_attrs(ctx.copies[atom.id], atom)))
+            edges.append((copy_id, node_id, {}))
         else:
-            edges.append(_edge(ctx.env[atom.id], node_id))
+            edges.append((ctx.env[atom.id], node_id, {}))
     return edges
 
 
-def _out_edges(atoms, prefix: str, env: dict[int, str], **attrs) -> list[str]:
-    return [_edge(env[atom.id], f"{prefix}{i}", **attrs) for i, atom in enumerate(atoms)
+def _copy_attrs(name: str, atom: Var) -> dict[str, str]:
+    return {"label": name, "shape": "ellipse", "style": "dashed,filled",
+            "fillcolor": _INPUT_FILL, "fontsize": "9",
+            "tooltip": f"{name}: {_aval_words(atom.aval)} (an input, drawn again next to each use)"}
+
+
+def _out_edges(atoms, prefix: str, env: dict[int, str], **attrs) -> list[Edge]:
+    return [(env[atom.id], f"{prefix}{i}", attrs) for i, atom in enumerate(atoms)
             if isinstance(atom, Var) and atom.id in env]
 
 
-def _graph_eqns(graph: Graph, ctx: _DotContext) -> list[str]:
-    lines = []
+def _add_graph_eqns(dot: graphviz.Digraph, graph: Graph, ctx: _DotContext) -> None:
     for eqn in graph.eqns:
         node_id = _node_id(ctx.labels[eqn.id])
-        lines += _eqn_lines(eqn, node_id, ctx)
+        _add_eqn(dot, eqn, node_id, ctx)
         ctx.edges += _operand_edges(eqn, node_id, ctx)
         ctx.env.update({out.id: node_id for out in eqn.outs})
-    return lines
 
 
 def _body_labels(eqn, labels: dict[int, str]) -> set[str]:
     return {labels[inner.id] for _, sub in _named_subgraphs(eqn) for inner in sub.all_eqns()}
 
 
-def _eqn_lines(eqn, node_id: str, ctx: _DotContext) -> list[str]:
+def _add_eqn(dot: graphviz.Digraph, eqn, node_id: str, ctx: _DotContext) -> None:
+    """The equation's node; an equation holding sub-graphs is a cluster holding its node and
+    a cluster per sub-graph, unless loops are collapsed."""
     label = ctx.labels[eqn.id]
     subs = _named_subgraphs(eqn)
     collapsed = bool(subs) and ctx.collapse_loops
     inside = _body_labels(eqn, ctx.labels) if collapsed else set()
     lit = label in ctx.highlight or bool(inside & ctx.highlight)
     text = _eqn_node_label(eqn) + (f"\n({len(inside)} equations inside)" if collapsed else "")
-    node = _node(node_id, label=text, tooltip=_eqn_tooltip(eqn, label, ctx.source_text),
-                 fillcolor=_HIGHLIGHT_FILL if lit else None, penwidth="2" if lit else None,
-                 shape="box3d" if subs else None, **_hl_class(lit))
+    attrs = {"label": text, "tooltip": _eqn_tooltip(eqn, label, ctx.source_text),
+             "fillcolor": _HIGHLIGHT_FILL if lit else None, "penwidth": "2" if lit else None,
+             "shape": "box3d" if subs else None, **_hl_class(lit)}
     if not subs or collapsed:
-        return [node]
-    lines = [node]
-    for key, sub in subs:
-        lines += _subgraph_cluster(f"{node_id}_{_node_id(key)}", key, sub, node_id, ctx)
+        _add_node(dot, node_id, **attrs)
+        return
     header = f"{label} ({_line_text(eqn)})" if eqn.source is not None else label
-    return _cluster(f"cluster_{node_id}", header, lines, style="rounded,dashed")
+    cluster = _cluster(f"cluster_{node_id}", header, style="rounded,dashed")
+    _add_node(cluster, node_id, **attrs)
+    for key, sub in subs:
+        cluster.subgraph(_subgraph_cluster(f"{node_id}_{_node_id(key)}", key, sub, node_id, ctx))
+    dot.subgraph(cluster)
 
 
 def _hl_class(lit: bool) -> dict[str, str]:
@@ -299,20 +317,16 @@ def _hl_class(lit: bool) -> dict[str, str]:
 
 
 def _subgraph_cluster(prefix: str, key: str, sub: Graph, owner: str,
-                      ctx: _DotContext) -> list[str]:
-    lines = _io_nodes(f"{prefix}_in", sub.in_vars, (), "#f5f5f5", shown="in")
-    ctx.edges += [_edge(owner, f"{prefix}_in{i}", style="dashed")
+                      ctx: _DotContext) -> graphviz.Digraph:
+    cluster = _cluster(f"cluster_{prefix}", key, style="rounded")
+    _add_io_nodes(cluster, f"{prefix}_in", sub.in_vars, (), "#f5f5f5", shown="in")
+    ctx.edges += [(owner, f"{prefix}_in{i}", {"style": "dashed"})
                   for i in range(len(sub.in_vars))]
     ctx.env.update({v.id: f"{prefix}_in{i}" for i, v in enumerate(sub.in_vars)})
-    lines += _graph_eqns(sub, ctx)
-    lines += _io_nodes(f"{prefix}_out", sub.out_atoms, (), "#f5f5f5", shown="out")
+    _add_graph_eqns(cluster, sub, ctx)
+    _add_io_nodes(cluster, f"{prefix}_out", sub.out_atoms, (), "#f5f5f5", shown="out")
     ctx.edges += _out_edges(sub.out_atoms, f"{prefix}_out", ctx.env)
-    return _cluster(f"cluster_{prefix}", key, lines, style="rounded")
-
-
-def _cluster(cluster_id: str, label: str, lines: list[str], **attrs: Any) -> list[str]:
-    head = [f"subgraph {cluster_id} {{", f"  graph{_attrs(label=label, **attrs)};"]
-    return head + _indent(lines) + ["}"]
+    return cluster
 
 
 # ---------------------------------------------------------------------------------------------
@@ -393,13 +407,18 @@ def kernels_to_dot(model, graph: Graph | None, highlight_kernels: Iterable[str] 
                      lit_kernels=frozenset(highlight_kernels),
                      lit_labels=frozenset(highlight_labels), collapse=collapse,
                      source_text=source_text)
-    draw = _collapsed_kernel if collapse else _kernel_lines
-    body = [line for kernel in model.kernels for line in draw(kernel, ctx)]
+    dot = _digraph("kernels")
+    for kernel in model.kernels:
+        if collapse:
+            _add_collapsed_kernel(dot, kernel, ctx)
+        else:
+            dot.subgraph(_kernel_cluster(kernel, ctx))
     if graph is None:
-        return _digraph("kernels", body, [])
-    body += _io_nodes("in", graph.in_vars, tuple(input_names), _INPUT_FILL)
-    body += _io_nodes("out", graph.out_atoms, tuple(output_names), _OUTPUT_FILL)
-    return _digraph("kernels", body, _kernel_edges(graph, ctx))
+        return dot.source
+    _add_io_nodes(dot, "in", graph.in_vars, tuple(input_names), _INPUT_FILL)
+    _add_io_nodes(dot, "out", graph.out_atoms, tuple(output_names), _OUTPUT_FILL)
+    _add_edges(dot, _kernel_edges(graph, ctx))
+    return dot.source
 
 
 def _eqns_by_label(graph: Graph | None) -> dict[str, Any]:
@@ -419,20 +438,25 @@ def _kernel_style(kernel, ctx: _KernelDot, lit: bool) -> dict[str, str | None]:
             **_hl_class(lit)}
 
 
-def _kernel_lines(kernel, ctx: _KernelDot, enclosing: frozenset[int] = frozenset()) -> list[str]:
+def _kernel_cluster(kernel, ctx: _KernelDot,
+                    enclosing: frozenset[int] = frozenset()) -> graphviz.Digraph:
+    """`cluster_k{index}`: the kernel's own equations, then its body's kernels' clusters."""
     index = next(ctx.counter)
     ctx.enclosing[index] = enclosing
-    nodes = [_kernel_eqn_node(index, label, ctx) for label in _placed_labels(kernel)]
-    if not nodes and not kernel.body:
-        nodes = [_node(f"k{index}", label="(no IR equation recorded)", shape="plaintext",
-                       style="", tooltip=f"{kernel.name}: XLA kept no op_name for it")]
-    inner = [line for body_kernel in kernel.body
-             for line in _kernel_lines(body_kernel, ctx, enclosing | {index})]
-    return _cluster(f"cluster_k{index}", _kernel_cluster_label(kernel), nodes + inner,
-                    style="rounded,filled", **_kernel_style(kernel, ctx, _kernel_lit(kernel, ctx)))
+    cluster = _cluster(f"cluster_k{index}", _kernel_cluster_label(kernel), style="rounded,filled",
+                       **_kernel_style(kernel, ctx, _kernel_lit(kernel, ctx)))
+    placed = _placed_labels(kernel)
+    for label in placed:
+        _add_kernel_eqn_node(cluster, index, label, ctx)
+    if not placed and not kernel.body:
+        _add_node(cluster, f"k{index}", label="(no IR equation recorded)", shape="plaintext",
+                  style="", tooltip=f"{kernel.name}: XLA kept no op_name for it")
+    for body_kernel in kernel.body:
+        cluster.subgraph(_kernel_cluster(body_kernel, ctx, enclosing | {index}))
+    return cluster
 
 
-def _collapsed_kernel(kernel, ctx: _KernelDot) -> list[str]:
+def _add_collapsed_kernel(dot: graphviz.Digraph, kernel, ctx: _KernelDot) -> None:
     """One node `k{index}` standing for the kernel and its body; its labels map to it."""
     index = next(ctx.counter)
     ctx.enclosing[index] = frozenset()
@@ -443,9 +467,9 @@ def _collapsed_kernel(kernel, ctx: _KernelDot) -> list[str]:
     lit = any(k.name in ctx.lit_kernels for k in _walk_kernels(kernel))
     lit = lit or bool(ctx.lit_labels.intersection(labels))
     hidden = f"\n({len(dict.fromkeys(labels))} IR equations inside)" if labels else ""
-    return [_node(f"k{index}", label=_kernel_cluster_label(kernel) + hidden,
-                  tooltip=f"{kernel.name}: " + ", ".join(dict.fromkeys(labels)),
-                  style="rounded,filled", **_kernel_style(kernel, ctx, lit))]
+    _add_node(dot, f"k{index}", label=_kernel_cluster_label(kernel) + hidden,
+              tooltip=f"{kernel.name}: " + ", ".join(dict.fromkeys(labels)),
+              style="rounded,filled", **_kernel_style(kernel, ctx, lit))
 
 
 def _walk_kernels(kernel) -> Iterator[Any]:
@@ -454,7 +478,8 @@ def _walk_kernels(kernel) -> Iterator[Any]:
         yield from _walk_kernels(inner)
 
 
-def _kernel_eqn_node(index: int, label: str, ctx: _KernelDot) -> str:
+def _add_kernel_eqn_node(dot: graphviz.Digraph, index: int, label: str,
+                         ctx: _KernelDot) -> None:
     node_id = f"k{index}_{_node_id(label)}"
     ctx.kernel_of[node_id] = index
     ctx.nodes_of.setdefault(label, []).append(node_id)
@@ -463,19 +488,20 @@ def _kernel_eqn_node(index: int, label: str, ctx: _KernelDot) -> str:
              **_hl_class(lit)}
     eqn = ctx.eqns.get(label)
     if eqn is None:
-        return _node(node_id, label=label, tooltip=f"{label} (not in this graph)", **style)
+        _add_node(dot, node_id, label=label, tooltip=f"{label} (not in this graph)", **style)
+        return
     text = f"{label}\n{_avals_text(eqn.outs)}" + (f"\n{_line_text(eqn)}" if eqn.source else "")
-    return _node(node_id, label=text, tooltip=_eqn_tooltip(eqn, label, ctx.source_text),
-                 **style)
+    _add_node(dot, node_id, label=text, tooltip=_eqn_tooltip(eqn, label, ctx.source_text),
+              **style)
 
 
-def _kernel_edges(graph: Graph, ctx: _KernelDot) -> list[str]:
+def _kernel_edges(graph: Graph, ctx: _KernelDot) -> list[Edge]:
     """Edges the IR's data flow gives: between the equations of one kernel, and (one per pair
     of endpoints) between inputs, kernels and outputs. Values flow through equations no kernel
     holds (reshapes XLA turned into bitcasts, ...) to the next equation drawn."""
     labels = graph.labels()
     origins: dict[int, set[str]] = {v.id: {f"in{i}"} for i, v in enumerate(graph.in_vars)}
-    links: dict[tuple, str] = {}
+    links: dict[tuple, Edge] = {}
     for eqn in graph.all_eqns():
         arriving = set().union(*(origins.get(a.id, set()) for a in eqn.inputs
                                  if isinstance(a, Var)))
@@ -493,20 +519,20 @@ def _kernel_edges(graph: Graph, ctx: _KernelDot) -> list[str]:
     return list(links.values())
 
 
-def _link(links: dict[tuple, str], tail: str, head: str, ctx: _KernelDot) -> None:
+def _link(links: dict[tuple, Edge], tail: str, head: str, ctx: _KernelDot) -> None:
     """Node to node inside a kernel (or into and out of its body's kernels); otherwise one
     edge per pair of clusters (or in/out)."""
     tail_kernel, head_kernel = ctx.kernel_of.get(tail), ctx.kernel_of.get(head)
     if tail == head:
         return
     if _nested(tail_kernel, head_kernel, ctx.enclosing) or ctx.collapse:
-        links.setdefault((tail, head), _edge(tail, head))
+        links.setdefault((tail, head), (tail, head, {}))
         return
     key = (tail if tail_kernel is None else tail_kernel,
            head if head_kernel is None else head_kernel)
     attrs = {"ltail": None if tail_kernel is None else f"cluster_k{tail_kernel}",
              "lhead": None if head_kernel is None else f"cluster_k{head_kernel}"}
-    links.setdefault(key, _edge(tail, head, **attrs))
+    links.setdefault(key, (tail, head, attrs))
 
 
 def _nested(a: int | None, b: int | None, enclosing: dict[int, frozenset[int]]) -> bool:
@@ -540,27 +566,37 @@ LAYOUT_TIMEOUT_SECONDS = 60.0
 def dot_to_svg(dot: str, timeout: float = LAYOUT_TIMEOUT_SECONDS) -> str:
     """Lay out DOT with Graphviz's `dot` program; the `<svg>` element, ready to inline.
     Layouts are cached by DOT text (re-highlighting the same graph is instant)."""
-    executable = shutil.which("dot")
-    if executable is None:
-        raise DotMissing()
-    return _layout(dot, executable, timeout)
+    if shutil.which("dot") is None:     # asked before the cache: a layout made earlier must
+        raise DotMissing()              # not hide that `dot` has gone from the PATH
+    return _layout(dot, timeout)
 
 
 @functools.lru_cache(maxsize=64)
-def _layout(dot: str, executable: str, timeout: float) -> str:
+def _layout(dot: str, timeout: float) -> str:
     try:
-        done = subprocess.run([executable, "-Tsvg"], input=dot.encode(), capture_output=True,
-                              timeout=timeout, check=False)
+        svg = _pipe_svg(dot, timeout)
+    except graphviz.ExecutableNotFound as error:
+        raise DotMissing() from error
     except subprocess.TimeoutExpired as error:
         raise DotMissing(hint=f"Graphviz took longer than {timeout:.0f} s to lay out this "
                          "graph; collapse loops or kernels, or read the Text tab.") from error
+    except graphviz.CalledProcessError as error:
+        raise DotMissing(hint="Graphviz could not lay out this graph: "
+                         + (error.stderr or "").strip()[:300]) from error
     except OSError as error:
         raise DotMissing(str(error)) from error
-    if done.returncode != 0:
-        raise DotMissing(hint="Graphviz could not lay out this graph: "
-                         + done.stderr.decode(errors="replace").strip()[:300])
-    svg = done.stdout.decode("utf-8", errors="replace")
     return svg[svg.find("<svg"):]
+
+
+def _pipe_svg(dot: str, timeout: float) -> str:
+    """`graphviz.pipe_string("dot", "svg", dot)` with a timeout: the same command and the
+    same runner (which raise `ExecutableNotFound` and `CalledProcessError`), since
+    `pipe_string` (graphviz 0.20, 0.21) takes no timeout and a layout can run for minutes.
+    The runner hands `timeout` to `subprocess.run`, which kills `dot` when it expires."""
+    command = dot_command.command("dot", "svg")
+    done = execute.run_check(command, input=dot, encoding="utf-8", capture_output=True,
+                             quiet=True, timeout=timeout)
+    return done.stdout
 
 
 _SVG_SIZE = re.compile(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"')

@@ -6,8 +6,9 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from widget_records import (CELL, cluster_body, fallback_report, loop_graph, loop_model,
-                            loop_report, needs_dot, node_line, node_of, nodes)
+from widget_records import (CELL, attributes, cluster_body, fallback_report, loop_graph,
+                            loop_model, loop_report, needs_dot, node_attributes, node_line,
+                            node_of, nodes)
 from widget_records import edges as dot_edges
 from widget_records import kernel as make_kernel
 
@@ -95,6 +96,18 @@ def test_dot_to_svg_renders_and_escapes_user_names(traced):
 
 @needs_dot
 @pytest.mark.pure
+def test_names_that_look_like_html_labels_or_escapes_are_drawn_as_written():
+    dot = render.graph_to_dot(_fanned_out_graph(), input_names=("x", "<b>w</b>"),
+                              output_names=('a\\n"b\\',))
+    assert node_attributes(dot, "e0_arg1")["label"] == "<b>w</b>"   # a copy: the name alone
+    assert node_attributes(dot, "out0")["label"] == 'a\\\\n"b\\\\\\nf64[3]'
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", render.dot_to_svg(dot))
+    assert "&lt;b&gt;w&lt;/b&gt;" in texts                  # a string, not an HTML label
+    assert 'a\\n&quot;b\\' in texts                          # backslashes are not escapes
+
+
+@needs_dot
+@pytest.mark.pure
 def test_loop_graph_renders_to_svg():
     assert "<svg" in render.dot_to_svg(render.graph_to_dot(loop_graph()))
 
@@ -140,7 +153,7 @@ def test_kernel_graph_links_kernels_by_data_flow(traced, compiled):
     sum_kernel = _kernel_index(model, owners[labels["reduce_sum"]][0])
     assert tanh_kernel != sum_kernel                         # XLA fuses them apart here
     attrs = [a for _, _, a in dot_edges(render.kernels_to_dot(model, graph))]
-    assert f'ltail="cluster_k{tanh_kernel}", lhead="cluster_k{sum_kernel}"' in attrs
+    assert {"ltail": f"cluster_k{tanh_kernel}", "lhead": f"cluster_k{sum_kernel}"} in attrs
 
 
 @pytest.mark.pure
@@ -319,8 +332,8 @@ def test_mimebundle_for_front_ends_without_widgets():
 @pytest.mark.pure
 def test_highlighted_equations_have_the_highlight_class():
     dot = render.graph_to_dot(loop_graph(), highlight_labels=("e1:sin",))
-    assert 'class="psc_hl"' in node_line(dot, "e1")
-    assert "class=" not in node_line(dot, "e2") and "class=" not in node_line(dot, "e0")
+    assert node_attributes(dot, "e1")["class"] == "psc_hl"
+    assert "class" not in node_attributes(dot, "e2") and "class" not in node_attributes(dot, "e0")
 
 
 @pytest.mark.pure
@@ -330,7 +343,7 @@ def test_collapsed_loop_is_one_node_lit_by_its_body():
     assert "subgraph" not in dot
     assert nodes(dot, r"e\d+") == ["e0", "e3"]
     loop = node_line(dot, "e0")
-    assert "(2 equations inside)" in loop and 'class="psc_hl"' in loop
+    assert "(2 equations inside)" in loop and attributes(loop)["class"] == "psc_hl"
     assert {(t, h) for t, h, _ in dot_edges(dot)} == {("in0", "e0"), ("e0", "e3"), ("e3", "out0")}
 
 
@@ -338,14 +351,14 @@ def test_collapsed_loop_is_one_node_lit_by_its_body():
 def test_tooltips_give_shape_dtype_and_the_source_line():
     source = {(CELL, 3): "    c = np.sin(c) * 0.5"}
     dot = render.graph_to_dot(loop_graph(), source_text=source)
-    tooltip = re.search(r'tooltip="([^"]*)"', node_line(dot, "e1"))[1]
+    tooltip = node_attributes(dot, "e1")["tooltip"]
     assert tooltip.split("\\n") == ["e1:sin", "out: f64[4] (shape (4,), dtype float64)",
                                     "in: f64[4]", "line 3: c = np.sin(c) * 0.5"]
     assert "source: <psc_jit cell widgets-test>:4:4" in node_line(dot, "e3")   # no text: where
 
 
-@pytest.mark.pure
-def test_an_input_read_by_many_equations_is_drawn_next_to_each_reader():
+def _fanned_out_graph() -> Graph:
+    """x + w + w + ...: w is read by one more equation than FAN_OUT_LIMIT."""
     f64 = ShapedArray((3,), np.float64)
     x, w = Var(f64), Var(f64)
     eqns, value = [], x
@@ -353,13 +366,18 @@ def test_an_input_read_by_many_equations_is_drawn_next_to_each_reader():
         out = Var(f64)
         eqns.append(Eqn(SimpleNamespace(name="add"), (value, w), {}, (out,)))
         value = out
-    dot = render.graph_to_dot(Graph((x, w), tuple(eqns), (value,)), input_names=("x", "w"))
+    return Graph((x, w), tuple(eqns), (value,))
+
+
+@pytest.mark.pure
+def test_an_input_read_by_many_equations_is_drawn_next_to_each_reader():
+    dot = render.graph_to_dot(_fanned_out_graph(), input_names=("x", "w"))
     copies = nodes(dot, r"e\d+_arg1")
     assert len(copies) == render.FAN_OUT_LIMIT + 1
     edges = {(t, h) for t, h, _ in dot_edges(dot)}
     assert not any(tail == "in1" for tail, _ in edges)          # no long edges from w
     assert ("e0_arg1", "e0") in edges and ("in0", "e0") in edges  # x is read once: drawn once
-    assert 'label="w"' in node_line(dot, "e2_arg1")
+    assert node_attributes(dot, "e2_arg1")["label"] == "w"
 
 
 @pytest.mark.pure
@@ -367,9 +385,10 @@ def test_highlighted_kernels_are_outlined_and_their_equations_filled():
     dot = render.kernels_to_dot(loop_model(), loop_graph(), highlight_kernels=("neg.2",),
                                 highlight_labels=("e3:neg",))
     neg = cluster_body(dot, "cluster_k2")
-    assert 'class="psc_hl"' in neg.splitlines()[1] and 'color="#d32f2f"' in neg
-    assert 'class="psc_hl"' in node_line(dot, "k2_e3")
-    assert 'class="psc_hl"' not in cluster_body(dot, "cluster_k0")
+    neg_style = attributes(neg.splitlines()[1])                   # its `graph [...]` line
+    assert neg_style["class"] == "psc_hl" and neg_style["color"] == "#d32f2f"
+    assert node_attributes(dot, "k2_e3")["class"] == "psc_hl"
+    assert "psc_hl" not in cluster_body(dot, "cluster_k0")
 
 
 @pytest.mark.pure
@@ -379,7 +398,7 @@ def test_collapsed_kernels_are_one_node_each_linked_by_data_flow():
     assert "subgraph" not in dot
     assert nodes(dot, r"k\d+") == ["k0", "k1"]                   # the loop holds its body
     assert "(3 IR equations inside)" in node_line(dot, "k0")
-    assert 'class="psc_hl"' in node_line(dot, "k0")              # e1 is inside it
+    assert node_attributes(dot, "k0")["class"] == "psc_hl"       # e1 is inside it
     edges = {(t, h) for t, h, _ in dot_edges(dot)}
     assert edges == {("in0", "k0"), ("k0", "k1"), ("k1", "out0")}
 

@@ -91,7 +91,9 @@ def loop_report() -> RunReport:
 # Reading DOT text
 # ---------------------------------------------------------------------------------------------
 
-_EDGE = re.compile(r"^\s*(\w+) -> (\w+)(?: \[(.*)\])?;$", re.M)
+_EDGE = re.compile(r"^\s*(\w+) -> (\w+)(?: \[(.*)\])?;?$", re.M)
+# `key=value` or `key="value"` in an attribute list, separated by spaces or commas.
+_ATTRIBUTE = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^\s,\]]+)')
 
 
 def nodes(dot: str, pattern: str) -> list[str]:
@@ -102,8 +104,20 @@ def node_line(dot: str, node_id: str) -> str:
     return next(line for line in dot.splitlines() if line.strip().startswith(f"{node_id} ["))
 
 
-def edges(dot: str) -> list[tuple[str, str, str]]:
-    return _EDGE.findall(dot)
+def attributes(statement: str) -> dict[str, str]:
+    """The attributes of a DOT statement (`e1 [label="a\\nb" class=psc_hl]`), as Graphviz
+    reads them: quoted or not, `\\"` is a quote; escapes such as `\\n` stay as written."""
+    return {key: value[1:-1].replace('\\"', '"') if value.startswith('"') else value
+            for key, value in _ATTRIBUTE.findall(statement)}
+
+
+def node_attributes(dot: str, node_id: str) -> dict[str, str]:
+    return attributes(node_line(dot, node_id))
+
+
+def edges(dot: str) -> list[tuple[str, str, dict[str, str]]]:
+    """(tail, head, attributes) of each edge statement."""
+    return [(tail, head, attributes(attrs)) for tail, head, attrs in _EDGE.findall(dot)]
 
 
 def node_of(graph: Graph, prim_name: str) -> str:
