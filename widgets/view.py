@@ -3,7 +3,7 @@ the run works.
 
 Tabs: Summary, Explorer (the graphs before and after fusion side by side, cross-highlighted
 with the kernels and the cell's lines; `explorer.py`), Cache, Timing, Text. Every tab but the
-explorer is one `HTML` child holding a pure renderer's string (`render.py`). Where the
+explorer is one `HTML` child holding a pure renderer's string (`summary.py`, ...). Where the
 Graphviz `dot` program is missing, the graph panes say how to install it and everything else
 still works. `mimebundle` is the same report for front ends without widgets (terminal
 IPython, nbconvert): plain text and every section stacked as HTML.
@@ -15,8 +15,11 @@ from typing import Sequence
 import ipywidgets
 
 from .explorer import Explorer
-from .render import (cache_html, report_sections, report_text, sections_html, summary_html,
-                     text_html, timing_html)
+from .cache import cache_html
+from .report import report_sections, sections_html
+from .summary import report_text, summary_html
+from .text import text_html
+from .timing import timing_html
 
 __all__ = ["RunView", "ProgressView", "mimebundle", "WIDGET_TABS"]
 

@@ -1,6 +1,6 @@
 """Records the widget tests draw: a small compiled cell, a hand-built loop graph and fusion
-model (no jaxlib needed), a fallback report, and helpers that read DOT text the way Graphviz
-would."""
+model (no jaxlib needed), a fallback report, a timed report, a graph with an input read by
+many equations, and helpers that read DOT text the way Graphviz would."""
 from __future__ import annotations
 
 import linecache
@@ -13,7 +13,8 @@ import pytest
 
 from psc_jit.core.ir import Eqn, Graph, Literal, ShapedArray, SourceInfo, Var
 from psc_jit.core.kernels import FusionModel, Kernel, SourceLine
-from psc_jit.core.report import RunReport
+from psc_jit.core.report import RunReport, Timings
+from psc_jit.widgets.graph_dot import FAN_OUT_LIMIT
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz `dot` not installed")
 
@@ -85,6 +86,25 @@ def loop_report() -> RunReport:
     return RunReport(name="loop", source=LOOP_SOURCE, filename=CELL, line_offset=1,
                      compiled=True, graph=loop_graph(), kernels=loop_model(),
                      signature="c: f64[4]", inputs=("c",), outputs=("r",))
+
+
+def fanned_out_graph() -> Graph:
+    """x + w + w + ...: w is read by one more equation than FAN_OUT_LIMIT."""
+    f64 = ShapedArray((3,), np.float64)
+    x, w = Var(f64), Var(f64)
+    eqns, value = [], x
+    for _ in range(FAN_OUT_LIMIT + 1):
+        out = Var(f64)
+        eqns.append(Eqn(SimpleNamespace(name="add"), (value, w), {}, (out,)))
+        value = out
+    return Graph((x, w), tuple(eqns), (value,))
+
+
+def timed_report(**timing_fields):
+    timings = Timings((1e-3, 1.4e-3, 0.8e-3), (1e-4, 1.2e-4, 0.9e-4), 3e-4, 0.2, 2e-16,
+                      **timing_fields)
+    return RunReport(name="c", source="", filename=CELL, line_offset=1, compiled=True,
+                     timings=timings)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,32 @@
+"""The whole report: every section stacked, for front ends without widgets."""
+from __future__ import annotations
+
+import pytest
+from widget_records import fallback_report
+
+from psc_jit.widgets.graphs import fused_html, graph_html
+from psc_jit.widgets.report import report_html
+from psc_jit.widgets.summary import report_text
+
+
+@pytest.mark.pure
+def test_fallback_report_shows_the_reason():
+    reason = "line 2: 'print(m)': print() is a side effect; remove it"
+    report = fallback_report(reason)
+    page = report_html(report)
+    assert "ran as plain Python" in page
+    assert "line 2: &#x27;print(m)&#x27;: print() is a side effect; remove it" in page
+    assert reason in report_text(report)
+    assert "No traced graph" in graph_html(report)
+    assert "No fused kernels" in fused_html(report)
+
+
+@pytest.mark.pure
+def test_mimebundle_for_front_ends_without_widgets():
+    from psc_jit.widgets import mimebundle
+    report = fallback_report()
+    bundle = mimebundle(report)
+    assert set(bundle) == {"text/plain", "text/html"}
+    assert bundle["text/plain"] == report_text(report)
+    for title in ("Summary", "Graph", "Fused", "Cache", "Timing", "Text"):
+        assert f"{title}</h3>" in bundle["text/html"]
