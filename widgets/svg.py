@@ -65,8 +65,10 @@ def _layout(dot: str, timeout: float) -> str:
 def _pipe_svg(dot: str, timeout: float) -> str:
     """`graphviz.pipe_string("dot", "svg", dot)` with a timeout: the same command and the
     same runner (which raise `ExecutableNotFound` and `CalledProcessError`), since
-    `pipe_string` (graphviz 0.20, 0.21) takes no timeout and a layout can run for minutes.
-    The runner hands `timeout` to `subprocess.run`, which kills `dot` when it expires."""
+    `pipe_string` takes no timeout (graphviz 0.21) and a layout can run for minutes. The
+    runner hands `timeout` to `subprocess.run`, which kills `dot` when it expires. These two
+    are graphviz's internals, not its documented API: the tests of a missing `dot`, of a
+    slow layout and of a drawing cover them."""
     command = dot_command.command("dot", "svg")
     done = execute.run_check(command, input=dot, encoding="utf-8", capture_output=True,
                              quiet=True, timeout=timeout)
