@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .core import (TRACE_CACHE, CacheEvent, CallSpec, CellAnalysis, Compiled,
-                   DataDependentShapeError, Jitted, LoweringError, RunReport, Timings, TraceError, XlaError, analyze_cell,
-                   largest_difference, make_cell_function, parse_cell, roll_loops, time_runs)
+                   DataDependentShapeError, Jitted, LoweringError, RunReport, Timings,
+                   TraceError, XlaError, analyze_cell, largest_difference, make_cell_function,
+                   parse_cell, roll_loops, time_runs)
 
 
 log = logging.getLogger("psc_jit")
