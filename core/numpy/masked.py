@@ -250,7 +250,7 @@ def _selected_count(sel: MaskedSelection, axes) -> Tracer:
     lengths of the other reduced axes (int64)."""
     others = int(np.prod([sel.data.shape[a] for a in axes
                           if not sel.lead <= a < sel.lead + sel.mask.ndim], dtype=np.int64))
-    count = np_sum(sel.mask, dtype=np.int64)
+    count = convert(np_sum(sel.mask, dtype=np.float64), np.int64)   # see count_true
     return call_ufunc(np.multiply, count, np.int64(others)) if others != 1 else count
 
 
