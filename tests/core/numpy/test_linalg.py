@@ -226,6 +226,7 @@ def test_searchsorted_like_numpy():
                           np.searchsorted(a, 2.0)), a, v)
 
 
+@pytest.mark.filterwarnings("ignore:Converting input from bool:RuntimeWarning")
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.uint8, np.bool_])
 def test_histogram_like_numpy(dtype):
     a = (RNG.standard_normal(200) * 4).astype(dtype) if dtype != np.bool_ else RNG.random(50) > .5
