@@ -131,7 +131,11 @@ class Executable:
         buffers = [put(aval, sharding, [x], [device], True, enable_x64=True)
                    for (aval, sharding, device), x in zip(self._put_args, arrays, strict=True)]
         results = self._loaded.execute_sharded(buffers).consume_with_handlers(self._handlers)
-        return [np.asarray(r) for r in results]
+        arrays = [np.asarray(r) for r in results]
+        for result, array in zip(results, arrays, strict=True):
+            if array.dtype == object:     # the buffer was not readable: the run failed
+                _raise_run_error(result)
+        return arrays
 
     def hlo_text(self) -> str:
         """The optimized HLO module, after XLA's fusion passes."""
@@ -148,6 +152,16 @@ class Executable:
 
     def serialize(self) -> bytes:
         return _client().serialize_executable(self._loaded)
+
+
+def _raise_run_error(result) -> None:
+    """XLA's error for a failed run (out of memory, a kernel's error), which NumPy's asarray
+    would otherwise wrap, silently, in an object array."""
+    try:
+        result.block_until_ready()
+    except Exception as err:      # jaxlib raises its own JaxRuntimeError; keep its text
+        raise XlaError(f"the compiled program failed: {err}") from err
+    raise XlaError("the compiled program's result could not be read")
 
 
 LAPACK_TARGET_PREFIX = "lapack_"

@@ -428,7 +428,9 @@ def svd_impl(a, *, full_matrices, compute_uv):
 
 def svd_lowering(ctx, a, *, full_matrices, compute_uv):
     aval = ctx.avals_in[0]
-    s_shape, u_shape, vt_shape = _svd_shapes(aval.shape, full_matrices)
+    # the kernel takes u and vt buffers even without vectors: the small ones then (an (m, m)
+    # u of a tall matrix would be m * m numbers for nothing)
+    s_shape, u_shape, vt_shape = _svd_shapes(aval.shape, full_matrices and compute_uv)
     s_aval = ShapedArray(s_shape, real_dtype(aval.dtype))
     u_aval, vt_aval = ShapedArray(u_shape, aval.dtype), ShapedArray(vt_shape, aval.dtype)
     info_aval = ShapedArray(aval.shape[:-2], INT32)

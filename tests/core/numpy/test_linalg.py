@@ -264,3 +264,16 @@ def test_bincount_past_minlength_and_without_it():
         compiled(np.array([0, 5, 1]))
     with pytest.raises(UnsupportedError, match="minlength"):
         jit(np.bincount)(np.array([0, 1]))
+
+
+def test_svd_values_of_a_tall_matrix_take_no_square_buffer():
+    x = matrix((200_000, 3), np.float64)     # an (m, m) u would be 320 GB
+    np.testing.assert_allclose(jit(lambda x: np.linalg.svd(x, compute_uv=False))(x),
+                               np.linalg.svd(x, compute_uv=False), rtol=1e-10)
+
+
+def test_a_run_that_xla_cannot_carry_out_raises_its_error():
+    """(NumPy would raise MemoryError: u is 8 TB.) Never an object array holding the error."""
+    from psc_jit.core import XlaError
+    with pytest.raises(XlaError, match="RESOURCE_EXHAUSTED"):
+        jit(lambda x: np.linalg.svd(x)[0][0, 0])(np.ones((1_000_000, 2)))
