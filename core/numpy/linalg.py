@@ -15,8 +15,8 @@ import operator
 
 import numpy as np
 
-from ..primitives import (cholesky_p, eigh_p, geqrf_p, householder_product_p, lu_p, pad_p,
-                          svd_p, triangular_solve_p)
+from ..primitives import (cholesky_p, eigh_p, geqrf_p, householder_apply_p,
+                          householder_product_p, lu_p, pad_p, svd_p, triangular_solve_p)
 from ..tracing import DataDependentShapeError, Tracer, bind, caller_source, current_trace, source_line
 from ..tree_util import flatten, unflatten
 from .base import (as_array, as_kind, broadcast_to, convert, ensure_tracer, implements,
@@ -386,17 +386,22 @@ def linalg_lstsq(a, b, rcond=None):
     a_t, b_t = convert(a, t), convert(b2, t)
     if a.size == 0:
         return _lstsq_empty(a, b, b_t, rcond, vector, result_t)
+    if m >= n:        # as LAPACK's gelsd: QR first, then the SVD of the small R
+        h, taus = bind(geqrf_p, a_t)
+        b_t = bind(householder_apply_p, h, taus, b_t)          # Q^H b
+        a_t, tail = np_triu(h[:n]), b_t[n:]
+        b_t = b_t[:n]
     s, u, vt, info = bind(svd_p, a_t, full_matrices=False, compute_uv=True)
     _require_converged(info, "SVD")
     cutoff = np.finfo(t).eps if rcond < 0 else rcond
     kept = call_ufunc(np.greater, s, call_ufunc(np.multiply, cutoff, np_max(s)))
-    inverse = np_where(kept, call_ufunc(np.divide, 1.0, s), 0.0)
-    projected = matmul(conj_transpose(u), b_t)
-    x = matmul(conj_transpose(vt), call_ufunc(np.multiply, reshape(convert(inverse, t), s.shape + (1,)),
-                                               projected))
+    inverse = convert(np_where(kept, call_ufunc(np.divide, 1.0, s), 0.0), t)
+    scaled = call_ufunc(np.multiply, reshape(inverse, s.shape + (1,)),
+                        matmul(conj_transpose(u), b_t))
+    x = matmul(conj_transpose(vt), scaled)
     rank = as_kind(np_sum(kept, dtype=np.int32), "scalar")
     if m > n and k:
-        residuals = _squared_norms(call_ufunc(np.subtract, b_t, matmul(a_t, x)))
+        residuals = _squared_norms(tail)         # |b - a x|^2 is |(Q^H b) below row n|^2
         _require_rank(rank, n, residuals.shape)
     else:
         residuals = ensure_tracer(np.zeros((0,), real_t))

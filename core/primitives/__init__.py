@@ -7,7 +7,8 @@ Categories, each a module defining its primitives as values (`exp_p`, `reshape_p
     reductions      reduce_*, argmax/argmin, cumulative reductions, sort
     structural      broadcast, reshape, transpose, slices, pad, iota, gather and scatter
     contraction     dot_general
-    linalg          cholesky, triangular_solve, lu, eigh, svd, geqrf, householder_product
+    linalg          cholesky, triangular_solve, lu, eigh, svd, geqrf, householder_product,
+                    householder_apply
     fft             the discrete Fourier transform (stablehlo.fft)
     control         while_loop and cond, whose operands include sub-graphs
 

@@ -117,13 +117,17 @@ def test_svd(compile_cached, a, full_matrices, compute_uv):
 
 @SETTINGS
 @given(matrices())
-def test_geqrf_and_householder_product(compile_cached, a):
+def test_geqrf_and_the_householder_products(compile_cached, a):
     got, want = run(compile_cached, "geqrf", [a])
     for g, w, what in zip(got, want, ("geqrf", "taus"), strict=True):
         close(g, w, max(a.shape[-2:]), what)
     if a.shape[-2] >= a.shape[-1]:
         (q,), (q_want,) = run(compile_cached, "householder_product", [want[0], want[1]])
         close(q, q_want, a.shape[-2], "householder_product")
+    c = np.arange(a.shape[-2] * 2, dtype=a.dtype).reshape(a.shape[-2], 2)
+    c = np.ascontiguousarray(np.broadcast_to(c, a.shape[:-2] + c.shape))
+    (applied,), (applied_want,) = run(compile_cached, "householder_apply", [want[0], want[1], c])
+    close(applied, applied_want, a.shape[-2], "householder_apply")
 
 
 @st.composite
@@ -153,7 +157,7 @@ def test_fft(compile_cached, case):
 
 
 LINALG_PRIMITIVES = ("cholesky", "triangular_solve", "lu", "eigh", "svd", "geqrf",
-                     "householder_product", "fft")
+                     "householder_product", "householder_apply", "fft")
 
 
 def test_the_linalg_and_fft_primitives_are_these():
