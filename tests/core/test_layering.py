@@ -22,7 +22,8 @@ PACKAGES = {"psc_jit": ROOT / "extension", "psc_jit.core": ROOT / "core",
 LAYERS = ["psc_jit.core.ir", "psc_jit.core.tree_util", "psc_jit.core.interpreter",
           "psc_jit.core.passes", "psc_jit.core.lowering", "psc_jit.core.tracing",
           "psc_jit.core.typecheck", "psc_jit.core.primitives", "psc_jit.core.numpy",
-          "psc_jit.core.control", "psc_jit.core.compile", "psc_jit.core"]
+          "psc_jit.core.control", "psc_jit.core.compile", "psc_jit.core.transform",
+          "psc_jit.core"]
 
 BLOCKER = """
 import sys
