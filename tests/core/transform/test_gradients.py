@@ -17,14 +17,15 @@ def central_difference(f, args, argnum, step=1e-5):
     """d f / d args[argnum], element by element."""
     x = np.asarray(args[argnum], dtype=np.float64)
     out = np.zeros(x.shape)
+
+    def at(index, delta):
+        moved = x.copy()
+        moved[index] += delta
+        values = list(args)
+        values[argnum] = moved if np.ndim(args[argnum]) else float(moved)
+        return f(*values)
     for index in np.ndindex(x.shape):
-        def at(delta):
-            moved = x.copy()
-            moved[index] += delta
-            values = list(args)
-            values[argnum] = moved if np.ndim(args[argnum]) else float(moved)
-            return f(*values)
-        out[index] = (at(step) - at(-step)) / (2 * step)
+        out[index] = (at(index, step) - at(index, -step)) / (2 * step)
     return out
 
 
