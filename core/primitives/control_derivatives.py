@@ -16,6 +16,7 @@ from typing import Sequence
 import numpy as np
 
 from ..ir import Graph, Literal, ShapedArray, Var
+from ..passes import dead_code_elimination
 
 COUNTER = ShapedArray((), np.dtype(np.int64))
 
@@ -44,6 +45,15 @@ def active_outputs(graph: Graph, active: Sequence[bool]) -> list[bool]:
         if eqn.prim.differentiable and any(id(a) in live for a in eqn.inputs):
             live.update(id(v) for v in eqn.outs if _inexact(v.aval))
     return [id(a) in live for a in graph.out_atoms]
+
+
+def _varying(graph: Graph, inputs) -> set[int]:
+    """The variables of graph that depend on `inputs` (the carried values of a loop body)."""
+    found = {id(v) for v in inputs}
+    for eqn in graph.eqns:
+        if any(id(a) in found for a in eqn.inputs):
+            found.update(id(v) for v in eqn.outs)
+    return found
 
 
 def _settle(grow, start: list[bool]) -> list[bool]:
@@ -125,12 +135,15 @@ class _ReverseLoop:
         self.ct_mask = [_inexact(c.aval) for c in carried]
         self.graphs = ctx.vjp_graph(body_graph, active, self.ct_mask)
         nb, nc = len(body_consts), len(carried)
-        residuals = self.graphs.forward.out_atoms[nc:]
-        const_vars = {id(v): k for k, v in enumerate(self.graphs.forward.in_vars[:nb])}
-        # a residual that is a body const or a literal is the same in every iteration
-        self.fixed = {k: (r if isinstance(r, Literal) else body_consts[const_vars[id(r)]])
-                      for k, r in enumerate(residuals)
-                      if isinstance(r, Literal) or id(r) in const_vars}
+        forward = self.graphs.forward
+        residuals = forward.out_atoms[nc:]
+        varying = _varying(forward, forward.in_vars[nb:])
+        # a residual computed from the consts alone is the same in every iteration: it is
+        # computed once, before the loop, instead of stacked
+        invariant = [k for k, r in enumerate(residuals) if id(r) not in varying]
+        hoisted = Graph(forward.in_vars[:nb], forward.eqns, tuple(residuals[k] for k in invariant))
+        values = ctx.inline(dead_code_elimination(hoisted), body_consts)
+        self.fixed = dict(zip(invariant, values, strict=True))
         self.stacked = [k for k in range(len(residuals)) if k not in self.fixed]
         self.residual_avals = [r.aval for r in residuals]
         self.ctx = ctx
