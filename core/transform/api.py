@@ -119,13 +119,18 @@ def _scalar_output(ft: FlatTrace, has_aux: bool, what: str) -> int:
     return out
 
 
+def cotangents_by_leaf(ft: FlatTrace, active: Sequence[bool], cts) -> dict[int, Any]:
+    """{leaf position: its cotangent as a tracer of its input's type} for the active inputs
+    (`cts` in their order)."""
+    found = iter(cts)
+    return {i: to_tracer(_cast(next(found), ft.input_aval(k)), ft.input_kind(k))
+            for k, (i, act) in enumerate(zip(ft.inputs, active, strict=True)) if act}
+
+
 def gradient_trees(ft: FlatTrace, args, argnums, positions, cts) -> Any:
     """The cotangents of the active inputs, as trees shaped like args[argnums]."""
-    by_leaf = {}
-    active = iter(cts)
-    for k, i in enumerate(ft.inputs):
-        if any(i in ps for ps in positions):
-            by_leaf[i] = to_tracer(_cast(next(active), ft.input_aval(k)), ft.input_kind(k))
+    wanted = {i for ps in positions for i in ps}
+    by_leaf = cotangents_by_leaf(ft, [i in wanted for i in ft.inputs], cts)
     trees = tuple(unflatten(flatten(args[n])[1], [by_leaf[i] for i in ps])
                   for n, ps in zip(as_tuple(argnums), positions, strict=True))
     return trees[0] if isinstance(argnums, int) else trees
@@ -173,13 +178,14 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
 
 # -- vjp --------------------------------------------------------------------------------------
 
-def _value_leaf_count(ft: FlatTrace, has_aux: bool) -> int:
+def _value_tree(ft: FlatTrace, has_aux: bool):
+    """The structure of the value (the output, or its first part with has_aux)."""
     if not has_aux:
-        return len(ft.outs)
+        return ft.out_tree
     if ft.out_tree is LEAF or len(children(ft.out_tree)) != 2:
-        raise TypeError("vjp with has_aux=True: the function must return a pair "
+        raise TypeError("with has_aux=True the function must return a pair "
                         "(output, auxiliary data)")
-    return leaf_count(children(ft.out_tree)[0])
+    return children(ft.out_tree)[0]
 
 
 def _ct_mask(ft: FlatTrace, n_value: int) -> list[bool]:
@@ -188,9 +194,9 @@ def _ct_mask(ft: FlatTrace, n_value: int) -> list[bool]:
     return [k in asked and is_inexact(a.aval) for k, a in enumerate(ft.graph.out_atoms)]
 
 
-def _ct_atoms(ft: FlatTrace, n_value: int, cotangent, mask) -> list:
+def _ct_atoms(ft: FlatTrace, value_tree, cotangent, mask) -> list:
     """The cotangent's leaves for the outputs that take one (TypeError on a wrong shape)."""
-    value_tree = children(ft.out_tree)[0] if n_value != len(ft.outs) else ft.out_tree
+    n_value = leaf_count(value_tree)
     leaves, tree = flatten(cotangent)
     if tree != value_tree:
         raise TypeError("the cotangent given to vjp's function must have the structure of the "
@@ -212,9 +218,9 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     """`(fun(*primals), vjp_fn)` (and aux, with has_aux) where `vjp_fn(cotangent)` gives the
     cotangents of the primals, a tuple like `primals` (JAX's `vjp`)."""
     ft = trace_flat(fun, primals, {})
-    n_value = _value_leaf_count(ft, has_aux)
+    value_tree = _value_tree(ft, has_aux)
     active = [is_inexact(ft.input_aval(k)) for k in range(len(ft.inputs))]
-    mask = _ct_mask(ft, n_value)
+    mask = _ct_mask(ft, leaf_count(value_tree))
     graphs = vjp_graph(ft.graph, active, mask)
     n = len(ft.graph.out_atoms)
     if current_trace() is not None:
@@ -223,8 +229,8 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     else:
         result, residuals = _run_forward(ft, graphs.forward, n, _name(fun))
 
-    backward = functools.partial(_backward_program, ft, graphs.backward, n_value, mask, primals,
-                                 active, len(residuals))
+    backward = functools.partial(_backward_program, ft, graphs.backward, value_tree, mask,
+                                 primals, active, len(residuals))
     programs: list[Jitted] = []
 
     def vjp_fn(cotangent):
@@ -249,19 +255,16 @@ def _run_forward(ft: FlatTrace, forward, n: int, name: str):
     return compiled(program, f"vjp({name})")(*(ft.leaves[i] for i in ft.inputs))
 
 
-def _backward_program(ft, backward, n_value, mask, primals, active, n_residuals, *values):
+def _backward_program(ft, backward, value_tree, mask, primals, active, n_residuals, *values):
     residuals, cotangent = values[:n_residuals], values[n_residuals]
-    cts = inline(backward, [to_atom(r) for r in residuals] + _ct_atoms(ft, n_value, cotangent,
+    cts = inline(backward, [to_atom(r) for r in residuals] + _ct_atoms(ft, value_tree, cotangent,
                                                                        mask))
     return _primal_cts_of(ft, primals, active, cts)
 
 
 def _primal_cts_of(ft: FlatTrace, primals, active, cts) -> tuple:
-    by_leaf = {}
-    found = iter(cts)
-    for k, (i, act) in enumerate(zip(ft.inputs, active, strict=True)):
-        if act:
-            by_leaf[i] = to_tracer(_cast(next(found), ft.input_aval(k)), ft.input_kind(k))
+    """Cotangents shaped like the primals (zeros for those with no derivative)."""
+    by_leaf = cotangents_by_leaf(ft, active, cts)
     leaves, tree = flatten(tuple(primals))
     out = [by_leaf.get(i, _zero_cotangent(leaf)) for i, leaf in enumerate(leaves)]
     return unflatten(tree, out)
@@ -299,7 +302,7 @@ def jvp_traced(fun, primals, tangents, has_aux=False):
     t_atoms = [_tangent_atom(t_leaves[i], ft.input_aval(k), i)
                for k, (i, nz) in enumerate(zip(ft.inputs, nonzeros, strict=True)) if nz]
     n = len(ft.graph.out_atoms)
-    _value_leaf_count(ft, has_aux)
+    _value_tree(ft, has_aux)
     graph, out_nz = jvp_graph(ft.graph, nonzeros, [k < ft.n_outs for k in range(n)])
     atoms = inline(graph, ft.operands + t_atoms)
     result = ft.finish(atoms[:n])

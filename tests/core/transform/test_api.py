@@ -201,3 +201,27 @@ def test_in_place_updates_of_arguments_happen_as_in_numpy():
     g = grad(f)(x)
     np.testing.assert_allclose(g, [0.0, 2.0, 2.0])
     np.testing.assert_allclose(x, [5.0, 1.0, 1.0])
+
+
+def test_vjp_and_jvp_with_aux_and_pytrees_inside_jit():
+    def f(p):
+        y = {"a": p["w"] * 2.0, "b": np.sin(p["w"]).sum()}
+        return y, "aux"
+
+    p = {"w": X}
+    y, f_vjp, aux = vjp(f, p, has_aux=True)
+    assert aux == "aux"
+    (ct,) = f_vjp({"a": np.ones(4), "b": 1.0})
+    np.testing.assert_allclose(ct["w"], 2.0 + np.cos(X), rtol=1e-12)
+    y, t, aux = jvp(f, (p,), ({"w": np.ones(4)},), has_aux=True)
+    assert t["b"] == pytest.approx(np.cos(X).sum())
+
+    @jit
+    def inside(w):
+        out, f_vjp = vjp(lambda w: np.tanh(w) * w, w)
+        (ct,) = f_vjp(np.ones_like(w))
+        return out, ct
+    out, ct = inside(X)
+    np.testing.assert_allclose(ct, np.tanh(X) + X * (1 - np.tanh(X) ** 2), rtol=1e-12)
+    with pytest.raises(TypeError, match="structure"):
+        f_vjp({"a": np.ones(4)})
