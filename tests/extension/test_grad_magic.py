@@ -74,6 +74,11 @@ def test_the_report_shows_the_backward_program_on_the_cell_lines(shell):
     dots = [e for e in eqns if e.prim.name == "dot_general"]
     assert len(dots) >= 4
     assert report.n_kernels >= 1 and "fusion" in report.optimized_hlo
+    # after fusion, XLA's kernels still map to the cell's lines (the backward's included)
+    labels = report.graph.labels()
+    backward = {labels[e.id] for e in dots[2:]}
+    kernels = [k for k in report.kernels.all_kernels() if set(k.eqn_labels) & backward]
+    assert kernels and all({s.line for s in k.source_lines} <= {2, 3, 4} for k in kernels)
 
 
 def test_a_rerun_hits_the_cache(shell):
