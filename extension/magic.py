@@ -7,6 +7,9 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
+from IPython.core.error import UsageError
+
+from .config import PscJit
 from .core import EXECUTABLE_CACHE, TRACE_CACHE
 from .runner import CellRunner, Options
 
@@ -21,11 +24,22 @@ def _ordered_names(values) -> tuple[str, ...]:
     return tuple(dict.fromkeys(n for n in names if n))
 
 
+def _settings(shell) -> PscJit:
+    """The shell's PscJit settings (`%config PscJit`), made and registered once per shell."""
+    for configurable in shell.configurables:
+        if isinstance(configurable, PscJit):
+            return configurable
+    settings = PscJit(parent=shell)
+    shell.configurables.append(settings)
+    return settings
+
+
 @magics_class
 class PscJitMagics(Magics):
     def __init__(self, shell):
         super().__init__(shell)
         self.runner = CellRunner(shell.user_ns)
+        self.settings = _settings(shell)
 
     @magic_arguments()
     @argument("--static", action="append", metavar="NAMES",
@@ -58,11 +72,16 @@ class PscJitMagics(Magics):
         is bound as dOUT_dNAME too.
         """
         args = parse_argstring(self.psc_jit, line)
+        static, traced = _names(args.static), _names(args.traced)
+        if static & traced:
+            raise UsageError(f"{', '.join(sorted(static & traced))}: a name is either --static "
+                             "or --traced, not both")
         if args.wrt and not args.grad:
             raise UsageError("--wrt names the inputs of a gradient: give --grad OUT too")
-        options = Options(static=_names(args.static), traced=_names(args.traced),
-                          compare=args.compare, strict=args.strict, quiet=args.quiet,
-                          name=args.name, grad=args.grad, wrt=_ordered_names(args.wrt))
+        options = Options(static=static, traced=traced, compare=args.compare,
+                          strict=args.strict, quiet=args.quiet, name=args.name,
+                          budget=self.settings.timing_budget, grad=args.grad,
+                          wrt=_ordered_names(args.wrt))
         from .display import progress_display, show_report
         with progress_display(enabled=not options.quiet) as progress:
             report, value = self.runner.run(cell, options, cell_id=self._cell_id(),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import io
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -18,6 +19,8 @@ from .core import (TRACE_CACHE, CacheEvent, CallSpec, CellAnalysis, Compiled, Ji
                    largest_difference, make_cell_function, parse_cell, roll_loops, time_runs)
 from .gradcell import gradient_cell, gradient_name, gradient_problem
 
+
+log = logging.getLogger("psc_jit")
 
 # What a run's `progress` callback is told, in order (a cache hit only runs).
 PROGRESS_STAGES = ("trace, lower, compile", "run", "time plain Python", "time compiled")
@@ -52,7 +55,7 @@ class Options:
     strict: bool = False
     quiet: bool = False
     name: str | None = None
-    budget: float = 1.0                # seconds per side for the timing comparison
+    budget: float = 1.0                # seconds per side for the timing comparison (PscJit)
     grad: str | None = None            # --grad OUT: also d{OUT}_d{NAME} for NAME in wrt
     wrt: tuple[str, ...] = ()
 
@@ -209,6 +212,7 @@ class CellRunner:
         if options.grad is not None:
             raise PscJitError(f"{report.name}: --grad needs the cell compiled, and it was not: "
                               f"{reason}")
+        log.info("%s runs as plain Python: %s", report.name, reason)
         if options.strict:
             raise PscJitError(f"{report.name} was not compiled: {reason}")
         self._progress("run")

@@ -130,7 +130,7 @@ TRANSCENDENTAL = [
     unary("cbrt", AWAY_FROM_ZERO), unary("sin"), unary("cos"), unary("tan", Float(S, -1.2, 1.2)),
     unary("sinh"), unary("cosh"), unary("tanh"), binary("arctan2", Float(S), AWAY_FROM_ZERO),
     unary("arcsin", UNIT), unary("arccos", UNIT), unary("arctan"), unary("arcsinh"),
-    unary("arccosh", Float(S, 1.2, 3.0)), unary("arctanh", UNIT),
+    unary("arccosh", Float(S, 1.2, 3.0)), unary("arctanh", UNIT), binary("nextafter"),
     unary("exp", Float(S, -1.0, 1.0, C128), "complex"),
     unary("log", Float(S, 0.3, 2.0, C128), "complex"),
     unary("sin", Float(S, -1.0, 1.0, C128), "complex"),
