@@ -10,6 +10,7 @@ sub-graphs included) and the ratios psc_jit / jax. Needs jax (`pip install -e '.
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 
 import numpy as np
@@ -31,7 +32,6 @@ def heat(u0, k):
 
 def heat_jax(u0, k):
     import jax
-    import jax.numpy as jnp
 
     def step(u, _):
         return u.at[1:-1].set(u[1:-1] + k * (u[2:] - 2 * u[1:-1] + u[:-2])
@@ -46,15 +46,23 @@ def cross_entropy(logits, labels, np=np):
     return -log_probs[np.arange(len(labels)), labels].mean()
 
 
+def in_jax(f):
+    """f with np bound to jax.numpy."""
+    def with_jax_numpy(*args):
+        import jax.numpy as jnp
+        return f(*args, np=jnp)
+    return with_jax_numpy
+
+
 CASES = {
     "mlp 512x256x256x10": (
-        mlp, lambda *a: mlp(*a, np=__import__("jax.numpy").numpy), (0, 1, 2, 3),
+        mlp, in_jax(mlp), (0, 1, 2, 3),
         [RNG.standard_normal(s) * 0.1 for s in [(256, 256), (256,), (256, 10), (10,)]]
         + [RNG.standard_normal((512, 256)), RNG.standard_normal((512, 10))]),
     "heat 1000 x 500 steps": (heat, heat_jax, (0, 1),
                               [np.sin(np.linspace(0, 3, 1000)), 0.2]),
     "cross-entropy 4096x100": (
-        cross_entropy, lambda *a: cross_entropy(*a, np=__import__("jax.numpy").numpy), (0,),
+        cross_entropy, in_jax(cross_entropy), (0,),
         [RNG.standard_normal((4096, 100)), RNG.integers(0, 100, 4096)]),
 }
 
@@ -71,6 +79,11 @@ def timed(fn, args, repeat):
     return first * 1e3, best * 1e3, first_result
 
 
+def _ready(fn, *args):
+    import jax
+    return jax.block_until_ready(fn(*args))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20)
@@ -85,8 +98,7 @@ def main():
         ours = psc_jit.grad(f, argnums=argnums)
         theirs = jax.jit(jax.grad(f_jax, argnums=argnums))
         p_first, p_best, p_out = timed(ours, inputs, args.repeat)
-        j_first, j_best, j_out = timed(lambda *a: jax.block_until_ready(theirs(*a)), inputs,
-                                       args.repeat)
+        j_first, j_best, j_out = timed(functools.partial(_ready, theirs), inputs, args.repeat)
         eqns = sum(1 for _ in ours.jitted.last_call.compiled.graph.all_eqns())
         diff = max(float(np.max(np.abs(np.asarray(a) - np.asarray(b))))
                    for a, b in zip(p_out, j_out, strict=True))

@@ -7,8 +7,6 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from IPython.core.error import UsageError
-
 from .config import PscJit
 from .core import EXECUTABLE_CACHE, TRACE_CACHE
 from .runner import CellRunner, Options
