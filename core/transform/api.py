@@ -26,6 +26,8 @@ from .jvp import jvp_graph
 from .vjp import vjp_graph
 
 _program_ids = itertools.count()
+_PROGRAMS: dict = {}
+PROGRAMS_KEPT = 128
 
 
 def compiled(program: Callable, name: str) -> Jitted:
@@ -35,11 +37,28 @@ def compiled(program: Callable, name: str) -> Jitted:
     return jitted
 
 
-class Transformed:
-    """A transformed function: inlined into an enclosing trace, or compiled on arrays."""
+def program_for(key, make: Callable[[], Jitted]) -> Jitted:
+    """One compiled program per key (the transformation, the function, its options), so that
+    `grad(f)(x)` made again finds the program compiled before; the oldest of more than
+    PROGRAMS_KEPT are dropped."""
+    try:
+        program = _PROGRAMS.get(key)
+    except TypeError:                  # an unhashable function or option: a program of its own
+        return make()
+    if program is None:
+        if len(_PROGRAMS) >= PROGRAMS_KEPT:
+            _PROGRAMS.pop(next(iter(_PROGRAMS)))
+        program = _PROGRAMS[key] = make()
+    return program
 
-    def __init__(self, fun: Callable, traced: Callable, name: str, check: Callable | None = None):
-        self.fun, self.traced, self.name, self.check = fun, traced, name, check
+
+class Transformed:
+    """A transformed function: inlined into an enclosing trace, or compiled on arrays.
+    `key` names the transformation with its function and options (see `program_for`)."""
+
+    def __init__(self, fun: Callable, traced: Callable, name: str, key: tuple,
+                 check: Callable | None = None):
+        self.fun, self.traced, self.name, self.key, self.check = fun, traced, name, key, check
         self._jitted: Jitted | None = None
         functools.update_wrapper(self, fun, updated=())   # names, not fun's attributes
 
@@ -53,11 +72,16 @@ class Transformed:
     @property
     def jitted(self) -> Jitted:
         if self._jitted is None:
-            @functools.wraps(self.fun)     # the signature of fun: arguments by its names
-            def program(*args, **kwargs):
-                return self.traced(*args, **kwargs)
-            self._jitted = compiled(program, self.name)
+            self._jitted = program_for(self.key, self._compiled)
         return self._jitted
+
+    def _compiled(self) -> Jitted:
+        traced = self.traced
+
+        @functools.wraps(self.fun)         # the signature of fun: arguments by its names
+        def program(*args, **kwargs):
+            return traced(*args, **kwargs)
+        return compiled(program, self.name)
 
 
 def _name(fun) -> str:
@@ -155,6 +179,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
     (output, aux) and the first result is (output, aux)."""
     traced = functools.partial(_vg_call, fun, argnums, has_aux)
     return Transformed(fun, traced, f"value_and_grad({_name(fun)})",
+                       ("value_and_grad", fun, as_tuple(argnums), has_aux),
                        functools.partial(check_grad_inputs, argnums=argnums))
 
 
@@ -172,7 +197,8 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
     `grad`: a function returning a tree like the argument (a tuple of them for a tuple
     argnums), and (gradient, aux) with has_aux."""
     traced = functools.partial(_grad_call, fun, argnums, has_aux)
-    return Transformed(fun, traced, f"grad({_name(fun)})",
+    return Transformed(fun, traced, f"grad({_name(fun)})", ("grad", fun, as_tuple(argnums),
+                                                             has_aux),
                        functools.partial(check_grad_inputs, argnums=argnums))
 
 
@@ -321,21 +347,14 @@ def _zero_tangent(ft: FlatTrace, k: int):
     return Literal.of(np.zeros(aval.shape, aval.dtype))
 
 
-_JVP_PROGRAMS: dict = {}
-
-
 def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = False):
     """`(fun(*primals), the derivative of fun at primals in the direction tangents)`, each a
     tree like fun's output (JAX's `jvp`); with has_aux, also fun's aux."""
     if current_trace() is not None:
         return jvp_traced(fun, primals, tangents, has_aux)
-    key = (fun, has_aux)
-    program = _JVP_PROGRAMS.get(key)
-    if program is None:
-        if len(_JVP_PROGRAMS) > 64:
-            _JVP_PROGRAMS.pop(next(iter(_JVP_PROGRAMS)))
 
+    def make() -> Jitted:
         def jvp_program(primals, tangents):
             return jvp_traced(fun, primals, tangents, has_aux)
-        program = _JVP_PROGRAMS[key] = compiled(jvp_program, f"jvp({_name(fun)})")
-    return program(tuple(primals), tuple(tangents))
+        return compiled(jvp_program, f"jvp({_name(fun)})")
+    return program_for(("jvp", fun, has_aux), make)(tuple(primals), tuple(tangents))

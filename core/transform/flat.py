@@ -80,8 +80,7 @@ class FlatTrace:
     @property
     def operands(self) -> list:
         """The graph's inputs as atoms of the enclosing trace (or literals)."""
-        return [to_atom(self.leaves[i]) if isinstance(self.leaves[i], Tracer)
-                else to_atom(np.asarray(self.leaves[i])) for i in self.inputs]
+        return [to_atom(self.leaves[i]) for i in self.inputs]
 
     def input_aval(self, k: int) -> ShapedArray:
         return self.graph.in_vars[k].aval

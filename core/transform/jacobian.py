@@ -163,14 +163,14 @@ def _rows(ops: Ops, backward: Graph, residuals, k_out, out_avals, in_avals) -> l
 def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0):
     """The Jacobian of fun with respect to args[argnums], by forward mode (JAX's jacfwd)."""
     return Transformed(fun, functools.partial(_call, jacfwd_traced, fun, argnums),
-                       f"jacfwd({_name(fun)})",
+                       f"jacfwd({_name(fun)})", ("jacfwd", fun, as_tuple(argnums)),
                        functools.partial(check_grad_inputs, argnums=argnums, what="jacfwd"))
 
 
 def jacrev(fun: Callable, argnums: int | Sequence[int] = 0):
     """The Jacobian of fun with respect to args[argnums], by reverse mode (JAX's jacrev)."""
     return Transformed(fun, functools.partial(_call, jacrev_traced, fun, argnums),
-                       f"jacrev({_name(fun)})",
+                       f"jacrev({_name(fun)})", ("jacrev", fun, as_tuple(argnums)),
                        functools.partial(check_grad_inputs, argnums=argnums, what="jacrev"))
 
 

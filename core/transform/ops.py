@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..control.subtrace import inline
 from ..ir import Eqn, Graph, Literal, ShapedArray, SourceInfo, Var
 from ..passes import dead_code_elimination
 from ..primitives import (abs_p, add_p, broadcast_in_dim_p, complex_p, concatenate_p,
@@ -56,20 +57,8 @@ class Ops:
             Graph(tuple(in_vars), tuple(self.eqns), tuple(to_atom(o) for o in outs)))
 
     def inline(self, graph: Graph, operands: Sequence[Any]) -> list:
-        """The graph's equations appended (each keeping its own source); its outputs. A
-        variable the graph does not define (a value of an enclosing trace) stays itself."""
-        env: dict[int, Any] = {id(v): to_atom(x)
-                               for v, x in zip(graph.in_vars, operands, strict=True)}
-
-        def read(atom):
-            return env.get(id(atom), atom)
-
-        for eqn in graph.eqns:
-            outs = tuple(Var(v.aval) for v in eqn.outs)
-            self.eqns.append(Eqn(eqn.prim, tuple(read(a) for a in eqn.inputs), eqn.params,
-                                 outs, eqn.source))
-            env.update({id(v): new for v, new in zip(eqn.outs, outs, strict=True)})
-        return [read(a) for a in graph.out_atoms]
+        """The graph's equations appended (each keeping its own source); its outputs."""
+        return inline(self, graph, operands)
 
     # constants ------------------------------------------------------------------------------
     def full(self, aval: ShapedArray, value) -> Any:

@@ -225,3 +225,13 @@ def test_vjp_and_jvp_with_aux_and_pytrees_inside_jit():
     np.testing.assert_allclose(ct, np.tanh(X) + X * (1 - np.tanh(X) ** 2), rtol=1e-12)
     with pytest.raises(TypeError, match="structure"):
         f_vjp({"a": np.ones(4)})
+
+
+def test_a_transformation_made_again_finds_its_compiled_program():
+    grad(loss, argnums=1)(X, W)
+    again = grad(loss, argnums=1)
+    again(X, W)
+    assert again.jitted.last_call.cache_hit
+    assert grad(loss, argnums=0).jitted is not again.jitted
+    jvp(np.sin, (X,), (X,))
+    jvp(np.sin, (X,), (X,))
