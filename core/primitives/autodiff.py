@@ -6,6 +6,8 @@ what each rule is given and returns). A rule writes equations through its `ctx`
                             f_i(ctx, t, out, *operands, **params) is t times d out / d operand_i
     linear_in(i, j, ...)    JVP of a primitive linear in those operands (all: no argument)
     zero_jvp                results whose derivative is zero wherever it exists (floor, sign)
+
+and the rules of the elementwise primitives of `elementwise.py`, by name.
 """
 from __future__ import annotations
 
@@ -52,3 +54,88 @@ def zero_jvp(ctx, primals, tangents, **params):
 def is_linear(operand) -> bool:
     """Whether a transpose rule's operand is one it transposes with respect to."""
     return isinstance(operand, Linear)
+
+
+# -- the rules of the elementwise primitives (elementwise.py) ---------------------------------
+
+def add_transpose(ctx, ct, x, y):
+    return [ct if is_linear(x) else None, ct if is_linear(y) else None]
+
+
+def subtract_transpose(ctx, ct, x, y):
+    return [ct if is_linear(x) else None, ctx.neg(ct) if is_linear(y) else None]
+
+
+def multiply_transpose(ctx, ct, x, y):
+    if is_linear(x) and is_linear(y):
+        raise TypeError("a product of two tangents is not linear")
+    return [ctx.mul(ct, y) if is_linear(x) else None, ctx.mul(x, ct) if is_linear(y) else None]
+
+
+def negative_transpose(ctx, ct, x):
+    return [ctx.neg(ct)]
+
+
+def abs_partial(ctx, t, out, x):
+    """sign(x) t; for complex x, re(conj(x) t) / |x| (0 at 0)."""
+    if x.aval.dtype.kind != "c":
+        return ctx.mul(t, ctx.sign(x))
+    at_zero = ctx.eq(out, ctx.zeros_like(out))
+    safe = ctx.select(at_zero, ctx.full_like(out, 1), out)
+    slope = ctx.div(ctx.real(ctx.mul(ctx.conj(x), t)), safe)
+    return ctx.select(at_zero, ctx.zeros_like(out), slope)
+
+
+def copysign_partial(ctx, t, out, x, y):
+    """|x| with y's sign: sign(x) times the sign it is given."""
+    return ctx.mul(t, ctx.mul(ctx.sign(x), ctx.sign(out)))
+
+
+def extremum_partial(which: int, ctx, t, out, x, y):
+    """max/min pass the tangent of the operand they pick; half of each on a tie."""
+    mine, other = (x, y) if which == 0 else (y, x)
+    share = ctx.select(ctx.eq(other, out), ctx.full_like(t, 0.5), ctx.full_like(t, 1))
+    return ctx.mul(t, ctx.select(ctx.eq(mine, out), share, ctx.zeros_like(t)))
+
+
+def extremum_jvp():
+    return partials(partial(extremum_partial, 0), partial(extremum_partial, 1))
+
+
+def select_transpose(ctx, ct, pred, on_true, on_false):
+    zeros = ctx.zeros_like(ct)
+    return [None, ctx.select(pred, ct, zeros) if is_linear(on_true) else None,
+            ctx.select(pred, zeros, ct) if is_linear(on_false) else None]
+
+
+def convert_jvp(ctx, primals, tangents, *, new_dtype, weak_type=False):
+    outs = ctx.primal_outs()
+    if tangents[0] is None or outs[0].aval.dtype.kind not in "fc":
+        return outs, [None]
+    return outs, [ctx.convert(tangents[0], new_dtype, weak_type)]
+
+
+def convert_transpose(ctx, ct, x, *, new_dtype, weak_type=False):
+    return [ctx.convert(ct, x.aval.dtype, x.aval.weak_type)]
+
+
+def real_transpose(ctx, ct, x):
+    return [ctx.convert(ct, x.aval.dtype)]
+
+
+def imag_transpose(ctx, ct, x):
+    if x.aval.dtype.kind != "c":
+        return [None]           # the imaginary part of a real number is a constant zero
+    return [ctx.complex(ctx.zeros_like(ct), ctx.neg(ct))]
+
+
+def conjugate_transpose(ctx, ct, x):
+    return [ctx.conj(ct)]
+
+
+def complex_transpose(ctx, ct, re, im):
+    return [ctx.real(ct) if is_linear(re) else None,
+            ctx.neg(ctx.imag(ct)) if is_linear(im) else None]
+
+
+LINEAR = {"jvp": linear_in(), "linear": True}
