@@ -10,9 +10,10 @@ them), and the rules of differentiation (`core.transform` is their interpreter):
   (`ctx.mul(t, ctx.cos(x))`) and `ctx.primal_outs()` emits this equation itself.
 - `transpose(ctx, ct, *operands, **params) -> [cotangent or None per operand]`: for a
   primitive that is linear in some operands (`linear=True`); those come as `Linear(aval)`.
-- `vjp(ctx, primals, active, **params) -> (primal outs, backward)`: reverse mode for the
-  control-flow primitives, whose JVP cannot be split per equation into a primal and a linear
-  part; `backward(ctx, cts) -> cotangent per operand` emits the transposed computation.
+- `vjp(ctx, primals, active, **params) -> (primal outs, which outs are active, backward)`:
+  reverse mode for the control-flow primitives, whose JVP cannot be split per equation into
+  a primal and a linear part; `backward(ctx, cts) -> cotangent per operand` emits the
+  transposed computation.
 - `differentiable=False` declares a primitive whose results have no derivative (comparisons,
   integer and bit operations, argmax): their tangents are zero, without a rule.
 
