@@ -167,6 +167,8 @@ def _finish_trace(trace, spec, tracers, result, start) -> TraceResult:
     input_leaf = {id(t._buffer): i for i, t in tracers.items()}
     buffer_outs: dict[int, int] = {}
     for _, value in out_leaves:
+        if getattr(value, "__psc_window__", False):
+            value.refuse("returning the value")
         steps = value.view_rebuilders() if isinstance(value, Tracer) and value.kind == "array" \
             else None
         if steps is not None:

@@ -13,6 +13,7 @@ from .. import tree_util
 from ..ir import ShapedArray
 from ..numpy.base import as_kind, broadcast_to, ensure_tracer, reshape
 from ..numpy.ufuncs import call_ufunc
+from ..numpy.windows import Gone, Window
 from ..primitives import convert_element_type_p
 from ..tracing import Buffer, Tracer, UnsupportedError, bind
 from ..tree_util import unflatten
@@ -79,6 +80,8 @@ class Slot:
 
 
 def type_of(leaf):
+    if isinstance(leaf, Window):           # its length depends on the index: not carried
+        return Gone(leaf.text)
     return Slot(leaf.aval, leaf.kind) if isinstance(leaf, Tracer) else leaf
 
 

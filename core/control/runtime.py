@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ir import Graph, SourceInfo
+from ..numpy.creation import traced_creator
 from ..numpy.ufuncs import call_ufunc
 from ..primitives import convert_element_type_p
 from ..tracing import TraceError, Tracer, UnsupportedError, bind, current_trace
@@ -95,6 +96,16 @@ def wants_for(site: Site, range_fn, args, env) -> bool:
 
 def wants_while(site: Site, env) -> bool:
     return _ROLLING.get() and current_trace() is not None and _touches_tracer(site, env)
+
+
+def create(fn, *args, **kwargs):
+    """A call of a NumPy creation function in rewritten code (see `creation_calls`): while
+    tracing, the array it makes is traced; otherwise it is the call as written."""
+    if current_trace() is not None:
+        make = traced_creator(fn)
+        if make is not None:
+            return make(*args, **kwargs)
+    return fn(*args, **kwargs)
 
 
 def is_traced(pred) -> bool:

@@ -2,12 +2,15 @@
 
 Modules, each importing only the ones above it in this list:
     base           operand facts (NEP 50 promotion asked of NumPy) and small builders
+    affine         traced integers as affine functions of a loop index, with its range
     ufuncs         ufuncs, where, clip, out=, the arithmetic operators
     reductions     sum, mean, var, max, argmax, cumsum, ...
     products       matmul, dot, inner, outer, tensordot, kron
     shape          reshape, transpose, concatenate, stack, ... (views where NumPy makes views)
     conversion     astype, copy, asarray, array, round
     indexing       x[...] and x[...] = v
+    windows        arrays whose length is traced (x[:i] in a rolled loop): masked spans
+    traced_slices  x[...] with traced slice bounds: fixed-length views, or windows
     matrices       diagonal, trace, diag, tril, triu, cross
     einsum         np.einsum
     linalg         np.linalg
@@ -23,7 +26,7 @@ Importing this package fills `NUMPY_FUNCTIONS` (NumPy callable -> implementation
 and makes Tracer behave like an ndarray.
 """
 from . import (conversion, creation, dispatch, einsum, linalg, math, matrices,  # noqa: F401
-               products, rearrange, reductions, shape, sorting)
+               products, rearrange, reductions, shape, sorting, traced_slices, windows)
 from .base import NUMPY_FUNCTIONS, implements, unsupported
 from .indexing import check_outputs, verify_checks
 

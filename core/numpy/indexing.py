@@ -118,8 +118,19 @@ def _fake(shape) -> np.ndarray:
 # -- reading ----------------------------------------------------------------------------------
 
 def _index_tuple(idx) -> tuple:
-    """idx as a tuple of entries, lists read as NumPy reads them (arrays; [] of intp)."""
-    return tuple(_list_index(e) if isinstance(e, list) else e for e in _as_tuple(idx))
+    """idx as a tuple of entries, lists read as NumPy reads them (arrays; [] of intp), traced
+    entries whose value is known (a mask or index array made from constants) as that value."""
+    return tuple(_list_index(e) if isinstance(e, list) else _known_entry(e)
+                 for e in _as_tuple(idx))
+
+
+def _known_entry(entry):
+    if not isinstance(entry, Tracer):
+        return entry
+    value = entry.known_value()
+    if value is None:
+        return entry
+    return value[()] if value.ndim == 0 else value
 
 
 def _list_index(entry: list) -> np.ndarray:
@@ -127,8 +138,28 @@ def _list_index(entry: list) -> np.ndarray:
     return arr.astype(np.intp) if arr.size == 0 else arr
 
 
+# Slices with traced bounds are `traced_slices`' (a module above this one): it registers here.
+_TRACED_SLICES: tuple | None = None
+
+
+def register_traced_slices(detect, read, write) -> None:
+    global _TRACED_SLICES
+    _TRACED_SLICES = (detect, read, write)
+
+
+def _traced_slices(idx: tuple, value=None) -> bool:
+    return _TRACED_SLICES is not None and (
+        _TRACED_SLICES[0](idx) or getattr(value, "__psc_window__", False))
+
+
+def expand_ellipsis(idx: tuple, ndim: int) -> tuple:
+    return _expand_ellipsis(idx, ndim)
+
+
 def getitem(x: Tracer, idx):
     idx = _index_tuple(idx)
+    if _traced_slices(idx):
+        return _TRACED_SLICES[1](x, idx)
     _check_index(idx)
     if _is_basic(idx):
         result = indexed_view(x, idx)
@@ -505,6 +536,8 @@ def _cast_for_setitem(value, dtype: np.dtype) -> Tracer:
 
 def setitem(x: Tracer, idx, value) -> None:
     idx = _index_tuple(idx)
+    if _traced_slices(idx, value):
+        return _TRACED_SLICES[2](x, idx, value)
     _check_index(idx)
     if _is_basic(idx):
         view = indexed_view(x, idx)
