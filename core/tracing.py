@@ -467,6 +467,14 @@ class Tracer:
     def with_kind(self, kind: str) -> Tracer:
         return Tracer(self._buffer, self._path, kind=kind)
 
+    def become(self, view: Tracer) -> None:
+        """This very object is now `view` (another view of the same buffer): what NumPy's
+        in-place attribute setters (`a.shape = ...`) do to an array object."""
+        if view._buffer is not self._buffer:
+            raise ValueError("an array can only become another view of its own buffer")
+        self._path, self.kind = view._path, view.kind
+        self._cached = self._c_order = None
+
     # concretization: a traced value used as a Python value ---------------------------------
     def known_value(self) -> np.ndarray | None:
         """This array's value when it depends on constants only (see `Trace.known`), else None."""
