@@ -471,17 +471,36 @@ def rolled_function(fun):
         lines, start = inspect.getsourcelines(fun)
     except (OSError, TypeError):
         return fun
+    text = "".join(lines)
+    dedented = textwrap.dedent(text)
     try:
-        tree = ast.parse(textwrap.dedent("".join(lines)))
+        tree = ast.parse(dedented)
     except SyntaxError:
         return fun
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
         return fun
     tree.body[0].decorator_list = []
     ast.increment_lineno(tree, start - 1)
+    _shift_columns(tree, _indent(text) - _indent(dedented))
     code = compile(roll_loops(tree), fun.__code__.co_filename, "exec")
     scope: dict = {}
     exec(code, fun.__globals__, scope)
     rolled = scope[tree.body[0].name]
     rolled.__defaults__, rolled.__kwdefaults__ = fun.__defaults__, fun.__kwdefaults__
     return rolled
+
+
+def _indent(text: str) -> int:
+    first = next(line for line in text.splitlines() if line.strip())
+    return len(first) - len(first.lstrip())
+
+
+def _shift_columns(tree: ast.AST, columns: int) -> None:
+    """Columns as in the source file (the function was parsed dedented)."""
+    if not columns:
+        return
+    for node in ast.walk(tree):
+        if "col_offset" in node._attributes:
+            node.col_offset += columns
+            if getattr(node, "end_col_offset", None) is not None:
+                node.end_col_offset += columns

@@ -106,7 +106,7 @@ def attach():
     Tracer.shape = property(lambda self: self.aval.shape, set_shape)
     Tracer.dtype = property(lambda self: self.aval.dtype, _refuse_setting("dtype", (
         "it reinterprets the bytes as another type", "use x.astype(dtype) or x.view(dtype)")))
-    Tracer.strides = property(lambda self: self.layout().strides, _refuse_setting("strides", (
+    Tracer.strides = property(_strides, _refuse_setting("strides", (
         "psc_jit does not reinterpret memory", "use np.lib.stride_tricks outside the cell")))
     Tracer.flat = property(flat_view)
     Tracer.reshape = _reshape_method
@@ -133,6 +133,15 @@ def _part_setter(part):
             raise TypeError("array does not have imaginary part to set")
         setitem(view, Ellipsis, value)
     return setter
+
+
+def _strides(self):
+    """NumPy's strides, where psc_jit follows the layout NumPy gave the array."""
+    found = {layout.strides for layout in self.possible_layouts()}
+    if len(found) != 1:
+        raise unsupported(".strides of an array whose memory layout NumPy chose",
+                          "read the strides of the arrays passed in, outside the traced code")
+    return found.pop()
 
 
 def _refuse_setting(name: str, why: tuple[str, str]):

@@ -26,6 +26,7 @@ import numpy as np
 from ..primitives import (concatenate_p, cummin_p, dynamic_slice_p, dynamic_update_slice_p,
                           gather_p, reshape_p, rev_p, scatter_p, slice_p, sort_p)
 from ..tracing import Tracer, ViewStep, bind, current_trace, tracing
+from .affine import interval
 from .base import (as_kind, broadcast_to, convert, ensure_tracer, full, real_part, reshape,
                    unsupported)
 from .reductions import np_all, np_max, np_min
@@ -270,16 +271,25 @@ def basic_write(x: Tracer, idx: tuple, new) -> Tracer:
 # -- traced integer scalars: dynamic_slice views ----------------------------------------------
 
 def _dynamic_starts(shape, idx: tuple) -> list:
-    """Start indices for dynamic_slice: each traced index wrapped once into [0, n)."""
+    """Start indices for dynamic_slice: each traced index wrapped once into [0, n) (unless the
+    loop's range proves it is already there)."""
     starts = []
     for entry, n in zip(idx, shape, strict=True):
         if isinstance(entry, Tracer):
             index = convert(entry, np.int64)
-            wrapped = call_ufunc(np.add, index, np.int64(n))
-            starts.append(np_where(call_ufunc(np.less, index, np.int64(0)), wrapped, index))
+            if not _inside(entry, n):
+                wrapped = call_ufunc(np.add, index, np.int64(n))
+                index = np_where(call_ufunc(np.less, index, np.int64(0)), wrapped, index)
+            starts.append(index)
         else:
             starts.append(np.int64(0))
     return starts
+
+
+def _inside(index: Tracer, n: int) -> bool:
+    """Whether every value a traced index takes is in [0, n) (a loop index over a range)."""
+    span = interval(index)
+    return span is not None and 0 <= span[0] and span[1] < n
 
 
 def _dynamic_view(x: Tracer, idx: tuple) -> Tracer:
@@ -289,7 +299,8 @@ def _dynamic_view(x: Tracer, idx: tuple) -> Tracer:
         if isinstance(entry, Tracer):
             if x.shape[axis] == 0:
                 raise IndexError(f"index is out of bounds for axis {axis} with size 0")
-            require_in_bounds(entry, x.shape[axis], axis)
+            if not _inside(entry, x.shape[axis]):
+                require_in_bounds(entry, x.shape[axis], axis)
     sizes = tuple(1 if isinstance(e, Tracer) else n for e, n in zip(idx, x.shape, strict=True))
     out_shape = tuple(n for e, n in zip(idx, x.shape, strict=True) if not isinstance(e, Tracer))
 

@@ -54,10 +54,15 @@ def _write_outs(ufunc, out, results, casting: str) -> tuple:
 def _check_out(ufunc, inputs, target: Tracer, casting: str, dtype=None) -> None:
     """NumPy's own errors for out=target: a result shape that does not fit, or a result
     dtype that cannot be cast under `casting` (UFuncTypeError, as for `x *= 2.5` on ints)."""
-    shape = np.broadcast_shapes(*(shape_of(x) for x in inputs), target.shape)
+    def text(s):
+        return "(" + ",".join(map(str, s)) + ("," if len(s) == 1 else "") + ")"
+    shapes = [shape_of(x) for x in inputs] + [target.shape]
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError("operands could not be broadcast together with shapes "
+                         + " ".join(text(s) for s in shapes) + " ") from None
     if shape != target.shape:
-        def text(s):
-            return "(" + ",".join(map(str, s)) + ("," if len(s) == 1 else "") + ")"
         raise ValueError(f"non-broadcastable output operand with shape {text(target.shape)} "
                          f"doesn't match the broadcast shape {text(shape)}")
     samples = [WEAK_PYTHON_TYPE[dtype_of(x).kind](1) if is_weak(x) else np.ones((), dtype_of(x))
