@@ -179,8 +179,11 @@ class Trace:
         values = [self.known_value(a) for a in atoms]
         if any(v is None for v in values):
             return
-        with np.errstate(all="ignore"):
-            results = prim.impl(*values, **params)
+        try:
+            with np.errstate(all="ignore"):
+                results = prim.impl(*values, **params)
+        except (ArithmeticError, IndexError, TypeError, ValueError):
+            return          # the reference refuses what XLA computes: leave the value unknown
         for var, value in zip(outs, results if prim.multiple_results else [results],
                               strict=True):
             self.known[var] = np.asarray(value, var.aval.dtype).reshape(var.aval.shape)
