@@ -13,7 +13,8 @@ from .. import tree_util
 from ..ir import ShapedArray
 from ..numpy.base import as_kind, broadcast_to, ensure_tracer, reshape
 from ..numpy.ufuncs import call_ufunc
-from ..numpy.windows import Gone, Window
+from ..numpy.window_functions import Gone
+from ..numpy.windows import Window
 from ..primitives import convert_element_type_p
 from ..tracing import Buffer, Tracer, UnsupportedError, bind
 from ..tree_util import unflatten

@@ -10,6 +10,7 @@ Modules, each importing only the ones above it in this list:
     conversion     astype, copy, asarray, array, round
     indexing       x[...] and x[...] = v
     windows        arrays whose length is traced (x[:i] in a rolled loop): masked spans
+    window_functions  reductions, products, where, ... on those arrays
     traced_slices  x[...] with traced slice bounds: fixed-length views, or windows
     matrices       diagonal, trace, diag, tril, triu, cross
     einsum         np.einsum
@@ -26,7 +27,8 @@ Importing this package fills `NUMPY_FUNCTIONS` (NumPy callable -> implementation
 and makes Tracer behave like an ndarray.
 """
 from . import (conversion, creation, dispatch, einsum, linalg, math, matrices,  # noqa: F401
-               products, rearrange, reductions, shape, sorting, traced_slices, windows)
+               products, rearrange, reductions, shape, sorting, traced_slices,
+               window_functions, windows)
 from .base import NUMPY_FUNCTIONS, implements, unsupported
 from .indexing import check_outputs, verify_checks
 

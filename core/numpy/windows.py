@@ -30,12 +30,15 @@ from ..tracing import Tracer, bind, current_trace
 from .affine import difference, same_value
 from .base import as_kind, broadcast_to, convert, ensure_tracer, normalize_axes, unsupported
 from .indexing import fit_value
-from .products import matmul, np_dot, np_outer
+from .products import matmul, np_dot
 from .reductions import mean_dtypes, np_all, np_any, np_max, np_min, np_prod, np_sum
 from .shape import np_transpose
-from .ufuncs import call_ufunc, np_where
+from .ufuncs import call_ufunc
 
 INT = np.dtype(np.int64)
+
+# NumPy functions a Window takes (filled by `window_functions`, which builds on this module).
+WINDOW_FUNCTIONS: dict = {}
 
 
 @dataclass(frozen=True)
@@ -161,7 +164,7 @@ class Window:
         return contract(matmul, other, self)
 
     def __imatmul__(self, other):
-        return write(self, contract(matmul, self, other), in_place=True)
+        return write(self, contract(matmul, self, other))
 
     def __neg__(self):
         return elementwise(np.negative, (self,))
@@ -197,7 +200,7 @@ def _operator(ufunc, reflected: bool):
 
 def _inplace(ufunc):
     def method(self, other):
-        return write(self, elementwise(ufunc, (self, other), {}), in_place=True)
+        return write(self, elementwise(ufunc, (self, other), {}))
     return method
 
 
@@ -354,10 +357,10 @@ def elementwise(ufunc, inputs, kwargs=None):
     result = call_ufunc(ufunc, *datas, **(kwargs or {}))
     if isinstance(result, tuple):
         return tuple(Window(as_kind(r, "array"), spans, _text(inputs)) for r in result)
-    return _wrap(result, spans, inputs)
+    return wrap(result, spans, inputs)
 
 
-def _wrap(result, spans, inputs):
+def wrap(result, spans, inputs):
     if all(s is None for s in spans):
         return result
     return Window(as_kind(result, "array"), spans, _text(inputs))
@@ -389,7 +392,7 @@ def reduce(fn, w, axis, keepdims, identity, **kwargs):
     result = fn(data, axis=axis, keepdims=keepdims, **kwargs)
     spans = tuple(None if a in axes else s for a, s in enumerate(w.spans)
                   if keepdims or a not in axes)
-    return _wrap(result, spans, [w])
+    return wrap(result, spans, [w])
 
 
 def require_nonempty(span: Span, name: str) -> None:
@@ -437,17 +440,17 @@ def contract(fn, a, b):
     if not (1 <= a_ndim <= 2 and 1 <= b_ndim <= 2):
         (a if isinstance(a, Window) else b).refuse("a product of arrays with more than 2 axes")
     a_axis, b_axis = a_ndim - 1, 0 if b_ndim == 1 else b_ndim - 2
-    a_op, b_op = _window_parts(a), _window_parts(b)
+    a_op, b_op = window_parts(a), window_parts(b)
     a_op, b_op, span = _align_contracted(a_op, a_axis, b_op, b_axis)
     a_data = masked(a_op[0], _only(a_op[1], a_axis, span), 0, (a_axis,))
     b_data = masked(b_op[0], _only(b_op[1], b_axis, span), 0, (b_axis,))
     result = fn(a_data, b_data)
     spans = tuple(s for d, s in enumerate(a_op[1]) if d != a_axis) + tuple(
         s for d, s in enumerate(b_op[1]) if d != b_axis)
-    return _wrap(result, spans, [a, b])
+    return wrap(result, spans, [a, b])
 
 
-def _window_parts(x):
+def window_parts(x):
     if isinstance(x, Window):
         return x.data, x.spans
     x = ensure_tracer(x)
@@ -488,17 +491,7 @@ def _align_to(ref_op, ref_axis, op, axis):
     return ref_op, (data, spans), span
 
 
-def outer(a, b, out=None):
-    if out is not None:
-        (a if isinstance(a, Window) else b).refuse("np.outer(..., out=)")
-    a_data, a_spans = _window_parts(a)
-    b_data, b_spans = _window_parts(b)
-    if a_data.ndim != 1 or b_data.ndim != 1:
-        (a if isinstance(a, Window) else b).refuse("np.outer of arrays with more than 1 axis")
-    return _wrap(np_outer(a_data, b_data), (a_spans[0], b_spans[0]), [a, b])
-
-
-def write(target: Window, value, in_place: bool = False):
+def write(target: Window, value):
     """target's elements (inside its spans) replaced by value: a select into target's data
     (a view of the array it was sliced from)."""
     datas, _ = align([target, value])
@@ -506,94 +499,3 @@ def write(target: Window, value, in_place: bool = False):
     mask = mask_of(target.data, target.spans)
     target.data.assign(as_kind(bind(select_p, mask, new, target.data), "array"))
     return target
-
-
-def _where(condition, x=None, y=None):
-    if x is None or y is None:
-        next(v for v in (condition, x, y) if isinstance(v, Window)).refuse(
-            "np.where(condition) (the indices)")
-    datas, spans = align([condition, x, y])
-    return _wrap(np_where(*datas), spans, [condition, x, y])
-
-
-def _norm(x, *args, keepdims=False, **kwargs):
-    if any(a is not None for a in args) or any(v is not None for v in kwargs.values()) \
-            or x.ndim != 1:
-        x.refuse("np.linalg.norm other than the 2-norm of a vector")
-    squared = call_ufunc(np.abs, x) if x.dtype.kind == "c" else x
-    total = reduce(np_sum, elementwise(np.multiply, (squared, squared)), None, keepdims, 0)
-    return call_ufunc(np.sqrt, total)
-
-
-def _vector_product(a, b, conjugate: bool):
-    if np.ndim(a) != 1 or np.ndim(b) != 1:
-        next(v for v in (a, b) if isinstance(v, Window)).refuse(
-            "np.inner or np.vdot of arrays with more than 1 axis")
-    if conjugate and np.dtype(getattr(a, "dtype", np.float64)).kind == "c":
-        a = elementwise(np.conjugate, (a,))
-    return contract(np_dot, a, b)
-
-
-def _reduction(fn, identity):
-    def reduction(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-        if out is not None or kwargs:
-            a.refuse(f"np.{fn.__name__[3:]}(..., out= or where=)")
-        extra = {"dtype": dtype} if dtype is not None else {}
-        return reduce(fn, a, axis, keepdims, identity, **extra)
-    return reduction
-
-
-def _extremum(fn, identity):
-    def extremum(a, axis=None, out=None, keepdims=False, **kwargs):
-        if out is not None or kwargs:
-            a.refuse(f"np.{fn.__name__[3:]}(..., out= or where=)")
-        return reduce(fn, a, axis, keepdims, identity)
-    return extremum
-
-
-WINDOW_FUNCTIONS = {
-    np.sum: _reduction(np_sum, 0), np.prod: _reduction(np_prod, 1),
-    np.any: _extremum(np_any, False), np.all: _extremum(np_all, True),
-    np.max: _extremum(np_max, "min"), np.amax: _extremum(np_max, "min"),
-    np.min: _extremum(np_min, "max"), np.amin: _extremum(np_min, "max"),
-    np.mean: lambda a, axis=None, dtype=None, out=None, keepdims=False: mean(
-        a, axis, dtype, keepdims),
-    np.dot: lambda a, b, out=None: contract(np_dot, a, b),
-    np.matmul: lambda a, b, **kw: contract(matmul, a, b),
-    np.inner: lambda a, b: _vector_product(a, b, conjugate=False),
-    np.vdot: lambda a, b: _vector_product(a, b, conjugate=True),
-    np.outer: outer, np.where: _where, np.linalg.norm: _norm,
-    np.copy: lambda a, **kw: a.copy(),
-    np.transpose: lambda a, axes=None: a.transpose(*(axes or ())),
-}
-
-
-class Gone:
-    """What a name holds after a rolled loop whose body left an array of traced length in it:
-    its value after the loop is not computed, and any use of it says so."""
-    __array_priority__ = 2000
-    __psc_window__ = True
-
-    def __init__(self, text: str):
-        self.text = text
-
-    def __repr__(self) -> str:
-        return f"<{self.text} after the loop>"
-
-    def refuse(self, *_args, **_kwargs):
-        raise unsupported(
-            f"using, after the loop, a name the loop body bound to {self.text} (its length "
-            "depends on the loop index)", "compute that slice again after the loop")
-
-    def __getattr__(self, name: str):
-        if name.startswith("_"):          # probes (hasattr(v, "__closure__")) see nothing
-            raise AttributeError(name)
-        self.refuse()
-
-
-for _name in ("add sub mul truediv floordiv mod pow matmul and or xor lt le gt ge eq ne neg pos "
-              "abs invert getitem setitem len iter bool array array_ufunc array_function "
-              "float int index").split():
-    setattr(Gone, f"__{_name}__", Gone.refuse)
-    if _name in ("add sub mul truediv floordiv mod pow matmul and or xor".split()):
-        setattr(Gone, f"__r{_name}__", Gone.refuse)

@@ -303,3 +303,22 @@ def test_index_dependent_slices_agree_with_numpy(n, p, q, f, dtype):
         return
     compare(f, x, y, p, q)
     del want
+
+
+def window_functions(x, a):
+    out = np.zeros((x.shape[0], 9))
+    for i in range(1, x.shape[0]):
+        out[i, 0] = np.linalg.norm(x[:i])
+        out[i, 1] = np.where(x[:i] > 0, x[:i], 0.0).sum()
+        out[i, 2] = np.outer(x[:i], x[:i]).sum()
+        out[i, 3] = np.vdot(x[i:], x[i:]) + np.inner(x[:i], x[:i])
+        out[i, 4] = a[:i, :i].mean(axis=0).sum() + a[:i].T.sum()
+        out[i, 5] = (x[:i] > 1).any() + (x[:i] > -5).all()
+        out[i, 6] = x[:i].copy().astype(np.float32).sum()
+        out[i, 7] = np.abs(-x[:i]).min() + np.prod(x[:i] / 2)
+        out[i, 8] = (a[i:, :i] @ x[:i]).max()
+    return out
+
+
+def test_numpy_functions_on_slices_of_traced_length():
+    compare(window_functions, B, SPD)
