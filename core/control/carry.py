@@ -16,7 +16,7 @@ from ..numpy.ufuncs import call_ufunc
 from ..numpy.window_functions import Gone
 from ..numpy.windows import Window
 from ..primitives import convert_element_type_p
-from ..tracing import Buffer, Tracer, UnsupportedError, bind
+from ..tracing import Buffer, Tracer, UnsupportedError, bind, caller_source
 from ..tree_util import unflatten
 
 
@@ -37,7 +37,7 @@ class CannotConvert(UnsupportedError):
     iteration as plain Python might make the rest convertible."""
 
     def __init__(self, message: str, hint: str = "", peel: bool = False):
-        super().__init__(message, None, hint)
+        super().__init__(message, caller_source(), hint)
         self.peel = peel
 
 
