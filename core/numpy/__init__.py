@@ -9,6 +9,7 @@ Modules, each importing only the ones above it in this list:
     shape          reshape, transpose, concatenate, stack, ... (views where NumPy makes views)
     conversion     astype, copy, asarray, array, round
     indexing       x[...] and x[...] = v
+    spans          where an array of traced length sits on its axis: masks, shifts, alignment
     windows        arrays whose length is traced (x[:i] in a rolled loop): masked spans
     window_functions  reductions, products, where, ... on those arrays
     traced_slices  x[...] with traced slice bounds: fixed-length views, or windows

@@ -137,7 +137,13 @@ def full(shape, value, dtype):
 def elementwise(prim, *args, weak: bool = False):
     """Bind an elementwise primitive to operands already of one dtype, broadcasting them.
     `weak`: every operand was a Python scalar, so the result is one too."""
-    shape = np.broadcast_shapes(*(shape_of(a) for a in args))
+    shapes = [shape_of(a) for a in args]
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError("operands could not be broadcast together with shapes "
+                         + " ".join(f"({','.join(map(str, s))}{',' if len(s) == 1 else ''})"
+                                    for s in shapes) + " ") from None
     operands = [broadcast_to(a, shape) if isinstance(a, Tracer) else _const_operand(a, shape)
                 for a in args]
     result = bind(prim, *operands)

@@ -24,7 +24,8 @@ from .affine import Affine, affine_of, interval, root_range
 from .base import convert, ensure_tracer, unsupported
 from .indexing import expand_ellipsis, indexed_view, register_traced_slices
 from .ufuncs import call_ufunc, np_where
-from .windows import INT, Span, Window, write
+from .spans import INT, Span
+from .windows import Window, write
 
 
 def has_traced_slice(idx: tuple) -> bool:

@@ -9,8 +9,9 @@ from .base import unsupported
 from .products import matmul, np_dot, np_outer
 from .reductions import np_all, np_any, np_max, np_min, np_prod, np_sum
 from .ufuncs import call_ufunc, np_where
-from .windows import (WINDOW_FUNCTIONS, Window, align, contract, elementwise, mean, reduce,
-                      window_parts, wrap)
+from .spans import align
+from .windows import (WINDOW_FUNCTIONS, Window, contract, elementwise, mean, reduce, window_parts,
+                      wrap)
 
 
 def outer(a, b, out=None):

@@ -20,39 +20,20 @@ its span must never see the whole axis as if it were the array.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 import numpy as np
 
-from ..primitives import dynamic_slice_p, iota_p, pad_p, select_p
+from ..primitives import select_p
 from ..tracing import Tracer, bind, current_trace
-from .affine import difference, same_value
-from .base import as_kind, broadcast_to, convert, ensure_tracer, normalize_axes, unsupported
+from .base import as_kind, convert, ensure_tracer, normalize_axes, unsupported
 from .indexing import fit_value
 from .products import matmul, np_dot
 from .reductions import mean_dtypes, np_all, np_any, np_max, np_min, np_prod, np_sum
 from .shape import np_transpose
+from .spans import Span, align, mask_of, masked, require_equal, shifted, subtract
 from .ufuncs import call_ufunc
-
-INT = np.dtype(np.int64)
 
 # NumPy functions a Window takes (filled by `window_functions`, which builds on this module).
 WINDOW_FUNCTIONS: dict = {}
-
-
-@dataclass(frozen=True)
-class Span:
-    """The positions `lo <= k < hi` of one axis that an array of traced length holds; lo and
-    hi are ints or traced int64 scalars."""
-    lo: Any
-    hi: Any
-
-    def length(self):
-        return _sub(self.hi, self.lo)
-
-    def same(self, other: Span) -> bool:
-        return same_value(self.lo, other.lo) and same_value(self.hi, other.hi)
 
 
 class Window:
@@ -207,149 +188,6 @@ def _inplace(ufunc):
 _operators()
 
 
-# -- masks and shifts -------------------------------------------------------------------------
-
-def _sub(a, b):
-    """a - b: an int when it is one whatever the index (x[i + 1:] against x[i:])."""
-    constant = difference(a, b)
-    if constant is not None:
-        return constant
-    return call_ufunc(np.subtract, a, b)
-
-
-def _int(x):
-    return convert(ensure_tracer(x), INT) if isinstance(x, Tracer) else np.int64(x)
-
-
-def span_mask(span: Span, shape, axis: int) -> Tracer:
-    """bool[shape]: lo <= k < hi along `axis`."""
-    iota = bind(iota_p, shape=tuple(shape), dtype=INT, dimension=axis)
-    return call_ufunc(np.logical_and, call_ufunc(np.greater_equal, iota, _int(span.lo)),
-                      call_ufunc(np.less, iota, _int(span.hi)))
-
-
-def mask_of(data: Tracer, spans, axes=None) -> Tracer | None:
-    """Where data holds the array's elements (only the spans of `axes`, if given)."""
-    mask = None
-    for axis, span in enumerate(spans):
-        if span is None or (axes is not None and axis not in axes):
-            continue
-        here = span_mask(span, data.shape, axis)
-        mask = here if mask is None else call_ufunc(np.logical_and, mask, here)
-    return mask
-
-
-def masked(data: Tracer, spans, fill, axes=None) -> Tracer:
-    """data with `fill` outside the spans (a select: a NaN outside stays outside)."""
-    mask = mask_of(data, spans, axes)
-    if mask is None:
-        return data
-    fill = np.asarray(fill, data.dtype)
-    return as_kind(bind(select_p, mask, data, broadcast_to(ensure_tracer(fill), data.shape)),
-                   "array")
-
-
-def shifted(data: Tracer, axis: int, offset, size: int) -> Tracer:
-    """out[k] = data[k + offset] along axis for k < size (zeros where data has none)."""
-    if isinstance(offset, (int, np.integer)) and offset == 0 and data.shape[axis] == size:
-        return data
-    pad = max(data.shape[axis], size)
-    low = [0] * data.ndim
-    high = [0] * data.ndim
-    low[axis] = high[axis] = pad
-    zero = ensure_tracer(np.zeros((), data.dtype))
-    padded = bind(pad_p, data, zero, low=tuple(low), high=tuple(high),
-                  interior=(0,) * data.ndim)
-    starts = [np.int64(0)] * data.ndim
-    starts[axis] = call_ufunc(np.add, _int(offset), np.int64(pad))
-    sizes = list(data.shape)
-    sizes[axis] = size
-    return as_kind(bind(dynamic_slice_p, padded, *starts, slice_sizes=tuple(sizes)), "array")
-
-
-def require_equal(a, b, message: str) -> None:
-    """The program checks a == b when it runs (NumPy's ValueError otherwise)."""
-    if same_value(a, b):
-        return
-    if not isinstance(a, Tracer) and not isinstance(b, Tracer):
-        if a != b:
-            raise ValueError(message.format(a))
-        return
-    ok = call_ufunc(np.equal, _int(a), _int(b))
-    current_trace().require(ok, _int(a), message, ValueError)
-
-
-# -- aligning operands ------------------------------------------------------------------------
-
-@dataclass
-class _Operand:
-    data: Tracer | Any              # a tracer, or a constant
-    spans: tuple                    # right-aligned to the result's axes
-
-
-def _as_operand(x, ndim: int) -> _Operand:
-    if isinstance(x, Window):
-        return _Operand(x.data, (None,) * (ndim - x.ndim) + x.spans)
-    return _Operand(x, (None,) * ndim)
-
-
-def align(values) -> tuple[list, tuple]:
-    """Operands brought onto common spans (the first window's on each axis): each one's data,
-    shifted where its span starts elsewhere, and the result's spans."""
-    ndim = max(np.ndim(v) if not isinstance(v, (Window, Tracer)) else v.ndim for v in values)
-    operands = [_as_operand(v, ndim) for v in values]
-    result_spans = []
-    for axis in range(ndim):
-        reference = next((op for op in operands if op.spans[axis] is not None), None)
-        if reference is None:
-            result_spans.append(None)
-            continue
-        result_spans.append(_align_axis(operands, axis, reference))
-    return [op.data for op in operands], tuple(result_spans)
-
-
-def _align_axis(operands, axis: int, reference: _Operand) -> Span:
-    span = reference.spans[axis]
-    size = reference.data.shape[axis - reference_offset(reference, len(reference.spans))]
-    for op in operands:
-        if op is reference:
-            continue
-        own = op.spans[axis]
-        local = axis - reference_offset(op, len(op.spans))
-        length = _axis_length(op, local)
-        if own is None:
-            if length in (None, 1):
-                continue                                    # broadcast
-            require_equal(span.length(), length, _mismatch(length))
-            op.data = shifted(ensure_tracer(op.data), local, _sub(0, span.lo), size)
-            continue
-        if own.same(span):
-            if op.data.shape[local] != size:
-                op.data = shifted(op.data, local, 0, size)
-            continue
-        require_equal(span.length(), own.length(), "operands could not be broadcast together: "
-                      "slices of lengths {} and another length")
-        op.data = shifted(op.data, local, _sub(own.lo, span.lo), size)
-    return span
-
-
-def reference_offset(op: _Operand, ndim: int) -> int:
-    """How many leading result axes op does not have (it is broadcast along them)."""
-    return ndim - np.ndim(op.data) if not isinstance(op.data, Tracer) else ndim - op.data.ndim
-
-
-def _axis_length(op: _Operand, local: int):
-    if local < 0:
-        return None
-    shape = op.data.shape if isinstance(op.data, Tracer) else np.shape(op.data)
-    return shape[local]
-
-
-def _mismatch(length) -> str:
-    return "operands could not be broadcast together: a slice of length {} and an axis of " \
-        f"length {length}"
-
-
 # -- operations -------------------------------------------------------------------------------
 
 def elementwise(ufunc, inputs, kwargs=None):
@@ -478,13 +316,12 @@ def _align_to(ref_op, ref_axis, op, axis):
     span = ref_spans[ref_axis]
     size = ref_data.shape[ref_axis]
     own = spans[axis]
-    if own is None:
-        require_equal(span.length(), data.shape[axis], _mismatch(data.shape[axis]))
-        data = shifted(data, axis, _sub(0, span.lo), size)
-    elif not own.same(span):
-        require_equal(span.length(), own.length(), "matmul: Input operand 1 has a mismatch in "
-                      "its core dimension 0 (a slice of length {} and another length)")
-        data = shifted(data, axis, _sub(own.lo, span.lo), size)
+    if own is None or not own.same(span):
+        if own is None or not own.same_length(span):
+            require_equal(span.length(), own.length() if own is not None else data.shape[axis],
+                          "matmul: Input operand 1 has a mismatch in its core dimension 0 (a "
+                          "slice of length {} and another length)")
+        data = shifted(data, axis, subtract(own.lo if own is not None else 0, span.lo), size)
     elif data.shape[axis] != size:
         data = shifted(data, axis, 0, size)
     spans = tuple(span if d == axis else s for d, s in enumerate(spans))
@@ -494,7 +331,7 @@ def _align_to(ref_op, ref_axis, op, axis):
 def write(target: Window, value):
     """target's elements (inside its spans) replaced by value: a select into target's data
     (a view of the array it was sliced from)."""
-    datas, _ = align([target, value])
+    datas, _ = align([target, value], into=True)
     new = fit_value(datas[1], target.data.shape, target.dtype)
     mask = mask_of(target.data, target.spans)
     target.data.assign(as_kind(bind(select_p, mask, new, target.data), "array"))

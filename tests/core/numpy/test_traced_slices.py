@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from numpy_compare import compare as exact_compare
 from numpy_compare import copies
@@ -176,6 +176,15 @@ def test_max_of_an_empty_slice_raises_like_numpy():
         jit(f)(B)
 
 
+def test_a_length_of_one_broadcasts_like_numpy():
+    def f(x):
+        out = np.zeros_like(x)
+        for i in range(x.shape[0]):
+            out[i] = (x[:i] * x[i - 1:i]).sum()        # lengths i and 1 (0 and 0 at i = 0)
+        return out
+    compare(f, B)
+
+
 def test_lengths_that_differ_raise_like_numpy():
     def f(x):
         out = np.zeros_like(x)
@@ -287,11 +296,13 @@ def matrix_rows(x, y, p, q):
     return out
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(n=st.integers(1, 6), p=st.integers(-8, 8), q=st.integers(-8, 8),
        f=st.sampled_from([read_offsets, read_reversed, product_of_matching, write_window,
                           shifted_pair, matrix_rows]),
        dtype=st.sampled_from([np.float64, np.int64]))
+@example(n=2, p=0, q=-1, f=shifted_pair, dtype=np.float64)    # lengths 1 and 0: broadcast
+@example(n=3, p=0, q=2, f=write_window, dtype=np.float64)      # a value of length 1 at the end
 def test_index_dependent_slices_agree_with_numpy(n, p, q, f, dtype):
     x = np.arange(1, n + 1, dtype=dtype) * (1 if dtype == np.int64 else 0.5)
     y = x[::-1].copy()
