@@ -10,8 +10,9 @@ from __future__ import annotations
 import functools
 import os
 import threading
+import time
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -182,18 +183,49 @@ def register_lapack_targets() -> tuple[str, ...]:
     return tuple(sorted(targets))
 
 
+WAIT_SLICE = 0.05      # seconds between looks at a running compile (and at interrupts)
+
+
 def compile_stablehlo(text: str, in_avals: Sequence[ShapedArray],
-                      out_avals: Sequence[ShapedArray]) -> Executable:
-    """Compile a StableHLO module (text) for the CPU device."""
+                      out_avals: Sequence[ShapedArray],
+                      waiting: Callable[[float], None] | None = None) -> Executable:
+    """Compile a StableHLO module (text) for the CPU device.
+
+    XLA compiles in a worker thread (jaxlib releases the GIL meanwhile) while this thread waits
+    in short slices, so an interrupt (Kernel -> Interrupt: KeyboardInterrupt in the main thread)
+    stops the wait at once: the compile is abandoned (it finishes in the background and its
+    result is dropped), and nothing is cached. `waiting(seconds so far)` is called about every
+    second while it runs."""
     _, _jax, xla_client = _jaxlib()
     if f'"{LAPACK_TARGET_PREFIX}' in text:      # a custom_call's call_target_name
         register_lapack_targets()
-    try:
-        loaded = _client().compile_and_load(
-            text.encode(), _jax.DeviceList((_device(),)), xla_client.CompileOptions())
-    except Exception as err:   # jaxlib raises its own XlaRuntimeError; keep its text
-        raise XlaError(f"XLA could not compile the lowered module: {err}") from err
-    return Executable(loaded, in_avals, out_avals)
+    client, devices = _client(), _jax.DeviceList((_device(),))
+    outcome: dict = {}
+
+    def work():
+        try:
+            outcome["loaded"] = client.compile_and_load(text.encode(), devices,
+                                                        xla_client.CompileOptions())
+        except Exception as err:   # jaxlib raises its own XlaRuntimeError; keep its text
+            outcome["error"] = err
+
+    worker = threading.Thread(target=work, name="psc_jit XLA compile", daemon=True)
+    worker.start()
+    _wait(worker, waiting)
+    if "error" in outcome:
+        raise XlaError(f"XLA could not compile the lowered module: {outcome['error']}"
+                       ) from outcome["error"]
+    return Executable(outcome["loaded"], in_avals, out_avals)
+
+
+def _wait(worker: threading.Thread, waiting) -> None:
+    start = last = time.monotonic()
+    while worker.is_alive():
+        worker.join(WAIT_SLICE)
+        now = time.monotonic()
+        if waiting is not None and now - last >= 1.0:
+            last = now
+            waiting(now - start)
 
 
 def deserialize(data: bytes, in_avals: Sequence[ShapedArray],

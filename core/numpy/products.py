@@ -21,9 +21,16 @@ def _promote_pair(a, b):
 
 
 @implements(np.matmul)
-def matmul(a, b, **kwargs):
+def matmul(a, b, out=None, **kwargs):
     if kwargs:
         raise unsupported(f"np.matmul(..., {', '.join(kwargs)}=...)")
+    if out is not None:
+        target = out[0] if isinstance(out, tuple) else out
+        result = matmul(a, b)
+        if tuple(target.shape) != result.shape:
+            raise ValueError(f"matmul: Output operand 0 has a mismatch in its core dimension "
+                             f"(shape {tuple(target.shape)} instead of {result.shape})")
+        return assign_into(target, result, "np.matmul(..., out=...)")
     a, b = _promote_pair(a, b)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("matmul: Input operand does not have enough dimensions")
@@ -47,7 +54,11 @@ def matmul(a, b, **kwargs):
 @implements(np.dot)
 def np_dot(a, b, out=None):
     if out is not None:
-        raise unsupported("np.dot(..., out=...)")
+        result = np_dot(a, b)
+        if tuple(np.shape(out)) != result.shape or getattr(out, "dtype", None) != result.dtype:
+            raise ValueError("output array is not acceptable (must have the right datatype, "
+                             "number of dimensions, and be a C-Array)")
+        return assign_into(out, result, "np.dot(..., out=...)")
     a, b = _promote_pair(a, b)
     if a.ndim == 0 or b.ndim == 0:
         return call_ufunc(np.multiply, a, b)
