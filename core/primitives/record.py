@@ -2,7 +2,8 @@
 
 Each primitive is a frozen record holding every rule it has: shape rule, dtype rule, NumPy
 reference implementation (the oracle of the tests and the graph interpreter), StableHLO
-lowering, and the NumPy ufuncs it implements (the NumPy layer's dispatch table is built from
+lowering, optionally a peephole rewrite (an equivalent equation that XLA runs better, given
+the equations producing its operands), and the NumPy ufuncs it implements (the NumPy layer's dispatch table is built from
 them). Categories share one rule through `functools.partial`. The modules of this package
 define the primitives as values (`exp_p`); `PRIMITIVES` is the closed set, by name.
 """
@@ -27,6 +28,7 @@ class Primitive:
     weak_type_rule: Callable[..., Any] | None = None   # default: weak iff every input is weak
     doc: str = ""
     ufuncs: tuple[np.ufunc, ...] = ()   # the NumPy ufuncs this primitive is, on one dtype
+    rewrite: Callable[..., Any] | None = None   # (eqn, producer) -> an equivalent Eqn or None
 
     def __repr__(self) -> str:
         return f"Primitive({self.name})"
