@@ -171,22 +171,56 @@ def cumulative_impl(fn, x, *, axis, reverse):
 
 
 def cumulative_lowering(kind: str, ctx, x, *, axis, reverse):
+    """NumPy's own loop, as one XLA while loop over the axis: out[0] = x[0], then
+    out[i] = out[i-1] (op) x[i], a whole slice across the other axes per step. Each step
+    rounds as NumPy's does (float16 included: the carried slice is float16), and the loop does
+    n - 1 steps of one op each, where a reduce_window does a window of work per element."""
     aval = ctx.avals_in[0]
     n = aval.shape[axis]
-    window = [1] * aval.ndim
-    window[axis] = max(n, 1)
-    padding = [[0, 0] for _ in range(aval.ndim)]
-    padding[axis] = [0, n - 1] if reverse else [n - 1, 0]
-    scalar = ShapedArray((), aval.dtype)
-    init_value = _init_value(kind, aval.dtype)
-    if kind == "sum" and aval.dtype.kind in "fc":
-        init_value = -init_value    # -0.0: NumPy's running sum keeps a leading -0.0
-    init = ctx.constant(init_value, scalar)
-    region = _combine_region(ctx, kind, aval.dtype)
-    pad_text = ", ".join(f"[{lo}, {hi}]" for lo, hi in padding)
-    pad_attr = f"dense<[{pad_text}]> : tensor<{aval.ndim}x2xi64>"
-    return ctx.op("stablehlo.reduce_window", [x, init], [aval, scalar], ctx.avals_out, {
-        "window_dimensions": i64_array(window), "padding": pad_attr}, regions=[region])
+    if n <= 1 or aval.size == 0:
+        return [x]
+    slice_aval = aval.update(shape=tuple(1 if d == axis else s for d, s in enumerate(aval.shape)))
+    index = ShapedArray((), np.dtype(np.int64))
+    first = 0 if not reverse else n - 1
+    carry = ctx.op("stablehlo.slice", [x], [aval], [slice_aval], {
+        "start_indices": i64_array(first if d == axis else 0 for d in range(aval.ndim)),
+        "limit_indices": i64_array(first + 1 if d == axis else s
+                                   for d, s in enumerate(aval.shape)),
+        "strides": i64_array([1] * aval.ndim)})[0]
+    state = [ctx.constant(np.int64(1), index), carry, x, x]     # step, carry, out, x
+    avals = [index, slice_aval, aval, aval]
+
+    def cond(sub, names):
+        limit = sub.constant(np.int64(n), index)
+        return [(sub.compare("LT", names[0], limit, index), ShapedArray((), np.dtype(bool)))]
+
+    def body(sub, names):
+        step, carried, out, operand = names
+        position = sub.binary("stablehlo.subtract", sub.constant(np.int64(n - 1), index),
+                              step, index) if reverse else step
+        zero = sub.constant(np.int64(0), index)
+        starts = [position if d == axis else zero for d in range(aval.ndim)]
+        element = sub.op("stablehlo.dynamic_slice", [operand, *starts],
+                         [aval] + [index] * aval.ndim, [slice_aval],
+                         {"slice_sizes": i64_array(slice_aval.shape)})[0]
+        carried = _combine(sub, kind, carried, element, slice_aval)
+        out = sub.op("stablehlo.dynamic_update_slice", [out, carried, *starts],
+                     [aval, slice_aval] + [index] * aval.ndim, [aval])[0]
+        step = sub.binary("stablehlo.add", step, sub.constant(np.int64(1), index), index)
+        return list(zip([step, carried, out, operand], avals, strict=True))
+
+    regions = [ctx.region(avals, cond), ctx.region(avals, body)]
+    return [ctx.op("stablehlo.while", state, avals, avals, regions=regions)[2]]
+
+
+def _combine(ctx, kind: str, x, y, aval):
+    """x (op) y elementwise, as NumPy's accumulate applies its ufunc (a NaN wins max/min)."""
+    if kind in ("max", "min") and aval.dtype != np.bool_:
+        return extremum(ctx, kind, x, y, aval)
+    op_name = _REDUCE_OPS[kind]
+    if kind in ("max", "min"):
+        op_name = "stablehlo.or" if kind == "max" else "stablehlo.and"
+    return ctx.binary(op_name, x, y, aval)
 
 
 def cumulative(kind: str, fn) -> Primitive:
