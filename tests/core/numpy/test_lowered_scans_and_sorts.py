@@ -1,6 +1,8 @@
 """Cumulative sums, products, maxima and minima lowered as NumPy's own loop: one XLA while
 loop over the axis doing one op per step (no reduce_window, whose work grows with the window),
-so real results are NumPy's bit for bit, float16 rounding at every step included."""
+so real results are NumPy's bit for bit, float16 rounding at every step included. Float sorts
+run as integer sorts (XLA's fast path) unless -0.0 or an unusual NaN needs the comparator:
+either way NumPy's stable sort, bit for bit."""
 import re
 
 import numpy as np
@@ -92,3 +94,46 @@ def test_scans_lower_to_one_while_loop_without_reduce_window(name):
     assert "reduce_window" not in ops
     assert ops.count("while") == 1 and "dynamic_update_slice" in ops
 
+
+
+def bits(a: np.ndarray) -> np.ndarray:
+    return a.view(f"i{a.dtype.itemsize}")
+
+
+def with_values(shape, dtype, seed, values):
+    x = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+    for position, value in values:
+        x.flat[position] = value
+    return x
+
+
+NEGATIVE_NAN = np.copysign(np.nan, -1.0)
+PAYLOAD_NAN = np.array(0x7FF8000000000123, np.int64).view(np.float64)
+ARRAYS = {
+    "plain": [],
+    "nan and infinities": [(0, np.nan), (3, np.inf), (5, -np.inf), (8, np.nan)],
+    "+0.0 only": [(1, 0.0), (4, 0.0)],
+    "-0.0 and +0.0": [(1, 0.0), (2, -0.0), (6, 0.0), (7, -0.0)],
+    "negative nan": [(2, NEGATIVE_NAN), (9, np.nan)],
+    "nan with a payload": [(2, PAYLOAD_NAN), (3, np.nan)],
+    "ties": [(i, 0.5) for i in range(0, 12, 2)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(ARRAYS))
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("shape,axis", [((12,), 0), ((12, 5), 0), ((5, 12), 1), ((3, 12, 2), 1)])
+def test_float_sorts_are_numpys_stable_sort_bit_for_bit(name, dtype, shape, axis):
+    with np.errstate(all="ignore"):
+        x = with_values(shape, dtype, seed=7, values=ARRAYS[name])
+    got = jit(lambda x: np.sort(x, axis=axis))(x)
+    want = np.sort(x, axis=axis, kind="stable")
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(bits(got), bits(want))
+
+
+def test_float_sort_lowers_to_a_key_sort_and_a_comparator_sort_chosen_at_run_time():
+    traced = jit(np.sort).trace(np.ones(10))
+    check_graph(traced.graph)
+    ops = re.findall(r'"stablehlo\.(\w+)"', traced.lower().as_text())
+    assert ops.count("sort") == 2 and ops.count("case") == 1 and "bitcast_convert" in ops
