@@ -116,3 +116,26 @@ def test_a_transposed_view_used_elsewhere_is_still_right():
     got, want = jit(f)(M, v), f(M, v)
     for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(g, w)
+
+
+NORMS = {
+    "vector": (lambda x: np.linalg.norm(x), (50,)),
+    "rows": (lambda x: np.linalg.norm(x, axis=1), (6, 50)),
+    "frobenius": (lambda x: np.linalg.norm(x, "fro"), (6, 50)),
+    "matrix axes (0, 2)": (lambda x: np.linalg.norm(x, axis=(0, 2), keepdims=True), (3, 4, 5)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NORMS))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_two_norms_are_numpys_dot_of_x_with_itself(name, dtype):
+    f, shape = NORMS[name]
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(shape).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    got, want = jit(f)(x), f(x)
+    assert type(got) is type(want) and got.dtype == want.dtype and np.shape(got) == np.shape(want)
+    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-13)
+    ops = ops_in(lowered_text(f, x))
+    assert "dot_general" in ops and "reduce" not in ops
