@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import io
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -17,6 +18,8 @@ from .core import (TRACE_CACHE, CacheEvent, CallSpec, CellAnalysis, Compiled, Ji
                    LoweringError, RunReport, Timings, TraceError, XlaError, analyze_cell,
                    largest_difference, make_cell_function, parse_cell, roll_loops, time_runs)
 
+
+log = logging.getLogger("psc_jit")
 
 # What a run's `progress` callback is told, in order (a cache hit only runs).
 PROGRESS_STAGES = ("trace, lower, compile", "run", "time plain Python", "time compiled")
@@ -51,7 +54,7 @@ class Options:
     strict: bool = False
     quiet: bool = False
     name: str | None = None
-    budget: float = 1.0                # seconds per side for the timing comparison
+    budget: float = 1.0                # seconds per side for the timing comparison (PscJit)
 
 
 @dataclass
@@ -190,6 +193,7 @@ class CellRunner:
     # -- the plain path ------------------------------------------------------------------------
     def _fallback(self, report, analysis, reason: str, options):
         report.fallback_reason = reason
+        log.info("%s runs as plain Python: %s", report.name, reason)
         if options.strict:
             raise PscJitError(f"{report.name} was not compiled: {reason}")
         self._progress("run")

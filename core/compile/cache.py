@@ -12,6 +12,7 @@ Both publish `CacheEvent`s to subscribers; core never knows who listens.
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 import types
 from collections import OrderedDict
@@ -19,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable
 
 from ..ir import ShapedArray
+
+log = logging.getLogger("psc_jit")
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,7 @@ class TraceCache(_Observable):
 
     def record_miss(self, owner: str, reason: str) -> None:
         self.misses += 1
+        log.info("cache miss for %s: %s", owner, reason)
         self._publish(CacheEvent("trace", "miss", owner, reason))
 
     def insert(self, owner_key: Hashable, owner: str, signature: Signature, entry) -> CacheRecord:
@@ -158,11 +162,18 @@ class TraceCache(_Observable):
         self._records[(owner_key, signature)] = record
         self._latest[owner_key] = signature
         self._publish(CacheEvent("trace", "insert", owner, signature.describe()))
+        self._evict()
+        return record
+
+    def resize(self, maxsize: int) -> None:
+        self.maxsize = maxsize
+        self._evict()
+
+    def _evict(self) -> None:
         while len(self._records) > self.maxsize:
             (_, old_sig), old = self._records.popitem(last=False)
             self.evictions += 1
             self._publish(CacheEvent("trace", "evict", old.owner, old_sig.describe()))
-        return record
 
     def records(self, owner_key: Hashable | None = None) -> list[CacheRecord]:
         return [r for (k, _), r in self._records.items() if owner_key is None or k == owner_key]
@@ -206,11 +217,18 @@ class ExecutableCache(_Observable):
         self._publish(CacheEvent("executable", "miss", owner, key[:12]))
         executable = compile_fn()
         self._executables[key] = executable
+        self._evict(owner)
+        return executable, False
+
+    def resize(self, maxsize: int) -> None:
+        self.maxsize = maxsize
+        self._evict("*")
+
+    def _evict(self, owner: str) -> None:
         while len(self._executables) > self.maxsize:
             old_key, _ = self._executables.popitem(last=False)
             self.evictions += 1
             self._publish(CacheEvent("executable", "evict", owner, old_key[:12]))
-        return executable, False
 
     def clear(self) -> None:
         """Drop every executable and start counting anew."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Sequence
@@ -28,6 +29,8 @@ from . import xla
 from .cache import (EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, StaticLeaf,
                     TracedLeaf, executable_key)
 from .kernels import parse_optimized_hlo
+
+log = logging.getLogger("psc_jit")
 
 SUPPORTED_DTYPES = frozenset(np.dtype(t) for t in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
@@ -463,6 +466,9 @@ class Jitted:
         TRACE_CACHE.record_miss(self.name, reason)
         compiled = self.traced_for(spec).lower().compile()
         TRACE_CACHE.insert(self.owner_key, self.name, spec.signature, compiled)
+        log.info("compiled %s for (%s): %s", self.name, spec.signature.describe(),
+                 ", ".join(f"{stage} {seconds * 1e3:.1f} ms"
+                           for stage, seconds in compiled.timings.items()))
         return compiled, reason
 
     def traced_for(self, spec: CallSpec) -> Traced:
