@@ -137,3 +137,24 @@ def test_float_sort_lowers_to_a_key_sort_and_a_comparator_sort_chosen_at_run_tim
     check_graph(traced.graph)
     ops = re.findall(r'"stablehlo\.(\w+)"', traced.lower().as_text())
     assert ops.count("sort") == 2 and ops.count("case") == 1 and "bitcast_convert" in ops
+
+
+@pytest.mark.parametrize("fn", [np.argmax, np.argmin], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", ["float64", "float16", "int8", "uint64", "bool", "complex128"])
+@pytest.mark.parametrize("axis", [0, 1, None])
+def test_argmax_and_argmin_pick_numpys_first_index(fn, dtype, axis):
+    """Ties, -0.0 against 0.0, and NaN (the first NaN wins) as NumPy picks them."""
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        with np.errstate(all="ignore"):
+            x = rng.choice([np.nan, 0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, 2.0], (4, 5))
+            x = x.astype(dtype) if dtype != "complex128" else x + 1j * rng.choice([0.0, 1.0], (4, 5))
+        got, want = jit(lambda x: fn(x, axis=axis))(x), fn(x, axis=axis)
+        assert type(got) is type(want)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_real_argmax_is_two_plain_reductions():
+    traced = jit(lambda x: np.argmax(x, axis=1)).trace(np.ones((4, 5)))
+    ops = re.findall(r'"stablehlo\.(\w+)"', traced.lower().as_text())
+    assert ops.count("reduce") == 2
