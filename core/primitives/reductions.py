@@ -208,12 +208,7 @@ def cumulative_lowering(kind: str, ctx, x, *, axis, reverse):
         return [x]
     slice_aval = aval.update(shape=tuple(1 if d == axis else s for d, s in enumerate(aval.shape)))
     index = ShapedArray((), np.dtype(np.int64))
-    first = 0 if not reverse else n - 1
-    carry = ctx.op("stablehlo.slice", [x], [aval], [slice_aval], {
-        "start_indices": i64_array(first if d == axis else 0 for d in range(aval.ndim)),
-        "limit_indices": i64_array(first + 1 if d == axis else s
-                                   for d, s in enumerate(aval.shape)),
-        "strides": i64_array([1] * aval.ndim)})[0]
+    carry = _slice_at(ctx, x, aval, slice_aval, axis, n - 1 if reverse else 0)
     state = [ctx.constant(np.int64(1), index), carry, x, x]     # step, carry, out, x
     avals = [index, slice_aval, aval, aval]
 
@@ -238,6 +233,15 @@ def cumulative_lowering(kind: str, ctx, x, *, axis, reverse):
 
     regions = [ctx.region(avals, cond), ctx.region(avals, body)]
     return [ctx.op("stablehlo.while", state, avals, avals, regions=regions)[2]]
+
+
+def _slice_at(ctx, x, aval, slice_aval, axis: int, position: int):
+    """x's slice at a static position of axis, keeping the axis (of length 1)."""
+    return ctx.op("stablehlo.slice", [x], [aval], [slice_aval], {
+        "start_indices": i64_array(position if d == axis else 0 for d in range(aval.ndim)),
+        "limit_indices": i64_array(position + 1 if d == axis else size
+                                   for d, size in enumerate(aval.shape)),
+        "strides": i64_array([1] * aval.ndim)})[0]
 
 
 def _combine(ctx, kind: str, x, y, aval):
@@ -341,18 +345,9 @@ def _float_sort(ctx, x, aval, dimension):
     sort instead, chosen at run time (one `case`)."""
     key_aval = aval.update(dtype=np.dtype(f"i{aval.dtype.itemsize}"))
     bits = ctx.op("stablehlo.bitcast_convert", [x], [aval], [key_aval])[0]
-    flag = aval.update(dtype=np.dtype(bool))
     negative = ctx.compare("LT", bits, ctx.constant(np.zeros((), key_aval.dtype), key_aval),
                            key_aval)
-    odd_nan = ctx.binary("stablehlo.and", ctx.compare("NE", x, x, aval), ctx.compare(
-        "NE", bits, ctx.constant(_NAN_BITS[aval.dtype], key_aval), key_aval), flag)
-    minus_zero = ctx.binary("stablehlo.and", negative, ctx.compare(
-        "EQ", x, ctx.constant(np.zeros((), aval.dtype), aval), aval), flag)
-    unordered = ctx.binary("stablehlo.or", odd_nan, minus_zero, flag)
-    any_unordered = _reduce(ctx, "or", unordered, tuple(range(aval.ndim)), flag,
-                            ShapedArray((), np.dtype(bool)))
-    index = ctx.op("stablehlo.convert", [any_unordered], [ShapedArray((), np.dtype(bool))],
-                   [ShapedArray((), np.dtype(np.int32))])[0]
+    index = _needs_comparator(ctx, x, bits, negative, aval, key_aval)
 
     def by_keys(sub, _names):
         keys = _order_preserving_bits(sub, bits, negative, key_aval)
@@ -372,6 +367,20 @@ def _float_sort(ctx, x, aval, dimension):
     regions = [ctx.region([], by_keys), ctx.region([], by_comparator)]
     return ctx.op("stablehlo.case", [index], [ShapedArray((), np.dtype(np.int32))], [aval],
                   regions=regions)[0]
+
+
+def _needs_comparator(ctx, x, bits, negative, aval, key_aval):
+    """1 (an i32 branch index) when x holds -0.0 or a NaN whose bits are not NumPy's nan."""
+    flag = aval.update(dtype=np.dtype(bool))
+    odd_nan = ctx.binary("stablehlo.and", ctx.compare("NE", x, x, aval), ctx.compare(
+        "NE", bits, ctx.constant(_NAN_BITS[aval.dtype], key_aval), key_aval), flag)
+    minus_zero = ctx.binary("stablehlo.and", negative, ctx.compare(
+        "EQ", x, ctx.constant(np.zeros((), aval.dtype), aval), aval), flag)
+    unordered = ctx.binary("stablehlo.or", odd_nan, minus_zero, flag)
+    scalar = ShapedArray((), np.dtype(bool))
+    any_unordered = _reduce(ctx, "or", unordered, tuple(range(aval.ndim)), flag, scalar)
+    return ctx.op("stablehlo.convert", [any_unordered], [scalar],
+                  [ShapedArray((), np.dtype(np.int32))])[0]
 
 
 def _order_preserving_bits(ctx, bits, negative, key_aval):
