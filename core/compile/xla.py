@@ -200,7 +200,8 @@ class Executable:
         sharding = _sharding()
         device = _device()
         self._put_args = [(aval, sharding, device) for aval in self.in_avals]
-        self._inputs = [InputSlot(aval) for aval in self.in_avals]
+        slots = [InputSlot(aval) for aval in self.in_avals]
+        self._large = slots if any(slot.large for slot in slots) else []   # [] : none staged
         self._handlers = [_jax.array_result_handler(aval, sharding, True, _skip_checks=True)
                           for aval in self.out_avals]
         self._results = [ResultView(aval) for aval in self.out_avals]
@@ -214,15 +215,17 @@ class Executable:
         (reused by the next call); a small one is copied by jaxlib. Each output is the buffer
         XLA wrote, as a writable ndarray that keeps XLA's array alive (no copy)."""
         put = self._put
-        staged = [slot.stage(x) for slot, x in zip(self._inputs, arrays, strict=True)]
+        staged = [slot.stage(x) for slot, x in zip(self._large, arrays, strict=True)] \
+            if self._large else arrays
         buffers = [put(aval, sharding, [x], [device], True, enable_x64=True)
                    for (aval, sharding, device), x in zip(self._put_args, staged, strict=True)]
         results = self._loaded.execute_sharded(buffers).consume_with_handlers(self._handlers)
         outputs = [view(r) for view, r in zip(self._results, results, strict=True)]
-        del buffers
-        for slot, x, put_in in zip(self._inputs, arrays, staged, strict=True):
-            if put_in is not x:
-                slot.release(put_in)
+        if self._large:
+            del buffers
+            for slot, x, put_in in zip(self._large, arrays, staged, strict=True):
+                if put_in is not x:
+                    slot.release(put_in)
         return outputs
 
     def hlo_text(self) -> str:
