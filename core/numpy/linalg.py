@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import (as_array, as_kind, convert, dot_general, ensure_tracer, imag_part, implements,
-                   normalize_axes, real_part, reshape, unsupported)
+from .base import (as_array, as_kind, convert, ensure_tracer, implements, normalize_axes, real_part,
+                   reshape, sum_axes, unsupported)
 from .reductions import np_max, np_min, np_sum
 from .ufuncs import call_ufunc
 
@@ -25,20 +25,6 @@ def _squared_abs(x):
     return real_part(call_ufunc(np.multiply, call_ufunc(np.conjugate, x), x))
 
 
-def _sum_of_squares(x, axes):
-    """The sum of |x|**2 over axes. For float32 and float64 it is NumPy's own formula,
-    dot(x, x) (of the real and imaginary parts for complex): one dot_general contracting
-    the axes, batched over the others, which XLA runs faster than a multiply and a sum."""
-    axes = tuple(sorted(axes))
-    if real_part(x).dtype not in (np.float32, np.float64):
-        return np_sum(_squared_abs(x), axis=axes)
-    if x.dtype.kind == "c":
-        return call_ufunc(np.add, _sum_of_squares(real_part(x), axes),
-                          _sum_of_squares(imag_part(x), axes))
-    batch = tuple(i for i in range(x.ndim) if i not in axes)
-    return dot_general(x, x, (axes, axes), (batch, batch))
-
-
 def _vector_norm(x, ord, axis, keepdims):  # noqa: A002  (NumPy's name)
     absx = call_ufunc(np.absolute, x)
     if ord == np.inf:
@@ -51,7 +37,7 @@ def _vector_norm(x, ord, axis, keepdims):  # noqa: A002  (NumPy's name)
     elif ord == 1:
         result = np_sum(absx, axis=axis)
     elif ord is None or ord == 2:
-        result = call_ufunc(np.sqrt, _sum_of_squares(x, (axis,)))
+        result = call_ufunc(np.sqrt, np_sum(_squared_abs(x), axis=axis))
     elif isinstance(ord, str):
         raise ValueError(f"Invalid norm order '{ord}' for vectors")
     else:
@@ -75,7 +61,7 @@ def _matrix_norm(x, ord, row, col, keepdims):  # noqa: A002
     elif ord in (np.inf, -np.inf):
         sums, other = _abs_sum(x, col), row - (row > col)
     elif ord in (None, "fro", "f"):
-        result = call_ufunc(np.sqrt, _sum_of_squares(x, (row, col)))
+        result = call_ufunc(np.sqrt, np_sum(_squared_abs(x), axis=(row, col)))
         return _keep(result, x.shape, (row, col), keepdims)
     else:
         raise ValueError("Invalid norm order for matrices.")
@@ -91,7 +77,7 @@ def np_linalg_norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
     if axis is None and (ord is None or (ord in ("f", "fro") and x.ndim == 2)
                          or (ord == 2 and x.ndim == 1)):
         flat = reshape(x, (x.size,))
-        result = call_ufunc(np.sqrt, as_kind(_sum_of_squares(flat, (0,)), "scalar"))
+        result = call_ufunc(np.sqrt, sum_axes(_squared_abs(flat), (0,)).with_kind("scalar"))
         return _keep(result, x.shape, tuple(range(x.ndim)), keepdims)
     axes = tuple(range(x.ndim)) if axis is None else (
         (axis,) if not isinstance(axis, tuple) else axis)
