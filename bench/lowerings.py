@@ -6,9 +6,9 @@ Each row is one computation on NumPy arrays in and NumPy arrays out: plain NumPy
 and `jax.jit(f)` with jax.numpy in place of NumPy (NumPy arrays in, `np.asarray` out; an
 in-place update writes jax's result into the caller's array, as psc_jit does). `xla` is
 psc_jit's compiled executable alone (inputs already 64-byte aligned, no Python around it).
-Times are per call in microseconds: the best over B batches of calls (each batch about S
-seconds), with the implementations interleaved batch by batch so that a noisy machine hurts
-them alike. `jit/jax` above 1.1 is a lowering or call path slower than jax's.
+Times are per call in microseconds: the fastest call over B batches of calls (each batch
+about S seconds), with the implementations interleaved batch by batch so that a noisy machine
+hurts them alike. `jit/jax` above 1.1 is a lowering or call path slower than jax's.
 """
 from __future__ import annotations
 
@@ -219,16 +219,15 @@ def jax_runner(case: Case, args):
 RUNNERS = {"numpy": numpy_runner, "jit": psc_runner, "xla": xla_runner, "jax": jax_runner}
 
 
-def per_call_seconds(fn, seconds: float) -> float:
-    """Mean time of one call over a batch lasting about `seconds`."""
-    start = time.perf_counter()
-    fn()
-    once = max(time.perf_counter() - start, 1e-7)
-    n = max(1, min(10_000, int(seconds / once)))
-    start = time.perf_counter()
-    for _ in range(n):
+def best_call_seconds(fn, seconds: float) -> float:
+    """The fastest of the calls made in about `seconds` (one call at least)."""
+    best, spent = float("inf"), 0.0
+    while spent < seconds or best == float("inf"):
+        start = time.perf_counter()
         fn()
-    return (time.perf_counter() - start) / n
+        elapsed = time.perf_counter() - start
+        best, spent = min(best, elapsed), spent + elapsed
+    return best
 
 
 def measure(case: Case, batches: int, seconds: float) -> dict[str, float]:
@@ -240,7 +239,7 @@ def measure(case: Case, batches: int, seconds: float) -> dict[str, float]:
     best = {name: float("inf") for name in runners}
     for _ in range(batches):
         for name, runner in runners.items():
-            best[name] = min(best[name], per_call_seconds(runner, seconds))
+            best[name] = min(best[name], best_call_seconds(runner, seconds))
     return {name: t * 1e6 for name, t in best.items()}
 
 
