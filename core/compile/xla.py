@@ -181,7 +181,7 @@ class ResultView:
                            {"__slots__": ("owner",)})
 
     def __call__(self, result) -> np.ndarray:
-        result.block_until_ready()     # the execution is asynchronous: wait for the values
+        _wait_for(result)              # the execution is asynchronous: wait for the values
         if not self.nbytes:
             return np.empty(self.shape, self.dtype)
         memory = self.holder.from_address(result.unsafe_buffer_pointer())
@@ -245,10 +245,39 @@ class Executable:
         return _client().serialize_executable(self._loaded)
 
 
+def _wait_for(result) -> None:
+    """Block until a result is computed; XLA's error for a failed run (out of memory, a
+    kernel's error) as an XlaError."""
+    try:
+        result.block_until_ready()
+    except Exception as err:      # jaxlib raises its own JaxRuntimeError; keep its text
+        raise XlaError(f"the compiled program failed: {err}") from err
+
+
+LAPACK_TARGET_PREFIX = "lapack_"
+
+
+@functools.cache
+def register_lapack_targets() -> tuple[str, ...]:
+    """Make the CPU LAPACK kernels that jaxlib ships (`lapack_dgetrf_ffi`, ...) callable from
+    `stablehlo.custom_call` (typed FFI), as jaxlib's own lapack module does. Their LAPACK comes
+    from SciPy, loaded here (a few tenths of a second, once per process, only when a program
+    needs it). Returns the target names."""
+    _, _jax, xla_client = _jaxlib()
+    from jaxlib.cpu import _lapack
+    _lapack.initialize()
+    targets = _lapack.registrations()
+    for name, capsule in targets.items():
+        xla_client.register_custom_call_target(name, capsule, platform="cpu", api_version=1)
+    return tuple(sorted(targets))
+
+
 def compile_stablehlo(text: str, in_avals: Sequence[ShapedArray],
                       out_avals: Sequence[ShapedArray]) -> Executable:
     """Compile a StableHLO module (text) for the CPU device."""
     _, _jax, xla_client = _jaxlib()
+    if f'"{LAPACK_TARGET_PREFIX}' in text:      # a custom_call's call_target_name
+        register_lapack_targets()
     try:
         loaded = _client().compile_and_load(
             text.encode(), _jax.DeviceList((_device(),)), xla_client.CompileOptions())
@@ -260,6 +289,7 @@ def compile_stablehlo(text: str, in_avals: Sequence[ShapedArray],
 def deserialize(data: bytes, in_avals: Sequence[ShapedArray],
                 out_avals: Sequence[ShapedArray]) -> Executable:
     _, _jax, xla_client = _jaxlib()
+    register_lapack_targets()     # the program may call them; its text is not at hand
     loaded = _client().deserialize_executable(data, _jax.DeviceList((_device(),)),
                                               xla_client.CompileOptions())
     return Executable(loaded, in_avals, out_avals)
