@@ -219,7 +219,11 @@ class Executable:
             if self._large else arrays
         buffers = [put(aval, sharding, [x], [device], True, enable_x64=True)
                    for (aval, sharding, device), x in zip(self._put_args, staged, strict=True)]
-        results = self._loaded.execute_sharded(buffers).consume_with_handlers(self._handlers)
+        try:
+            results = self._loaded.execute_sharded(buffers).consume_with_handlers(
+                self._handlers)
+        except Exception as err:    # jaxlib raises its own JaxRuntimeError; keep its text
+            raise _run_failed(err) from err
         outputs = [view(r) for view, r in zip(self._results, results, strict=True)]
         if self._large:
             del buffers
@@ -247,11 +251,15 @@ class Executable:
 
 def _wait_for(result) -> None:
     """Block until a result is computed; XLA's error for a failed run (out of memory, a
-    kernel's error) as an XlaError."""
+    kernel's error) as an XlaError, as when the launch itself fails."""
     try:
         result.block_until_ready()
     except Exception as err:      # jaxlib raises its own JaxRuntimeError; keep its text
-        raise XlaError(f"the compiled program failed: {err}") from err
+        raise _run_failed(err) from err
+
+
+def _run_failed(err: Exception) -> XlaError:
+    return XlaError(f"the compiled program failed: {err}")
 
 
 LAPACK_TARGET_PREFIX = "lapack_"
