@@ -276,6 +276,7 @@ class Traced:
         start = time.perf_counter()
         graph, consts = passes.hoist_constants(self.graph)
         text = lower(graph, self.name)
+        consts = tuple(xla.aligned_copy(c) for c in consts)    # read in place on every call
         return Lowered(self, graph, consts, text, time.perf_counter() - start)
 
 
@@ -388,6 +389,12 @@ def _input_arrays(traced: Traced, spec: CallSpec) -> list[np.ndarray]:
     return arrays
 
 
+def _fresh_copy(value: np.ndarray) -> np.ndarray:
+    """A constant result, copied: aligned like XLA's results when it is in C order, else in
+    its own layout (as np.copy keeps it)."""
+    return xla.aligned_copy(value) if value.flags.c_contiguous else np.copy(value)
+
+
 def _rebuild(out: OutSpec, outputs: Sequence[np.ndarray], spec: CallSpec, bases: dict):
     if out.how == "view":
         leaf_pos, steps = out.value
@@ -396,20 +403,20 @@ def _rebuild(out: OutSpec, outputs: Sequence[np.ndarray], spec: CallSpec, bases:
         else:
             value = bases.get(out.index)
             if value is None:
-                value = bases[out.index] = np.array(outputs[out.index])
+                value = bases[out.index] = outputs[out.index]
         for fn, operand_outs in steps:
             value = fn(value, *(outputs[k][()] for k in operand_outs))
         return value
     if out.how == "static":
         return out.value
     if out.how == "const":
-        return np.copy(out.value) if isinstance(out.value, np.ndarray) else out.value
+        return _fresh_copy(out.value) if isinstance(out.value, np.ndarray) else out.value
     value = outputs[out.index]
     if out.kind == "scalar":
         return value[()]
     if out.kind == "python":
         return value.item()
-    return np.array(value)     # a writable array of the caller's own
+    return value     # XLA's result buffer: writable, the caller's own, not a copy
 
 
 # -- jit --------------------------------------------------------------------------------------
