@@ -9,6 +9,7 @@ The layout is the pipeline; each layer imports only the layers above it in this 
     interpreter.py     runs a Graph on NumPy arrays with each primitive's reference impl
     passes.py          passes over graphs (dead code, hoisted constants)
     lowering.py        a Graph to StableHLO text (the context primitives' lowerings write into)
+    layout.py          memory layouts (shape, strides, offset) and view steps, by arithmetic
     tracing.py         Tracer, Trace, Buffer (views and in-place updates), bind, trace errors
     typecheck.py       re-derives every equation's types through its primitive's rules
     primitives/        the closed set of primitives, one record each with all its rules

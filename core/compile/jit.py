@@ -120,8 +120,8 @@ def overlapping_inputs(spec: CallSpec) -> list[tuple[str, str]]:
 @dataclass(frozen=True)
 class OutSpec:
     """How to rebuild one output leaf: from a graph output, a constant, or a static value; or
-    ("view") as the view NumPy hands back: the same view steps (probes) applied to the input
-    array it views (value = (leaf position, probes)) or to a graph output (index)."""
+    ("view") as the view NumPy hands back: the same view steps (`ViewOp`s) applied to the input
+    array it views (value = (leaf position, steps)) or to a graph output (index)."""
     how: str            # "traced", "view", "const" or "static"
     index: int = -1     # graph output index for "traced" (and "view" of a non-input)
     kind: str = "array"
