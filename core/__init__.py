@@ -24,13 +24,15 @@ extension/ and widgets/ import core only from here (and records from `psc_jit.co
 """
 from .compile.cache import (EXECUTABLE_CACHE, TRACE_CACHE, CacheEvent, CacheRecord, Signature,
                             StaticLeaf, TracedLeaf)
-from .compile.jit import CallReport, CallSpec, Compiled, Jitted, Lowered, Traced, jit
+from .compile.jit import CallReport, Compiled, Fallback, Jitted, Lowered, Traced, jit
 from .compile.kernels import FusionModel, Kernel, SourceLine, parse_optimized_hlo
 from .compile.report import RunReport, Timings
+from .compile.signature import CallSpec
 from .compile.timing import largest_difference, time_runs
 from .compile.xla import XlaError
 from .control.api import cond, fori_loop, scan, switch, while_loop
 from .control.cell import CellAnalysis, analyze_cell, make_cell_function, parse_cell
+from .control.convert import cell_function
 from .control.rewrite import roll_loops
 from .ir import Eqn, Graph, Literal, ShapedArray, SourceInfo, Var
 from .lowering import LoweringError
@@ -39,7 +41,7 @@ from .tracing import ConcretizationError, TraceError, UnsupportedError
 from .typecheck import GraphTypeError, check_graph
 
 __all__ = [
-    "jit", "Jitted", "Traced", "Lowered", "Compiled", "CallSpec", "CallReport",
+    "jit", "Jitted", "Traced", "Lowered", "Compiled", "CallSpec", "CallReport", "Fallback",
     "fori_loop", "while_loop", "cond", "switch", "scan",
     "TraceError", "ConcretizationError", "UnsupportedError", "LoweringError", "XlaError",
     "GraphTypeError", "check_graph",
@@ -47,5 +49,6 @@ __all__ = [
     "TracedLeaf", "FusionModel", "Kernel", "SourceLine", "parse_optimized_hlo",
     "RunReport", "Timings", "time_runs", "largest_difference",
     "CellAnalysis", "analyze_cell", "make_cell_function", "parse_cell", "roll_loops",
+    "cell_function",
     "Graph", "Eqn", "Var", "Literal", "ShapedArray", "SourceInfo", "PRIMITIVES", "Primitive",
 ]

@@ -33,6 +33,18 @@ from .ir import Eqn, Graph, Literal, ShapedArray, SourceInfo, Var, aval_of
 from .layout import Layout, ViewOp, c_strides_of
 
 _NUMPY_DIR = os.path.dirname(np.__file__)
+
+SUPPORTED_DTYPES = frozenset(np.dtype(t) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+    np.float16, np.float32, np.float64, np.complex64, np.complex128))
+
+
+def is_traced_value(value) -> bool:
+    """Is this value traced when a function is called with it (an array or NumPy scalar of a
+    dtype XLA takes, a Python float or complex), rather than static?"""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.dtype in SUPPORTED_DTYPES
+    return isinstance(value, (float, complex)) and not isinstance(value, bool)
 _SKIP_DIRS = (os.path.dirname(os.path.abspath(__file__)), _NUMPY_DIR)
 
 
@@ -77,12 +89,17 @@ def current_trace() -> Trace | None:
 
 
 @contextlib.contextmanager
-def tracing(trace: Trace):
-    token = _current_trace.set(trace)
+def context_value(var: contextvars.ContextVar, value):
+    """`var` set to value inside the block (the one way psc_jit's contexts are entered)."""
+    token = var.set(value)
     try:
-        yield trace
+        yield value
     finally:
-        _current_trace.reset(token)
+        var.reset(token)
+
+
+def tracing(trace: Trace):
+    return context_value(_current_trace, trace)
 
 
 @dataclass(frozen=True)

@@ -17,103 +17,18 @@ from typing import Any, Callable, Hashable, Sequence
 import numpy as np
 
 from .. import passes
-from ..control.rewrite import rolled_function
+from ..control.convert import converted_function
+from ..control.reads import Reads, Recorder, check_error_state, recording
 from ..control.runtime import unroll_notes
-from ..ir import Graph, ShapedArray, Var
+from ..ir import Graph
 from ..lowering import lower
 from ..numpy import check_outputs, verify_checks
 from ..tracing import Trace, Tracer, UnsupportedError, tracing
 from ..tree_util import flatten_with_paths, unflatten
 from . import xla
-from .cache import (EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, StaticLeaf,
-                    TracedLeaf, executable_key)
+from .cache import EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, executable_key
 from .kernels import parse_optimized_hlo
-
-SUPPORTED_DTYPES = frozenset(np.dtype(t) for t in (
-    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-    np.float16, np.float32, np.float64, np.complex64, np.complex128))
-
-
-# -- signatures -------------------------------------------------------------------------------
-
-def is_traced_value(value) -> bool:
-    if isinstance(value, np.ndarray):
-        return value.dtype in SUPPORTED_DTYPES
-    if isinstance(value, np.generic):
-        return value.dtype in SUPPORTED_DTYPES
-    return isinstance(value, (float, complex)) and not isinstance(value, bool)
-
-
-def leaf_spec(path: str, value, force: str | None = None):
-    """TracedLeaf or StaticLeaf for one argument leaf; force is "static" or "traced"."""
-    traced = is_traced_value(value) if force is None else force == "traced"
-    if traced:
-        if isinstance(value, np.ndarray):
-            strides = None if value.flags.c_contiguous else value.strides   # views follow it
-            return TracedLeaf(path, ShapedArray(value.shape, value.dtype), "array", strides)
-        if isinstance(value, np.generic):
-            return TracedLeaf(path, ShapedArray((), value.dtype), "scalar")
-        if isinstance(value, (bool, int, float, complex)):
-            return TracedLeaf(path, ShapedArray((), np.result_type(value), True), "python")
-        raise TypeError(f"{path}: a {type(value).__name__} cannot be traced")
-    return StaticLeaf(path, static_key(path, value))
-
-
-def static_key(path: str, value) -> Hashable:
-    if isinstance(value, np.ndarray):
-        return ("ndarray", value.shape, value.dtype.str, value.tobytes())
-    try:
-        hash(value)
-    except TypeError:
-        raise TypeError(f"{path}: a {type(value).__name__} is neither an array nor hashable, so "
-                        "it cannot be a static argument") from None
-    return value
-
-
-@dataclass(frozen=True)
-class CallSpec:
-    """How one call's arguments split into traced leaves and static values."""
-    signature: Signature
-    leaves: tuple[Any, ...]            # every leaf value, in order
-    traced_index: tuple[int, ...]      # positions of traced leaves
-
-
-def call_spec(arguments: dict[str, Any], static_names=frozenset(),
-              traced_names=frozenset()) -> CallSpec:
-    """The spec of a call given its arguments by parameter name."""
-    leaves, structure = flatten_with_paths(arguments)
-    specs, values, traced = [], [], []
-    for i, (path, value) in enumerate(leaves):
-        name = path.split("[")[0]
-        force = "static" if name in static_names else ("traced" if name in traced_names else None)
-        spec = leaf_spec(path, value, force)
-        specs.append(spec)
-        values.append(value)
-        if isinstance(spec, TracedLeaf):
-            traced.append(i)
-    aliases = _alias_groups([(specs[i].path, values[i]) for i in traced])
-    return CallSpec(Signature(structure, tuple(specs), aliases), tuple(values), tuple(traced))
-
-
-def _alias_groups(traced: list[tuple[str, Any]]) -> tuple[tuple[str, ...], ...]:
-    by_id: dict[int, list[str]] = {}
-    for path, value in traced:
-        if isinstance(value, np.ndarray):
-            by_id.setdefault(id(value), []).append(path)
-    return tuple(tuple(paths) for paths in by_id.values() if len(paths) > 1)
-
-
-def overlapping_inputs(spec: CallSpec) -> list[tuple[str, str]]:
-    """Pairs of distinct traced arrays whose memory overlaps (views of one another)."""
-    arrays = [(spec.signature.leaves[i].path, spec.leaves[i]) for i in spec.traced_index
-              if isinstance(spec.leaves[i], np.ndarray)]
-    pairs = []
-    for n, (p1, a1) in enumerate(arrays):
-        for p2, a2 in arrays[n + 1:]:
-            if a1 is not a2 and np.may_share_memory(a1, a2) and np.shares_memory(a1, a2):
-                pairs.append((p1, p2))
-    return pairs
-
+from .signature import CallSpec, call_spec, fast_key, overlapping_inputs
 
 # -- tracing ----------------------------------------------------------------------------------
 
@@ -130,17 +45,24 @@ class OutSpec:
 
 @dataclass
 class TraceResult:
+    """A traced call. Leaf positions count the call's argument leaves, then the implicit
+    inputs (`reads.inputs`: what the trace read from outside its arguments)."""
     graph: Graph
     out_structure: Hashable
     out_specs: tuple[OutSpec, ...]
-    mutated: tuple[tuple[int, int], ...]    # (leaf position in the call, graph output index)
+    mutated: tuple[tuple[int, int], ...]    # (leaf position, graph output index)
     trace_seconds: float
     checks: tuple[tuple[str, type], ...] = ()   # run-time checks: (message, error)
     check_index: int = -1                       # graph outputs: oks, then reported values
+    reads: Reads = Reads()
+    inputs: tuple[tuple[int, Any], ...] = ()    # per graph input: (leaf position, dtype of a
+                                                # scalar to make an array of, or None)
 
 
-def trace_function(call: Callable[[dict], Any], spec: CallSpec) -> TraceResult:
-    """Run `call(arguments)` with tracers for the traced leaves; record the graph."""
+def trace_function(call: Callable[[dict], Any], spec: CallSpec,
+                   on_reads: Callable[[Reads], None] = lambda reads: None) -> TraceResult:
+    """Run `call(arguments)` with tracers for the traced leaves; record the graph and what it
+    read from outside them (`on_reads` is told even when the trace fails)."""
     start = time.perf_counter()
     trace = Trace()
     tracers: dict[int, Tracer] = {}
@@ -156,15 +78,25 @@ def trace_function(call: Callable[[dict], Any], spec: CallSpec) -> TraceResult:
         tracers[i] = tracer
         leaf_values[i] = tracer
     arguments = unflatten(spec.signature.structure, leaf_values)
-    with tracing(trace):
-        result = call(arguments)
-    return _finish_trace(trace, spec, tracers, result, start)
+    recorder = Recorder(trace, list(spec.leaves), tracers, spec.paths)
+    try:
+        check_error_state()
+        with tracing(trace), recording(recorder):
+            result = call(arguments)
+    finally:
+        on_reads(recorder.finish())
+    n = len(spec.leaves)
+    tracers.update({n + k: t for k, t in enumerate(recorder.input_tracers)})
+    leaves = list(spec.leaves) + recorder.input_values
+    return _finish_trace(trace, spec, tracers, leaves, result, start, recorder.finish())
 
 
-def _finish_trace(trace, spec, tracers, result, start) -> TraceResult:
+def _finish_trace(trace, spec, tracers, leaves, result, start, reads) -> TraceResult:
     out_leaves, out_structure = flatten_with_paths(result)
     out_atoms, out_specs = [], []
-    input_leaf = {id(t._buffer): i for i, t in tracers.items()}
+    input_leaf: dict[int, int] = {}
+    for i, t in tracers.items():
+        input_leaf.setdefault(id(t._buffer), i)
     buffer_outs: dict[int, int] = {}
     for _, value in out_leaves:
         steps = value.view_rebuilders() if isinstance(value, Tracer) and value.kind == "array" \
@@ -182,7 +114,7 @@ def _finish_trace(trace, spec, tracers, result, start) -> TraceResult:
     mutated, seen = [], {}
     for i, tracer in tracers.items():
         buf = tracer._buffer
-        if buf.mutated:
+        if buf.mutated and input_leaf[id(buf)] == i:
             if id(buf) not in seen:
                 seen[id(buf)] = len(out_atoms)
                 out_atoms.append(buf.var)
@@ -191,11 +123,26 @@ def _finish_trace(trace, spec, tracers, result, start) -> TraceResult:
     check_index = len(out_atoms)
     if trace.checks:
         out_atoms.extend(check_outputs(trace))
-    in_vars = _unique_in_vars(tracers)
+    inputs = _graph_inputs(tracers, leaves)
+    in_vars = [tracers[i]._buffer.initial for i, _ in inputs]
     graph = passes.simplify(trace.to_graph(in_vars, out_atoms))
     return TraceResult(graph, out_structure, tuple(out_specs), tuple(mutated),
                        time.perf_counter() - start,
-                       tuple((c.message, c.error) for c in trace.checks), check_index)
+                       tuple((c.message, c.error) for c in trace.checks), check_index,
+                       reads, inputs)
+
+
+def _graph_inputs(tracers: dict[int, Tracer], leaves) -> tuple[tuple[int, Any], ...]:
+    """One entry per distinct input buffer, in order: its first leaf position, and the dtype
+    a scalar leaf is made an array of (None for an array)."""
+    seen, inputs = set(), []
+    for i, tracer in tracers.items():
+        var = tracer._buffer.initial
+        if id(var) not in seen:
+            seen.add(id(var))
+            dtype = None if isinstance(leaves[i], np.ndarray) else var.aval.dtype
+            inputs.append((i, dtype))
+    return tuple(inputs)
 
 
 def _view_out_spec(value: Tracer, steps, input_leaf, buffer_outs, out_atoms) -> OutSpec:
@@ -215,20 +162,11 @@ def _view_out_spec(value: Tracer, steps, input_leaf, buffer_outs, out_atoms) -> 
     return OutSpec("view", buffer_outs[id(buf)], "array", (-1, tuple(rebuilders)))
 
 
-def _unique_in_vars(tracers: dict[int, Tracer]) -> list[Var]:
-    seen, in_vars = set(), []
-    for tracer in tracers.values():
-        var = tracer._buffer.initial
-        if id(var) not in seen:
-            seen.add(id(var))
-            in_vars.append(var)
-    return in_vars
-
-
 def _check_overlaps(spec: CallSpec, mutated) -> None:
     if not mutated:
         return
-    mutated_paths = {spec.signature.leaves[i].path for i, _ in mutated}
+    paths = spec.paths
+    mutated_paths = {paths[i] for i, _ in mutated if i < len(paths)}
     for p1, p2 in overlapping_inputs(spec):
         if p1 in mutated_paths or p2 in mutated_paths:
             raise UnsupportedError(
@@ -323,22 +261,30 @@ class Compiled:
         return {"trace": self.lowered.traced.result.trace_seconds,
                 "lower": self.lowered.lower_seconds, "compile": self.compile_seconds}
 
-    def run(self, spec: CallSpec):
-        """Execute with the call's traced leaves; write mutated inputs back; rebuild outputs."""
-        inputs = _input_arrays(self.lowered.traced, spec) + list(self.lowered.consts)
-        outputs = self.executable.execute(inputs)
+    @functools.cached_property
+    def reads(self) -> Reads:
+        """What the trace read beyond its arguments: checked before every run."""
+        return self.lowered.traced.result.reads
+
+    def run(self, leaves: Sequence):
+        """Execute with the call's leaves (argument leaves, then implicit inputs); write
+        mutated inputs back; rebuild outputs."""
         result = self.lowered.traced.result
+        inputs = [leaves[i] if dtype is None else np.asarray(leaves[i], dtype)
+                  for i, dtype in result.inputs]
+        outputs = self.executable.execute(inputs + self._consts)
         if result.checks:
             verify_checks(result.checks, outputs[result.check_index],
-                                   outputs[result.check_index + 1])
-        for leaf_pos, _ in result.mutated:
-            if not spec.leaves[leaf_pos].flags.writeable:
-                raise ValueError("assignment destination is read-only")
-        for leaf_pos, out_index in result.mutated:
-            np.copyto(spec.leaves[leaf_pos], outputs[out_index])
+                          outputs[result.check_index + 1])
+        if result.mutated:
+            _write_back(result.mutated, leaves, outputs)
         bases: dict[int, np.ndarray] = {}
-        leaves = [_rebuild(o, outputs, spec, bases) for o in result.out_specs]
-        return unflatten(result.out_structure, leaves)
+        return unflatten(result.out_structure,
+                         [_rebuild(o, outputs, leaves, bases) for o in result.out_specs])
+
+    @functools.cached_property
+    def _consts(self) -> list[np.ndarray]:
+        return list(self.lowered.consts)
 
     def __call__(self, *args, **kwargs):
         traced = self.lowered.traced
@@ -347,26 +293,26 @@ class Compiled:
             raise TypeError("this compiled program was specialised to "
                             f"({traced.spec.signature.describe()}); called with "
                             f"({spec.signature.describe()})")
-        return self.run(spec)
+        extra = self.reads.check(spec.leaves)
+        if extra is None:
+            raise TypeError("this compiled program assumed what no longer holds: "
+                            + self.reads.explain(spec.leaves))
+        return self.run(list(spec.leaves) + extra)
 
 
-def _input_arrays(traced: Traced, spec: CallSpec) -> list[np.ndarray]:
-    arrays, seen = [], set()
-    for i in spec.traced_index:
-        value = spec.leaves[i]
-        if isinstance(value, np.ndarray) and id(value) in seen:
-            continue
-        seen.add(id(value))
-        leaf = spec.signature.leaves[i]
-        arrays.append(value if isinstance(value, np.ndarray) else np.asarray(value, leaf.aval.dtype))
-    return arrays
+def _write_back(mutated, leaves, outputs) -> None:
+    for leaf_pos, _ in mutated:
+        if not leaves[leaf_pos].flags.writeable:
+            raise ValueError("assignment destination is read-only")
+    for leaf_pos, out_index in mutated:
+        np.copyto(leaves[leaf_pos], outputs[out_index])
 
 
-def _rebuild(out: OutSpec, outputs: Sequence[np.ndarray], spec: CallSpec, bases: dict):
+def _rebuild(out: OutSpec, outputs: Sequence[np.ndarray], leaves: Sequence, bases: dict):
     if out.how == "view":
         leaf_pos, steps = out.value
         if leaf_pos >= 0:
-            value = spec.leaves[leaf_pos]
+            value = leaves[leaf_pos]
         else:
             value = bases.get(out.index)
             if value is None:
@@ -388,6 +334,14 @@ def _rebuild(out: OutSpec, outputs: Sequence[np.ndarray], spec: CallSpec, bases:
 
 # -- jit --------------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Fallback:
+    """The decision to run a call as plain Python, and why: cached like a compiled program,
+    valid while what its trace read (up to where it stopped) still holds."""
+    reason: str
+    reads: Reads
+
+
 @dataclass
 class CallReport:
     """What the last call of a jitted function did."""
@@ -397,36 +351,63 @@ class CallReport:
     signature: Signature
 
 
+MEMO_SIZE = 256
+
+
 class Jitted:
-    """`jit(f)`: f compiled once per monomorphic signature."""
+    """`jit(f)`: f compiled once per monomorphic signature (and per what its trace read
+    beyond its arguments: see `control.reads`).
+
+    A call first tries the fast path: a key of its positional arguments (`fast_key`) finds
+    the cache entries of its signature without building the signature, and their guards are
+    checked; anything else takes the full path (`spec`, `find`), which also fills the memo."""
 
     def __init__(self, fun: Callable, static_argnames: Sequence[str] = (),
                  static_argnums: Sequence[int] = (), name: str | None = None,
-                 traced_argnames: Sequence[str] = (), roll: bool = True):
+                 traced_argnames: Sequence[str] = (), roll: bool = True,
+                 convert: bool = True, reader: str | None = None):
         self.fun = fun
         self._roll = roll
+        self._convert = convert
         self._fun_to_trace: Callable | None = None
         self.name = name or getattr(fun, "__qualname__", getattr(fun, "__name__", "function"))
+        self.reader = reader or self.name
         self._signature = _python_signature(fun)
+        self._params = _positional_params(self._signature)
         params = list(self._signature.parameters) if self._signature else []
         self.static_names = frozenset(static_argnames) | frozenset(
             params[i] for i in static_argnums if i < len(params))
         self.traced_names = frozenset(traced_argnames)
+        self._forced_static = frozenset(i for i, p in enumerate(params)
+                                        if p in self.static_names)
         self.owner_key: Hashable = ("function", id(fun), self.name)
-        self.last_call: CallReport | None = None
+        self._memo: dict[tuple, list[CacheRecord]] = {}
+        self._memo_generation = TRACE_CACHE.generation
+        self._last: tuple[bool, str | None, CacheRecord] | None = None
+        self.last_reads: Reads | None = None
         functools.update_wrapper(self, fun)
+
+    @property
+    def last_call(self) -> CallReport | None:
+        if self._last is None:
+            return None
+        hit, reason, record = self._last
+        return CallReport(hit, reason, record.entry, record.signature)
 
     def arguments(self, args, kwargs) -> dict[str, Any]:
         """The call's arguments by parameter name (so that cache reasons name them)."""
+        if self._params is not None and not kwargs and len(args) == len(self._params):
+            return dict(zip(self._params, args, strict=True))
         if self._signature is None:
             return {"args": list(args), "kwargs": dict(kwargs)}
         return dict(self._signature.bind(*args, **kwargs).arguments)
 
     def fun_to_trace(self) -> Callable:
-        """The function traced: `fun` with its Python loops and branches rolled into XLA
-        loops and conditionals where its source is available (see core.rolling)."""
+        """The function traced: `fun` converted (its reads made visible, its Python loops and
+        branches rolled) where its source is available (see control.convert)."""
         if self._fun_to_trace is None:
-            self._fun_to_trace = rolled_function(self.fun) if self._roll else self.fun
+            self._fun_to_trace = converted_function(self.fun, self._roll) if self._convert \
+                else self.fun
         return self._fun_to_trace
 
     def call_with(self, arguments: dict[str, Any]):
@@ -439,27 +420,96 @@ class Jitted:
     def spec(self, args, kwargs) -> CallSpec:
         return call_spec(self.arguments(args, kwargs), self.static_names, self.traced_names)
 
+    # calls ---------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        spec = self.spec(args, kwargs)
-        record = TRACE_CACHE.lookup(self.owner_key, spec.signature)
-        if record is not None:
+        found = None if kwargs else self.find_fast(args)
+        if found is not None:
+            record, leaves = found
             TRACE_CACHE.record_hit(record)
-            self.last_call = CallReport(True, None, record.entry, spec.signature)
-            return record.entry.run(spec)
-        compiled, reason = self.compile_for(spec)
-        self.last_call = CallReport(False, reason, compiled, spec.signature)
-        return compiled.run(spec)
+            self._last = (True, None, record)
+            return record.entry.run(leaves)
+        spec = self.spec(args, kwargs)
+        record, leaves, reason = self.find(spec, args if not kwargs else None)
+        if record is None:
+            record, reason = self.compile_for(spec, reason=reason)
+            leaves = self.leaves_after_compile(record, spec)
+            self.remember(args if not kwargs else None, spec)
+        else:
+            TRACE_CACHE.record_hit(record)
+        self._last = (reason is None, reason, record)
+        return record.entry.run(leaves)
 
-    def compile_for(self, spec: CallSpec, first: str = "first call") -> tuple[Compiled, str]:
+    def find_fast(self, args) -> tuple[CacheRecord, Sequence] | None:
+        """The cache entry whose guards hold for a call with these positional arguments, by
+        the fast key; None when the fast path cannot tell."""
+        if self._params is None or len(args) != len(self._params):
+            return None
+        if self._memo_generation != TRACE_CACHE.generation:
+            self._memo.clear()
+            self._memo_generation = TRACE_CACHE.generation
+        key = fast_key(args, self._forced_static)
+        variants = self._memo.get(key) if key is not None else None
+        return None if variants is None else first_holding(variants, args)
+
+    def find(self, spec: CallSpec, args=None) -> tuple[CacheRecord | None, Sequence | None,
+                                                       str | None]:
+        """(record, leaves, None) for the entry whose guards hold, or (None, None, why not)
+        when the signature has entries but none holds (None: it has none)."""
+        variants = TRACE_CACHE.variants(self.owner_key, spec.signature)
+        found = first_holding(variants, spec.leaves)
+        if found is not None:
+            self.remember(args, spec)
+            return found[0], found[1], None
+        if variants:
+            return None, None, variants[0].entry.reads.explain(spec.leaves) or \
+                "what the trace read changed"
+        return None, None, None
+
+    def remember(self, args, spec: CallSpec) -> None:
+        """Let re-runs with these arguments find this signature's entries by the fast key."""
+        key = fast_key(args, self._forced_static) if args is not None and \
+            self._params is not None and len(args) == len(self._params) else None
+        if key is not None:
+            if len(self._memo) >= MEMO_SIZE:
+                self._memo.clear()
+            self._memo[key] = TRACE_CACHE.variants(self.owner_key, spec.signature)
+
+    def leaves_after_compile(self, record: CacheRecord, spec: CallSpec) -> list:
+        """The leaves to run a new entry with: its implicit inputs fetched again (as a re-run
+        would); an error when the trace itself changed what it read."""
+        extra = record.entry.reads.check(spec.leaves)
+        if extra is None:
+            raise UnsupportedError(
+                "running it changes what it reads: " + record.entry.reads.explain(spec.leaves),
+                None, "set such values before, not inside, the compiled code")
+        return list(spec.leaves) + extra
+
+    # compiling -----------------------------------------------------------------------------
+    def compile_for(self, spec: CallSpec, first: str = "first call",
+                    reason: str | None = None) -> tuple[CacheRecord, str]:
         """Trace, lower and compile for this call's signature; cache it; say why it missed."""
-        reason = TRACE_CACHE.miss_reason(self.owner_key, spec.signature, first)
+        reason = reason or TRACE_CACHE.miss_reason(self.owner_key, spec.signature, first,
+                                                   self.reader)
         TRACE_CACHE.record_miss(self.name, reason)
         compiled = self.traced_for(spec).lower().compile()
-        TRACE_CACHE.insert(self.owner_key, self.name, spec.signature, compiled)
-        return compiled, reason
+        record = TRACE_CACHE.insert(self.owner_key, self.name, spec.signature, compiled,
+                                    compiled.reads.describe())
+        return record, reason
+
+    def remember_fallback(self, spec: CallSpec, reason: str) -> CacheRecord:
+        """Cache the decision to run this signature as plain Python (with the guards its
+        trace recorded before it stopped)."""
+        reads = self.last_reads or Reads()
+        return TRACE_CACHE.insert(self.owner_key, self.name, spec.signature,
+                                  Fallback(reason, reads), reads.describe())
+
+    def _note_reads(self, reads: Reads) -> None:
+        self.last_reads = reads
 
     def traced_for(self, spec: CallSpec) -> Traced:
-        return Traced(trace_function(self.call_with, spec), spec, self.name, self)
+        self.last_reads = None
+        return Traced(trace_function(self.call_with, spec, self._note_reads), spec, self.name,
+                      self)
 
     def trace(self, *args, **kwargs) -> Traced:
         return self.traced_for(self.spec(args, kwargs))
@@ -469,6 +519,26 @@ class Jitted:
 
     def cache_records(self) -> list[CacheRecord]:
         return TRACE_CACHE.records(self.owner_key)
+
+
+def first_holding(variants: list[CacheRecord], leaves) -> tuple[CacheRecord, Sequence] | None:
+    """The first record whose guards hold for these leaves, and the leaves to run it with."""
+    for record in variants:
+        extra = record.entry.reads.check(leaves)
+        if extra is not None:
+            return record, ([*leaves, *extra] if extra else leaves)
+    return None
+
+
+def _positional_params(signature: inspect.Signature | None) -> tuple[str, ...] | None:
+    """The parameter names when every parameter can be given by position (and none is *args,
+    **kwargs or keyword-only): calls with all of them by position take the fast path."""
+    if signature is None:
+        return None
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if any(p.kind not in kinds for p in signature.parameters.values()):
+        return None
+    return tuple(signature.parameters)
 
 
 def _python_signature(fun) -> inspect.Signature | None:

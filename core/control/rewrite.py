@@ -103,10 +103,10 @@ class _Rewriter:
         return ("", "")
 
     def site(self, kind, node, text, names=(), assigned=(), exposed=(), target=None,
-             blocker=("", "")) -> str:
+             blocker=("", ""), dead=()) -> str:
         fields = dict(kind=kind, line=node.lineno, text=text, names=tuple(names),
                       assigned=tuple(assigned), exposed=tuple(exposed), target=target,
-                      blocker=blocker[0], hint=blocker[1])
+                      blocker=blocker[0], hint=blocker[1], dead=tuple(dead))
         return f"{RT}.Site(" + ", ".join(f"{k}={v!r}" for k, v in fields.items()) + ")"
 
     # for NAME in range(...) ----------------------------------------------------------------
@@ -173,13 +173,16 @@ class _Rewriter:
         both = node.body + node.orelse
         assigned = tuple(n for n in assigned_names(both) if n in self.scope)
         names = self.names_of(both)
-        site = self.site("if", node, text, names, assigned, assigned)
+        read_elsewhere = _reads_outside(self.fn, node)
+        dead = [n for n in assigned if n not in read_elsewhere]
+        site = self.site("if", node, text, names, assigned, assigned, dead=dead)
         code = _IF.format(rt=RT, k=k, site=site, params=", ".join(names), ret=_tuple(assigned),
                           assign=f"{_tuple(assigned)} = " if assigned else "")
         holes = {"TEST": test, "BODY": self.block(node.body),
                  "ORELSE": self.block(node.orelse),
                  "PLAIN": self.block(copy.deepcopy(node.body)),
-                 "PLAIN_ELSE": self.block(copy.deepcopy(node.orelse)), "DELS": _dels(assigned)}
+                 "PLAIN_ELSE": self.block(copy.deepcopy(node.orelse)),
+                 "DELS": _dels([n for n in assigned if n not in dead])}
         return _fill(code, node.lineno, holes)
 
 
@@ -377,6 +380,23 @@ def _exposed(body, assigned: set[str]) -> set[str]:
     reads: list[str] = []
     definite = walk_block(body, set(assigned), reads)
     return set(reads) | (set(assigned_names(body)) - definite)
+
+
+def _reads_outside(fn, node) -> set[str]:
+    """Names fn (or a function inside it) may read anywhere but inside `node`: a name
+    assigned in `node` and read nowhere else is dead after it (it keeps the UNBOUND marker
+    where a branch did not assign it). String constants count as reads: a cell function
+    returns its outputs by name (`locals()[name]`)."""
+    inside = {id(n) for n in ast.walk(node)}
+    found = set()
+    for n in ast.walk(fn):
+        if id(n) in inside:
+            continue
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            found.add(n.id)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+            found.add(n.value)
+    return found
 
 
 def _reads(expr) -> set[str]:

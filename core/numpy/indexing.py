@@ -498,11 +498,26 @@ def _cast_for_setitem(value, dtype: np.dtype) -> Tracer:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
             return ensure_tracer(np.asarray(value).astype(dtype))
+    if value.dtype.kind == "c" and dtype.kind != "c" and value.kind == "python":
+        np.empty((), dtype)[()] = 1j     # NumPy's TypeError for a Python complex into reals
+    if value.dtype.kind == "f" and dtype.kind in "iu" and value.kind == "python":
+        _require_convertible(value)
     if value.dtype.kind == "c" and dtype.kind != "c":
         warnings.warn("Casting complex values to real discards the imaginary part",
                       np.exceptions.ComplexWarning, stacklevel=4)
         value = real_part(value)
     return ensure_tracer(convert(value, dtype))
+
+
+def _require_convertible(value: Tracer) -> None:
+    """A Python float written into an integer array: NumPy converts it with int(), which
+    raises for NaN and infinity; the run checks it (see `tracing.RuntimeCheck`)."""
+    trace = current_trace()
+    zero = ensure_tracer(np.int64(0))
+    trace.require(call_ufunc(np.logical_not, call_ufunc(np.isnan, value)), zero,
+                  "cannot convert float NaN to integer", ValueError)
+    trace.require(call_ufunc(np.logical_not, call_ufunc(np.isinf, value)), zero,
+                  "cannot convert float infinity to integer", OverflowError)
 
 
 def setitem(x: Tracer, idx, value) -> None:

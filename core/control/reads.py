@@ -1,0 +1,528 @@
+"""What a trace reads from outside its arguments: made inputs, or guarded, never baked in.
+
+Code converted by `convert` (a cell, a jitted function, and every user function they call)
+reads globals, closure variables, attributes and items through `load`, `attr` and `item`,
+and calls functions through `call`. While `jit` traces, a `Recorder` is current; each value
+read through a `Source` it can fetch again (a global of a function, a closure cell, an
+argument, and attributes or items of those) becomes:
+
+- an *input* of the compiled program when it is an array, a NumPy scalar or a Python float
+  or complex (`ImplicitInput`): a changed value, or an array changed in place, is simply a new
+  argument on the next run;
+- a *guard* otherwise (`Guard`): ints, bools, strings, None and tuples of those by value;
+  functions, modules, classes and dtypes by identity. A re-run checks every guard before it
+  runs the program; one that fails is a cache miss whose reason names what changed
+  (`K (read by f): 2 → 5`).
+
+NumPy's error state is guarded too. Outside a trace the helpers only do what the code says.
+"""
+from __future__ import annotations
+
+import contextvars
+import os
+import sysconfig
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ..ir import ShapedArray
+from ..tracing import (SUPPORTED_DTYPES, Trace, Tracer, UnsupportedError, context_value,
+                       is_traced_value)
+
+# -- sources: how to fetch a value again ------------------------------------------------------
+
+
+class Missing:
+    """What a fetch gives when the value is no longer there."""
+
+    def __init__(self, error: Exception):
+        self.error = error
+
+    def __repr__(self) -> str:
+        return f"no longer there ({type(self.error).__name__})"
+
+
+FETCH_ERRORS = (AttributeError, LookupError, TypeError, ValueError)
+
+
+@dataclass(frozen=True, eq=False)
+class Source:
+    """A root (an argument leaf, a global, a closure cell, NumPy's error state) and the
+    attribute and item steps from it; `reader` names the function whose code read it."""
+    root: str                  # "arg", "global", "closure" or "errstate"
+    where: Any                 # leaf position, globals dict, cell, or None
+    name: str                  # how the user names the root: `cfg`, `K`
+    steps: tuple[tuple[str, Any], ...] = ()     # ("attr", name) or ("item", key)
+    reader: str = ""           # "f": shown as `K (read by f)`; "" for the cell's own inputs
+    fetch: Callable[[list], Any] = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "fetch", _fetcher(self.root, self.where, self.name, self.steps))
+
+    @property
+    def key(self) -> tuple:
+        return (self.root, id(self.where) if self.root != "arg" else self.where, self.name,
+                self.steps)
+
+    def then(self, kind: str, value) -> Source:
+        return Source(self.root, self.where, self.name, self.steps + ((kind, value),),
+                      self.reader)
+
+    def text(self, called: bool = False) -> str:
+        path = self.name + "".join(f".{v}" if k == "attr" else f"[{v!r}]" for k, v in self.steps)
+        if not self.reader:
+            return path
+        return f"{path} ({'called' if called else 'read'} by {self.reader})"
+
+    def get(self, leaves):
+        """The value now, or a `Missing`."""
+        try:
+            return self.fetch(leaves)
+        except FETCH_ERRORS as err:
+            return Missing(err)
+
+
+def _fetcher(root: str, where, name: str, steps) -> Callable[[list], Any]:
+    """A function of the call's argument leaves that fetches the value (closures, built once:
+    this runs on every re-run)."""
+    if root == "arg":
+        def fetch_root(leaves):
+            return leaves[where]
+    elif root == "global":
+        def fetch_root(leaves):
+            return where[name]
+    elif root == "closure":
+        def fetch_root(leaves):
+            return where.cell_contents
+    else:
+        def fetch_root(leaves):
+            return strict_error_modes()
+    if not steps:
+        return fetch_root
+    getters = tuple((getattr, v) if k == "attr" else (_getitem, v) for k, v in steps)
+
+    def fetch(leaves):
+        value = fetch_root(leaves)
+        for get, arg in getters:
+            value = get(value, arg)
+        return value
+    return fetch
+
+
+def _getitem(obj, key):
+    return obj[key]
+
+
+# -- what was read ----------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class Guard:
+    """A static value the trace read: `value` compares type and ==; `identity` compares `is`
+    (for a bound method, its function); `content` compares an array's dtype, shape and bytes
+    (a small integer or boolean array, which code uses as an index or mask)."""
+    source: Source
+    test: str                  # "value", "identity" or "content"
+    expected: Any
+
+    def holds(self, value) -> bool:
+        if self.test == "value":
+            return type(value) is type(self.expected) and bool(value == self.expected)
+        if self.test == "content":
+            dtype, shape, data = self.expected
+            return type(value) is np.ndarray and value.dtype == dtype and \
+                value.shape == shape and value.tobytes() == data
+        return getattr(value, "__func__", value) is self.expected
+
+    def change(self, value) -> str:
+        called = callable(self.expected) and not isinstance(self.expected, type)
+        what = self.source.text(called)
+        if self.source.root == "errstate":
+            return f"np.seterr: {_modes_text(self.expected)} → {_modes_text(value)}"
+        if isinstance(value, Missing):
+            return f"{what}: {value!r}"
+        if self.test == "content":
+            return f"{what}: its contents changed" if type(value) is np.ndarray and \
+                value.shape == self.expected[1] else f"{what}: a different array"
+        if self.test == "identity" and _same_name(getattr(value, "__func__", value),
+                                                  self.expected):
+            return f"{what}: redefined"
+        return f"{what}: {short_repr(self.expected)} → {short_repr(value)}"
+
+
+@dataclass(frozen=True, eq=False)
+class ImplicitInput:
+    """An array or float the trace read, made an input: `key` is its type (shape, dtype,
+    layout, kind); `same_as` the position of the argument or earlier implicit input that was
+    the very same array (-1: none)."""
+    source: Source
+    key: tuple
+    same_as: int = -1
+
+    def change(self, value) -> str:
+        what = self.source.text()
+        if isinstance(value, Missing):
+            return f"{what}: {value!r}"
+        new = value_key(value)
+        if new != self.key:
+            return f"{what}: {describe_key(self.key)} → {describe_key(new)}"
+        if self.same_as >= 0:
+            return f"{what}: no longer the same array as before"
+        return f"{what}: now the same array as another input"
+
+
+def short_repr(value) -> str:
+    """A value as a user would name it: `10`, `'abc'`, `module numpy`, `function f`."""
+    if isinstance(value, types.ModuleType):
+        return f"module {value.__name__}"
+    if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type)):
+        return f"{type(value).__name__} {getattr(value, '__qualname__', value)}"
+    if isinstance(value, np.ufunc):
+        return f"ufunc {value.__name__}"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _same_name(a, b) -> bool:
+    name = getattr(a, "__qualname__", None)
+    return name is not None and name == getattr(b, "__qualname__", None) and a is not b
+
+
+# -- the type of a traced value, cheaply ------------------------------------------------------
+
+def value_key(value) -> tuple | None:
+    """What the compiled program is specialised to for a traced value: (kind, shape, dtype,
+    strides when not C-contiguous); None for a value that is not traced."""
+    kind = type(value)
+    if kind is np.ndarray:
+        if value.dtype not in SUPPORTED_DTYPES:
+            return None
+        flags = value.flags
+        return ("array", value.shape, value.dtype, None if flags.c_contiguous else value.strides)
+    if kind is float or kind is complex:
+        return ("python", kind)
+    if isinstance(value, np.generic) and not isinstance(value, (np.str_, np.bytes_)):
+        return ("scalar", kind) if value.dtype in SUPPORTED_DTYPES else None
+    return None
+
+
+def describe_key(key) -> str:
+    if key is None:
+        return "a value that is not an array or float"
+    if key[0] == "array":
+        aval = ShapedArray(key[1], key[2])
+        return str(aval) + (f" (strides {key[3]})" if key[3] is not None else "")
+    if key[0] == "python":
+        return f"Python {key[1].__name__}"
+    return f"NumPy {key[1].__name__}"
+
+
+def key_aval(key) -> tuple[ShapedArray, str, tuple | None]:
+    """(aval, kind, strides) of a traced value's key."""
+    if key[0] == "array":
+        return ShapedArray(key[1], key[2]), "array", key[3]
+    if key[0] == "python":
+        return ShapedArray((), np.result_type(key[1]), True), "python", None
+    return ShapedArray((), np.dtype(key[1])), "scalar", None
+
+
+# -- the reads of one trace -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Reads:
+    """Everything a trace read from outside its arguments, in the order it read it. `check`
+    runs on every re-run: the implicit inputs' values, or None when something changed."""
+    items: tuple[Guard | ImplicitInput, ...] = ()
+    n_args: int = 0                         # argument leaves before the implicit inputs
+    arg_arrays: tuple[int, ...] = ()        # positions of the traced array arguments
+
+    @property
+    def inputs(self) -> tuple[ImplicitInput, ...]:
+        return tuple(r for r in self.items if isinstance(r, ImplicitInput))
+
+    @property
+    def guards(self) -> tuple[Guard, ...]:
+        return tuple(r for r in self.items if isinstance(r, Guard))
+
+    def check(self, leaves) -> list | None:
+        extra: list = []
+        for read in self.items:
+            try:
+                value = read.source.fetch(leaves)
+            except FETCH_ERRORS:
+                return None
+            if type(read) is Guard:
+                if not read.holds(value):
+                    return None
+            elif not self._input_fits(read, value, leaves, extra):
+                return None
+            else:
+                extra.append(value)
+        return extra
+
+    def _input_fits(self, read: ImplicitInput, value, leaves, extra) -> bool:
+        if value_key(value) != read.key:
+            return False
+        if read.same_as >= 0:
+            target = leaves[read.same_as] if read.same_as < self.n_args else \
+                extra[read.same_as - self.n_args]
+            return value is target
+        if read.key[0] != "array":
+            return True
+        return not any(value is leaves[p] for p in self.arg_arrays) and \
+            not any(value is e for e in extra)
+
+    def explain(self, leaves) -> str:
+        """What changed, in the user's words (the first read that no longer holds)."""
+        extra: list = []
+        for read in self.items:
+            value = read.source.get(leaves)
+            if type(read) is Guard:
+                if isinstance(value, Missing) or not read.holds(value):
+                    return read.change(value)
+            elif isinstance(value, Missing) or not self._input_fits(read, value, leaves, extra):
+                return read.change(value)
+            else:
+                extra.append(value)
+        return ""
+
+    def describe(self) -> str:
+        """`cfg.scale: f64[] (input); K (read by f) == 2`."""
+        parts = []
+        for read in self.items:
+            if isinstance(read, ImplicitInput):
+                parts.append(f"{read.source.text()}: {describe_key(read.key)} (input)")
+            elif read.source.root != "errstate":
+                op = {"value": "==", "content": "holds"}.get(read.test, "is")
+                parts.append(f"{read.source.text()} {op} {short_repr(read.expected)}")
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class FunctionInfo:
+    """What converted code needs to know about the function it came from: who it is (for
+    messages), its globals, and its closure cells by name."""
+    label: str
+    globals: dict
+    cells: dict[str, Any]
+
+
+class Recorder:
+    """The reads of one trace. Arrays and floats become inputs of `trace` (the outermost
+    trace, also when read inside a loop body); the rest become guards."""
+
+    def __init__(self, trace: Trace, arg_leaves: list, arg_tracers: dict[int, Tracer],
+                 arg_names: list[str]):
+        self.trace = trace
+        self.n_args = len(arg_leaves)
+        self.items: list[Guard | ImplicitInput] = []
+        self.input_tracers: list[Tracer] = []
+        self.input_values: list = []
+        self._by_source: dict[tuple, Any] = {}
+        self._by_array: dict[int, tuple[int, Tracer]] = {
+            id(arg_leaves[i]): (i, t) for i, t in arg_tracers.items()
+            if isinstance(arg_leaves[i], np.ndarray)}
+        self._arg_arrays = tuple(i for i, _ in self._by_array.values())
+        self._sources: dict[int, tuple[Any, Source]] = {}
+        for i, (name, value) in enumerate(zip(arg_names, arg_leaves, strict=True)):
+            if i not in arg_tracers and _has_attributes(value):
+                self._sources[id(value)] = (value, Source("arg", i, name))
+        self.guard(Source("errstate", None, "NumPy's error state"), "value",
+                   strict_error_modes())
+
+    def finish(self) -> Reads:
+        return Reads(tuple(self.items), self.n_args, self._arg_arrays)
+
+    # recording -----------------------------------------------------------------------------
+    def guard(self, source: Source, test: str, expected) -> None:
+        key = source.key
+        if key not in self._by_source:
+            self._by_source[key] = expected
+            self.items.append(Guard(source, test, expected))
+
+    def source_of(self, obj) -> Source | None:
+        found = self._sources.get(id(obj))
+        return found[1] if found is not None and found[0] is obj else None
+
+    def read(self, value, source: Source):
+        """The value the code should see for a value read through `source`."""
+        if isinstance(value, Tracer):
+            return value
+        known = self._by_source.get(source.key)
+        if isinstance(known, Tracer):
+            return known
+        if _is_small_index(value):
+            self.guard(source, "content", (value.dtype, value.shape, value.tobytes()))
+            return value
+        if is_traced_value(value) and value_key(value) is not None:
+            return self._input(value, source)
+        if type(value) is tuple:
+            return tuple(self.read(v, source.then("item", i)) for i, v in enumerate(value))
+        test = _guard_test(value)
+        if test is not None:
+            self.guard(source, test, getattr(value, "__func__", value) if test == "identity"
+                       else value)
+        if _has_attributes(value):
+            self._sources.setdefault(id(value), (value, source))
+        return value
+
+    def _input(self, value, source: Source) -> Tracer:
+        key = value_key(value)
+        same = self._by_array.get(id(value)) if key[0] == "array" else None
+        if same is not None:
+            position, tracer = same
+        else:
+            aval, kind, strides = key_aval(key)
+            tracer = self.trace.new_input(aval, kind, strides)
+            position = -1
+            if key[0] == "array":
+                self._by_array[id(value)] = (self.n_args + len(self.input_values), tracer)
+        self.items.append(ImplicitInput(source, key, position))
+        self._by_source[source.key] = tracer
+        self.input_tracers.append(tracer)
+        self.input_values.append(value)
+        return tracer
+
+
+SMALL_INDEX = 4096     # elements: integer and boolean arrays up to this size are guarded
+
+
+def _is_small_index(value) -> bool:
+    """An integer or boolean array small enough to compare on every re-run: it stays static
+    (code uses such arrays as indices and masks, which must be known to trace)."""
+    return type(value) is np.ndarray and value.dtype.kind in "biu" and \
+        value.size <= SMALL_INDEX
+
+
+def _guard_test(value) -> str | None:
+    """How to guard a static value: by "value", by "identity", or not at all (None: an
+    object whose attributes are guarded one by one as they are read)."""
+    if value is None or value is Ellipsis or isinstance(value, (bool, int, str, bytes, np.dtype)):
+        return "value"
+    if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                          types.ModuleType, type, np.ufunc)) or callable(value) and \
+            not _has_attributes(value):
+        return "identity"
+    if isinstance(value, np.ndarray):
+        return "identity"             # a dtype psc_jit does not trace: it will not compile
+    return None
+
+
+def _has_attributes(value) -> bool:
+    """An object whose attributes or items the code may read (and we then follow)."""
+    if isinstance(value, (Tracer, np.ndarray, np.generic, bool, int, float, complex, str,
+                          bytes, type(None), types.FunctionType, types.BuiltinFunctionType,
+                          types.MethodType, type, np.ufunc, np.dtype)):
+        return False
+    if isinstance(value, types.ModuleType):
+        return is_user_file(getattr(value, "__file__", None) or "")
+    return True
+
+
+_recorder: contextvars.ContextVar[Recorder | None] = contextvars.ContextVar(
+    "psc_jit_reads", default=None)
+
+
+def recording_active() -> bool:
+    return _recorder.get() is not None
+
+
+def recording(recorder: Recorder):
+    return context_value(_recorder, recorder)
+
+
+def strict_error_modes() -> tuple[tuple[str, str], ...]:
+    """The floating-point errors NumPy's error state asks to raise on (or call a function
+    for): `(('divide', 'raise'),)`. Compiled code returns inf and nan instead, so that state
+    is what a compiled program assumes (warnings and ignoring give the same values)."""
+    return tuple((k, v) for k, v in np.geterr().items() if v in ("raise", "call"))
+
+
+def _modes_text(modes) -> str:
+    if isinstance(modes, Missing):
+        return repr(modes)
+    return ", ".join(f"{k}={v!r}" for k, v in modes) or "no errors raised"
+
+
+def check_error_state() -> None:
+    """Compiled code computes inf and nan where NumPy would raise: refuse to trace while
+    NumPy's error state asks to raise (or call a function)."""
+    strict = strict_error_modes()
+    if strict:
+        raise UnsupportedError(
+            f"NumPy's error state asks to {strict[0][1]} on floating-point errors "
+            f"(np.seterr({_modes_text(strict)})), and compiled code does not check for them",
+            None, "run it without psc_jit, or reset it with np.seterr("
+            + ", ".join(f"{k}='warn'" for k, _ in strict) + ")")
+
+
+# -- the helpers converted code calls ---------------------------------------------------------
+
+def load(value, info: FunctionInfo, name: str):
+    """`NAME`, a global or closure variable of the converted function `info`."""
+    recorder = _recorder.get()
+    if recorder is None or isinstance(value, Tracer):
+        return value
+    if name in info.cells:
+        source = Source("closure", info.cells[name], name, reader=info.label)
+    elif name in info.globals:
+        source = Source("global", info.globals, name, reader=info.label)
+    else:
+        return value                  # a builtin
+    return recorder.read(value, source)
+
+
+def attr(obj, name: str):
+    """`obj.name`."""
+    value = getattr(obj, name)
+    recorder = _recorder.get()
+    if recorder is None or isinstance(obj, Tracer) or isinstance(value, Tracer):
+        return value
+    source = recorder.source_of(obj)
+    return value if source is None else recorder.read(value, source.then("attr", name))
+
+
+def item(obj, key):
+    """`obj[key]` (a read)."""
+    value = obj[key]
+    recorder = _recorder.get()
+    if recorder is None or isinstance(obj, (Tracer, np.ndarray)) or isinstance(value, Tracer) \
+            or not isinstance(key, (int, str, bytes, tuple)) or isinstance(key, bool):
+        return value
+    source = recorder.source_of(obj)
+    return value if source is None else recorder.read(value, source.then("item", key))
+
+
+# -- user code --------------------------------------------------------------------------------
+
+def _library_dirs() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    dirs = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    dirs.add(os.path.dirname(np.__file__))
+    dirs.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # psc_jit's core
+    dirs.add(os.path.dirname(os.__file__))
+    return tuple(sorted(os.path.abspath(d) + os.sep for d in dirs))
+
+
+_LIBRARY_DIRS = _library_dirs()
+_user_files: dict[str, bool] = {}
+
+
+def is_user_file(filename: str) -> bool:
+    """Code of the user's own (a notebook cell, a script, a module of theirs), not of the
+    standard library, an installed package, NumPy or psc_jit."""
+    known = _user_files.get(filename)
+    if known is None:
+        path = os.path.abspath(filename) if filename and not filename.startswith("<") else ""
+        known = bool(filename) and not filename.startswith("<frozen") and not (
+            path.startswith(_LIBRARY_DIRS) or "site-packages" in path
+            or "dist-packages" in path)
+        _user_files[filename] = known
+    return known
+
+
+def is_user_function(fn) -> bool:
+    return isinstance(fn, types.FunctionType) and not getattr(fn, "__psc_converted__", False) \
+        and is_user_file(fn.__code__.co_filename)
+
