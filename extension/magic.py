@@ -2,6 +2,8 @@
 call the runner, display the view."""
 from __future__ import annotations
 
+import functools
+
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
@@ -43,10 +45,7 @@ class PscJitMagics(Magics):
         strings, None, modules and functions are static (part of the cache key). A cell
         that cannot be compiled runs as plain Python and the report says why, at which line.
         """
-        args = parse_argstring(self.psc_jit, line)
-        options = Options(static=_names(args.static), traced=_names(args.traced),
-                          compare=args.compare, strict=args.strict, quiet=args.quiet,
-                          name=args.name)
+        options = self._options(line)
         from .display import progress_display, show_report
         with progress_display(enabled=not options.quiet) as progress:
             report, value = self.runner.run(cell, options, cell_id=self._cell_id(),
@@ -54,6 +53,14 @@ class PscJitMagics(Magics):
         if not options.quiet:
             show_report(report, progress)
         return value
+
+    @functools.lru_cache(maxsize=256)       # noqa: B019 (one magics object per shell)
+    def _options(self, line: str) -> Options:
+        """The options of a magic line (parsed once per distinct line: re-runs skip it)."""
+        args = parse_argstring(self.psc_jit, line)
+        return Options(static=_names(args.static), traced=_names(args.traced),
+                       compare=args.compare, strict=args.strict, quiet=args.quiet,
+                       name=args.name)
 
     def _cell_id(self) -> str | None:
         kernel = getattr(self.shell, "kernel", None)

@@ -39,8 +39,11 @@ class TracedLeaf:
 
 @dataclass(frozen=True)
 class StaticLeaf:
+    """A static argument leaf: its value is part of the key, and so is its type (True == 1
+    and 1 == 1.0 in Python, but code may treat them differently)."""
     path: str
     value: Hashable
+    kind: type | None = None
 
     def describe(self) -> str:
         return f"{short_repr(self.value)} (static)"
@@ -174,10 +177,15 @@ class TraceCache(_Observable):
         return found
 
     def record_hit(self, record: CacheRecord) -> None:
+        """Count a hit. Hits are told to subscribers but not kept in the event history (they
+        are counted per record), so that re-runs never push a miss's reason out of it."""
         record.hits += 1
         self.hits += 1
         self._lru.move_to_end(record)
-        self._publish(CacheEvent("trace", "hit", record.owner))
+        if self._subscribers:
+            event = CacheEvent("trace", "hit", record.owner)
+            for callback in self._subscribers:
+                callback(event)
 
     def miss_reason(self, owner_key: Hashable, signature: Signature, first: str,
                     reader: str = "") -> str:

@@ -24,7 +24,7 @@ from ..ir import Graph
 from ..lowering import lower
 from ..numpy import check_outputs, verify_checks
 from ..tracing import Trace, Tracer, UnsupportedError, tracing
-from ..tree_util import flatten_with_paths, unflatten
+from ..tree_util import LEAF, flatten_with_paths, unflatten
 from . import xla
 from .cache import EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, executable_key
 from .kernels import parse_optimized_hlo
@@ -269,22 +269,45 @@ class Compiled:
     def run(self, leaves: Sequence):
         """Execute with the call's leaves (argument leaves, then implicit inputs); write
         mutated inputs back; rebuild outputs."""
-        result = self.lowered.traced.result
-        inputs = [leaves[i] if dtype is None else np.asarray(leaves[i], dtype)
-                  for i, dtype in result.inputs]
-        outputs = self.executable.execute(inputs + self._consts)
+        result = self._result
+        if self._arrays_only:
+            inputs = [leaves[i] for i in self._positions]
+        else:
+            inputs = [leaves[i] if dtype is None else np.asarray(leaves[i], dtype)
+                      for i, dtype in result.inputs]
+        outputs = self.executable.execute(inputs + self._consts if self._consts else inputs)
         if result.checks:
             verify_checks(result.checks, outputs[result.check_index],
                           outputs[result.check_index + 1])
         if result.mutated:
             _write_back(result.mutated, leaves, outputs)
+        if self._one_output is not None:
+            return _rebuild(self._one_output, outputs, leaves, {})
         bases: dict[int, np.ndarray] = {}
         return unflatten(result.out_structure,
                          [_rebuild(o, outputs, leaves, bases) for o in result.out_specs])
 
     @functools.cached_property
+    def _result(self) -> TraceResult:
+        return self.lowered.traced.result
+
+    @functools.cached_property
     def _consts(self) -> list[np.ndarray]:
         return list(self.lowered.consts)
+
+    @functools.cached_property
+    def _positions(self) -> list[int]:
+        return [i for i, _ in self._result.inputs]
+
+    @functools.cached_property
+    def _arrays_only(self) -> bool:
+        return all(dtype is None for _, dtype in self._result.inputs)
+
+    @functools.cached_property
+    def _one_output(self) -> OutSpec | None:
+        """The output spec when the result is a single leaf (no tree to rebuild)."""
+        result = self._result
+        return result.out_specs[0] if result.out_structure is LEAF else None
 
     def __call__(self, *args, **kwargs):
         traced = self.lowered.traced

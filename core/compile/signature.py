@@ -29,7 +29,7 @@ def leaf_spec(path: str, value, force: str | None = None):
         if isinstance(value, (bool, int, float, complex)):
             return TracedLeaf(path, ShapedArray((), np.result_type(value), True), "python")
         raise TypeError(f"{path}: a {type(value).__name__} cannot be traced")
-    return StaticLeaf(path, static_key(path, value))
+    return StaticLeaf(path, static_key(path, value), type(value))
 
 
 def static_key(path: str, value) -> Hashable:

@@ -19,6 +19,7 @@ NumPy's error state is guarded too. Outside a trace the helpers only do what the
 from __future__ import annotations
 
 import contextvars
+import functools
 import os
 import sysconfig
 import types
@@ -125,15 +126,10 @@ class Guard:
     source: Source
     test: str                  # "value", "identity" or "content"
     expected: Any
+    holds: Callable[[Any], bool] = field(default=None, compare=False, repr=False)
 
-    def holds(self, value) -> bool:
-        if self.test == "value":
-            return type(value) is type(self.expected) and bool(value == self.expected)
-        if self.test == "content":
-            dtype, shape, data = self.expected
-            return type(value) is np.ndarray and value.dtype == dtype and \
-                value.shape == shape and value.tobytes() == data
-        return getattr(value, "__func__", value) is self.expected
+    def __post_init__(self):
+        object.__setattr__(self, "holds", _holds(self.test, self.expected))
 
     def change(self, value) -> str:
         called = callable(self.expected) and not isinstance(self.expected, type)
@@ -170,6 +166,18 @@ class ImplicitInput:
         if self.same_as >= 0:
             return f"{what}: no longer the same array as before"
         return f"{what}: now the same array as another input"
+
+
+def _holds(test: str, expected) -> Callable[[Any], bool]:
+    """Whether a value fetched on a re-run still passes a guard (built once per guard)."""
+    if test == "value":
+        kind = type(expected)
+        return lambda value: type(value) is kind and bool(value == expected)
+    if test == "content":
+        dtype, shape, data = expected
+        return lambda value: type(value) is np.ndarray and value.dtype == dtype and \
+            value.shape == shape and value.tobytes() == data
+    return lambda value: getattr(value, "__func__", value) is expected
 
 
 def short_repr(value) -> str:
@@ -246,20 +254,27 @@ class Reads:
         return tuple(r for r in self.items if isinstance(r, Guard))
 
     def check(self, leaves) -> list | None:
+        """The implicit inputs' values for a call with these argument leaves, or None when
+        a guard fails or an implicit input's type changed (this runs on every re-run)."""
         extra: list = []
-        for read in self.items:
+        for fetch, holds, read in self._plan:
             try:
-                value = read.source.fetch(leaves)
+                value = fetch(leaves)
             except FETCH_ERRORS:
                 return None
-            if type(read) is Guard:
-                if not read.holds(value):
+            if holds is not None:
+                if not holds(value):
                     return None
-            elif not self._input_fits(read, value, leaves, extra):
-                return None
-            else:
+            elif self._input_fits(read, value, leaves, extra):
                 extra.append(value)
+            else:
+                return None
         return extra
+
+    @functools.cached_property
+    def _plan(self) -> tuple:
+        return tuple((r.source.fetch, r.holds if isinstance(r, Guard) else None, r)
+                     for r in self.items)
 
     def _input_fits(self, read: ImplicitInput, value, leaves, extra) -> bool:
         if value_key(value) != read.key:
@@ -435,8 +450,22 @@ def recording(recorder: Recorder):
 def strict_error_modes() -> tuple[tuple[str, str], ...]:
     """The floating-point errors NumPy's error state asks to raise on (or call a function
     for): `(('divide', 'raise'),)`. Compiled code returns inf and nan instead, so that state
-    is what a compiled program assumes (warnings and ignoring give the same values)."""
-    return tuple((k, v) for k, v in np.geterr().items() if v in ("raise", "call"))
+    is what a compiled program assumes (warnings and ignoring give the same values).
+    Checked on every re-run: NumPy replaces its error-state object whenever the state
+    changes (np.seterr, np.errstate), so the answer is kept for the object last seen."""
+    state = _ERROR_STATE.get() if _ERROR_STATE is not None else None
+    seen = _last_error_state
+    if state is not None and seen[0] is state:
+        return seen[1]
+    modes = tuple((k, v) for k, v in np.geterr().items() if v in ("raise", "call"))
+    seen[:] = [state, modes]
+    return modes
+
+
+# NumPy's own context variable for its error state (np.geterr() reads it; about 1 µs).
+_ERROR_STATE = getattr(getattr(getattr(np, "_core", None), "_ufunc_config", None),
+                       "_extobj_contextvar", None)
+_last_error_state: list = [None, ()]
 
 
 def _modes_text(modes) -> str:
