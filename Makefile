@@ -39,7 +39,7 @@ define apt_install
 	fi
 endef
 
-# Graphviz's `dot` draws the graph views; everything else works without it.
+# Graphviz's `dot` draws the Explorer's graphs; everything else works without it.
 graphviz:
 	$(call apt_install,dot,graphviz,it draws the graph views; without it they say how to get it)
 

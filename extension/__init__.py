@@ -27,12 +27,12 @@ def load_ipython_extension(ipython) -> None:
 
 
 def _report_html(report) -> str:
-    from .widgets.render import report_html
+    from .widgets import report_html
     return report_html(report)
 
 
 def _report_text(report, printer, cycle) -> None:
-    from .widgets.render import report_text
+    from .widgets import report_text
     printer.text(report_text(report))
 
 

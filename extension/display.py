@@ -23,7 +23,7 @@ class ProgressDisplay:
     its place. Calling it with a stage name moves the bar (the runner's `progress`)."""
 
     def __init__(self, stages):
-        from .widgets.view import ProgressView
+        from .widgets import ProgressView
         self.view = ProgressView(stages)
         self.handle = display(self.view.widget, display_id=True)
 
@@ -55,10 +55,10 @@ def progress_display(enabled: bool = True) -> Iterator[ProgressDisplay | None]:
 
 def report_bundle(report: RunReport, with_widget: bool) -> dict:
     """text/plain and text/html for any front end, plus the widget where one can show it."""
-    from .widgets.render import report_html, report_text
+    from .widgets import report_html, report_text
     bundle = {"text/plain": report_text(report), "text/html": report_html(report)}
     if with_widget:
-        from .widgets.view import RunView
+        from .widgets import RunView
         bundle.update(RunView(report).widget._repr_mimebundle_())
         bundle["text/plain"] = report_text(report)
     return bundle
@@ -81,22 +81,22 @@ def _cache_counts() -> dict[str, int]:
 def cache_overview() -> str:
     """Every cache entry of the session, with hits, compile time and size; every miss with
     its reason; every eviction (HTML)."""
-    from .widgets.render import cache_overview_html
+    from .widgets import cache_overview_html
     return cache_overview_html(TRACE_CACHE.records(), TRACE_CACHE.events, _cache_counts())
 
 
 def cache_overview_bundle() -> dict:
-    from .widgets.render import cache_overview_text
+    from .widgets import cache_overview_text
     text = cache_overview_text(TRACE_CACHE.records(), TRACE_CACHE.events, _cache_counts())
     return {"text/plain": text, "text/html": cache_overview()}
 
 
 def timings_overview(reports: list[RunReport]) -> str:
     """One table and chart comparing every timed cell (HTML)."""
-    from .widgets.render import timings_overview_html
+    from .widgets import timings_overview_html
     return timings_overview_html(reports)
 
 
 def timings_overview_bundle(reports: list[RunReport]) -> dict:
-    from .widgets.render import timings_overview_text
+    from .widgets import timings_overview_text
     return {"text/plain": timings_overview_text(reports), "text/html": timings_overview(reports)}

@@ -2,12 +2,16 @@
 call the runner, display the view."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
+from IPython.core.error import UsageError
+
+from .config import PscJit
 from .core import EXECUTABLE_CACHE, TRACE_CACHE
 from .runner import CellRunner, Options
 
@@ -16,11 +20,22 @@ def _names(values) -> frozenset[str]:
     return frozenset(n.strip() for v in values or () for n in v.split(",") if n.strip())
 
 
+def _settings(shell) -> PscJit:
+    """The shell's PscJit settings (`%config PscJit`), made and registered once per shell."""
+    for configurable in shell.configurables:
+        if isinstance(configurable, PscJit):
+            return configurable
+    settings = PscJit(parent=shell)
+    shell.configurables.append(settings)
+    return settings
+
+
 @magics_class
 class PscJitMagics(Magics):
     def __init__(self, shell):
         super().__init__(shell)
         self.runner = CellRunner(shell.user_ns)
+        self.settings = _settings(shell)
 
     @magic_arguments()
     @argument("--static", action="append", metavar="NAMES",
@@ -45,7 +60,8 @@ class PscJitMagics(Magics):
         strings, None, modules and functions are static (part of the cache key). A cell
         that cannot be compiled runs as plain Python and the report says why, at which line.
         """
-        options = self._options(line)
+        options = dataclasses.replace(self._options(line),
+                                      budget=self.settings.timing_budget)
         from .display import progress_display, show_report
         with progress_display(enabled=not options.quiet) as progress:
             report, value = self.runner.run(cell, options, cell_id=self._cell_id(),
@@ -58,9 +74,12 @@ class PscJitMagics(Magics):
     def _options(self, line: str) -> Options:
         """The options of a magic line (parsed once per distinct line: re-runs skip it)."""
         args = parse_argstring(self.psc_jit, line)
-        return Options(static=_names(args.static), traced=_names(args.traced),
-                       compare=args.compare, strict=args.strict, quiet=args.quiet,
-                       name=args.name)
+        static, traced = _names(args.static), _names(args.traced)
+        if static & traced:
+            raise UsageError(f"{', '.join(sorted(static & traced))}: a name is either --static "
+                             "or --traced, not both")
+        return Options(static=static, traced=traced, compare=args.compare,
+                       strict=args.strict, quiet=args.quiet, name=args.name)
 
     def _cell_id(self) -> str | None:
         kernel = getattr(self.shell, "kernel", None)

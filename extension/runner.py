@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import io
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -17,6 +18,8 @@ from .core import (TRACE_CACHE, CallSpec, CellAnalysis, Compiled, Fallback, Jitt
                    LoweringError, RunReport, Timings, TraceError, UnsupportedError, XlaError,
                    analyze_cell, cell_function, largest_difference, parse_cell, time_runs)
 
+
+log = logging.getLogger("psc_jit")
 
 # What a run's `progress` callback is told, in order (a cache hit only runs).
 PROGRESS_STAGES = ("trace, lower, compile", "run", "time plain Python", "time compiled")
@@ -51,7 +54,7 @@ class Options:
     strict: bool = False
     quiet: bool = False
     name: str | None = None
-    budget: float = 1.0                # seconds per side for the timing comparison
+    budget: float = 1.0                # seconds per side for the timing comparison (PscJit)
 
 
 @dataclass
@@ -219,6 +222,7 @@ class CellRunner:
     # -- the plain path ------------------------------------------------------------------------
     def _fallback(self, report, analysis, reason: str, options):
         report.fallback_reason = reason
+        log.info("%s runs as plain Python: %s", report.name, reason)
         if options.strict:
             raise PscJitError(f"{report.name} was not compiled: {reason}")
         self._progress("run")

@@ -14,8 +14,11 @@ import html
 
 import ipywidgets
 
-from . import render
+from .digraph import HIGHLIGHT_FILL
+from .graphs import fused_dot, fused_html, graph_html, ir_dot, too_big_to_draw
 from .selection import Highlight, for_kernel, for_line, for_query, kernel_choices, line_choices
+from .source import kernel_table_html, source_html
+from .svg import svg_or_hint
 
 __all__ = ["Explorer"]
 
@@ -174,8 +177,8 @@ class Explorer:
     def refresh_lists(self) -> None:
         self.kernel_table.value = (
             "<b>Every kernel</b>: kind, fused ops, shapes, estimated bytes and flops, lines"
-            + render.kernel_table_html(self.report, self.sort_by.value, self.highlight.kernels))
-        self.source.value = render.source_html(self.report, self.highlight.lines)
+            + kernel_table_html(self.report, self.sort_by.value, self.highlight.kernels))
+        self.source.value = source_html(self.report, self.highlight.lines)
 
     def refresh_graphs(self) -> None:
         view = self.view.value
@@ -200,28 +203,28 @@ class Explorer:
     def _ir_svg(self) -> str:
         report = self.report
         if report.graph is None:
-            return render.graph_html(report)
-        if render.too_big_to_draw(report) and not self.collapse_loops.value:
-            return render.graph_html(report)
-        dot = render.ir_dot(report, self.highlight.labels, self.collapse_loops.value)
-        return _count(f"{report.n_primitives} primitives") + render.svg_or_hint(dot, self._zoom())
+            return graph_html(report)
+        if too_big_to_draw(report) and not self.collapse_loops.value:
+            return graph_html(report)
+        dot = ir_dot(report, self.highlight.labels, self.collapse_loops.value)
+        return _count(f"{report.n_primitives} primitives") + svg_or_hint(dot, self._zoom())
 
     def _fused_svg(self) -> str:
         report = self.report
         if report.kernels is None:
-            return render.fused_html(report)
-        if render.too_big_to_draw(report) and not self.collapse_kernels.value:
+            return fused_html(report)
+        if too_big_to_draw(report) and not self.collapse_kernels.value:
             return _count("Too many equations to draw each one; tick 'collapse kernels'.")
-        dot = render.fused_dot(report, self.highlight.kernels, self.highlight.labels,
-                               self.collapse_kernels.value)
-        return _count(f"{report.n_kernels} kernels") + render.svg_or_hint(dot, self._zoom())
+        dot = fused_dot(report, self.highlight.kernels, self.highlight.labels,
+                        self.collapse_kernels.value)
+        return _count(f"{report.n_kernels} kernels") + svg_or_hint(dot, self._zoom())
 
     def _status_html(self) -> str:
         if not self.highlight and not self.highlight.text:
             return ('<span style="color:#666">Choose a kernel or a line below, or search, to '
                     "highlight what belongs together. Hover a node for its shape, dtype and "
                     "line.</span>")
-        return (f'<span style="background:{render.HIGHLIGHT_FILL}; padding:1px 6px">'
+        return (f'<span style="background:{HIGHLIGHT_FILL}; padding:1px 6px">'
                 f"{html.escape(self.highlight.describe())}</span>")
 
 

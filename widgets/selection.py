@@ -11,7 +11,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .render import fmt_bytes, fmt_count, kernel_labels, kernels_by_cost
+from .kernel_dot import kernel_labels
+from .source import kernels_by_cost
+from .units import fmt_bytes, fmt_count
 
 __all__ = ["Highlight", "for_kernel", "for_line", "for_query", "kernel_choices", "line_choices"]
 

@@ -1,9 +1,10 @@
 """The widget of one `%%psc_jit` run: a stock `ipywidgets.Tab`, and a progress bar shown while
 the run works.
 
-Tabs: Summary, Explorer (the graphs before and after fusion side by side, cross-highlighted
-with the kernels and the cell's lines; `explorer.py`), Cache, Timing, Text. Every tab but the
-explorer is one `HTML` child holding a pure renderer's string (`render.py`). Where the
+Tabs (`report.TABS`, the same list the HTML report stacks): Summary, Explorer (the graphs
+before and after fusion side by side, cross-highlighted with the kernels and the cell's lines;
+`explorer.py`), Cache, Timing, Text. Every tab but the explorer is one `HTML` child holding
+its pure renderers' string (`summary.py`, ...). Where the
 Graphviz `dot` program is missing, the graph panes say how to install it and everything else
 still works. `mimebundle` is the same report for front ends without widgets (terminal
 IPython, nbconvert): plain text and every section stacked as HTML.
@@ -15,25 +16,21 @@ from typing import Sequence
 import ipywidgets
 
 from .explorer import Explorer
-from .render import (cache_html, report_sections, report_text, sections_html, summary_html,
-                     text_html, timing_html)
+from .report import EXPLORER, TAB_TITLES, TABS, report_html
+from .summary import report_text
 
-__all__ = ["RunView", "ProgressView", "mimebundle", "WIDGET_TABS"]
-
-WIDGET_TABS = ("Summary", "Explorer", "Cache", "Timing", "Text")
+__all__ = ["RunView", "ProgressView", "mimebundle"]
 
 
 class RunView:
-    """The tabs of one run: Summary, Explorer, Cache, Timing, Text (`.widget`, a Tab)."""
+    """The tabs of one run, one per entry of `report.TABS` (`.widget`, a Tab)."""
 
     def __init__(self, report):
         self.report = report
         self.explorer = Explorer(report)
-        pages = {"Summary": summary_html(report), "Cache": cache_html(report),
-                 "Timing": timing_html(report), "Text": text_html(report)}
-        children = [self.explorer.widget if title == "Explorer" else _html(pages[title], title)
-                    for title in WIDGET_TABS]
-        self.widget = ipywidgets.Tab(children=children, titles=WIDGET_TABS)
+        children = [self.explorer.widget if tab.title == EXPLORER
+                    else _html(tab.html(report), tab.title) for tab in TABS]
+        self.widget = ipywidgets.Tab(children=children, titles=TAB_TITLES)
         self.widget.add_class("psc-run")
 
     @property
@@ -42,7 +39,7 @@ class RunView:
 
     def html(self) -> str:
         """Every section stacked, for front ends that do not show widgets."""
-        return sections_html(report_sections(self.report))
+        return report_html(self.report)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         """The widget where the front end has a widget manager, text/HTML elsewhere."""
@@ -83,4 +80,4 @@ class ProgressView:
 
 def mimebundle(report) -> dict[str, str]:
     """{'text/plain': the terminal summary, 'text/html': all the tabs stacked}."""
-    return {"text/plain": report_text(report), "text/html": sections_html(report_sections(report))}
+    return {"text/plain": report_text(report), "text/html": report_html(report)}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import logging
 import time
 import types
 from collections import OrderedDict, deque
@@ -21,6 +22,8 @@ from typing import Any, Callable, Hashable
 
 from ..control.reads import short_repr
 from ..ir import ShapedArray
+
+log = logging.getLogger("psc_jit")
 
 
 @dataclass(frozen=True)
@@ -194,6 +197,7 @@ class TraceCache(_Observable):
 
     def record_miss(self, owner: str, reason: str) -> None:
         self.misses += 1
+        log.info("cache miss for %s: %s", owner, reason)
         self._publish(CacheEvent("trace", "miss", owner, reason))
 
     def insert(self, owner_key: Hashable, owner: str, signature: Signature, entry,
@@ -210,6 +214,11 @@ class TraceCache(_Observable):
         while len(self._lru) > self.maxsize:
             self._evict(next(iter(self._lru)))
         return record
+
+    def resize(self, maxsize: int) -> None:
+        self.maxsize = maxsize
+        while len(self._lru) > self.maxsize:
+            self._evict(next(iter(self._lru)))
 
     def _evict(self, record: CacheRecord) -> None:
         owner_key, signature = self._lru.pop(record)
@@ -268,11 +277,18 @@ class ExecutableCache(_Observable):
         self._publish(CacheEvent("executable", "miss", owner, key[:12]))
         executable = compile_fn()
         self._executables[key] = executable
+        self._evict(owner)
+        return executable, False
+
+    def resize(self, maxsize: int) -> None:
+        self.maxsize = maxsize
+        self._evict("*")
+
+    def _evict(self, owner: str) -> None:
         while len(self._executables) > self.maxsize:
             old_key, _ = self._executables.popitem(last=False)
             self.evictions += 1
             self._publish(CacheEvent("executable", "evict", owner, old_key[:12]))
-        return executable, False
 
     def clear(self) -> None:
         """Drop every executable and start counting anew."""

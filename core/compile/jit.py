@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Sequence
@@ -29,6 +30,9 @@ from . import xla
 from .cache import EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, executable_key
 from .kernels import parse_optimized_hlo
 from .signature import CallSpec, call_spec, fast_key, overlapping_inputs
+
+log = logging.getLogger("psc_jit")
+
 
 # -- tracing ----------------------------------------------------------------------------------
 
@@ -517,6 +521,9 @@ class Jitted:
         compiled = self.traced_for(spec).lower().compile()
         record = TRACE_CACHE.insert(self.owner_key, self.name, spec.signature, compiled,
                                     compiled.reads.describe())
+        log.info("compiled %s for (%s): %s", self.name, record.signature_text,
+                 ", ".join(f"{stage} {seconds * 1e3:.1f} ms"
+                           for stage, seconds in compiled.timings.items()))
         return record, reason
 
     def remember_fallback(self, spec: CallSpec, reason: str) -> CacheRecord:

@@ -109,12 +109,29 @@ def function_source(fun) -> ast.Module | None:
         return None
     ast.increment_lineno(tree, start - 1)
     if fun.__name__ == "<lambda>":
-        return _lambda_module(tree, fun.__code__)
-    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef) or \
-            tree.body[0].name != fun.__name__:
+        module = _lambda_module(tree, fun.__code__)
+    elif len(tree.body) == 1 and isinstance(tree.body[0], ast.FunctionDef) and \
+            tree.body[0].name == fun.__name__:
+        module = tree
+    else:
         return None
-    tree.body[0].decorator_list = []
-    return tree
+    if module is not None:
+        _signature_only(module.body[0])
+    return module
+
+
+def _signature_only(fn: ast.FunctionDef) -> None:
+    """Drop what a `def` evaluates where it stands (decorators, defaults, annotations): the
+    converted function takes fun's own defaults, and those expressions may name variables
+    of a scope the recompiled code does not have."""
+    fn.decorator_list = []
+    fn.returns = None
+    args = fn.args
+    args.defaults = []
+    args.kw_defaults = [None] * len(args.kwonlyargs)
+    for arg in args.posonlyargs + args.args + args.kwonlyargs + [
+            a for a in (args.vararg, args.kwarg) if a is not None]:
+        arg.annotation = None
 
 
 def _lambda_module(tree: ast.Module, code) -> ast.Module | None:

@@ -153,6 +153,16 @@ def sqrt_lowering(ctx, x, **_):
                     root, aval)]
 
 
+def nextafter_lowering(ctx, x, y, **_):
+    """The next float after x towards y; where x == y, C's nextafter gives y (so 0.0 towards
+    -0.0 is -0.0) but NumPy's float16 loop gives x."""
+    aval = in_aval(ctx)
+    step = ctx.binary("chlo.next_after", x, y, aval)
+    if aval.dtype != np.float16:
+        return [step]
+    return [ctx.select(ctx.compare("EQ", x, y, aval), x, step, aval)]
+
+
 # StableHLO lacks these; CHLO (the client ops XLA expands when it compiles) has them, written
 # for accuracy over the whole range, signed zeros and infinities included (formulas such as
 # log(x + sqrt(x*x + 1)) overflow and lose -0.0). For complex z, CHLO drops the sign of a zero
@@ -179,6 +189,7 @@ sinh_p = elementwise("sinh", np.sinh, partial(trig_lowering, "sinh"))
 cosh_p = elementwise("cosh", np.cosh, partial(trig_lowering, "cosh"))
 tanh_p = elementwise("tanh", np.tanh, single_op("stablehlo.tanh"))
 arctan2_p = elementwise("arctan2", np.arctan2, single_op("stablehlo.atan2"))
+nextafter_p = elementwise("nextafter", np.nextafter, nextafter_lowering)
 arcsin_p = elementwise("arcsin", np.arcsin, chlo("chlo.asin", "imag", False))
 arccos_p = elementwise("arccos", np.arccos, chlo("chlo.acos", "imag", True))
 arctan_p = elementwise("arctan", np.arctan, chlo("chlo.atan", "real", False))

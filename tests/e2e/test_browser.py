@@ -269,7 +269,7 @@ def _expected_ir_counts(report) -> tuple[int, int]:
     (of sub-graphs too), a copy of a many-times-read input per use; a cluster per loop/branch
     equation and per sub-graph."""
     from psc_jit.core.ir import subgraphs
-    from psc_jit.widgets.render import FAN_OUT_LIMIT
+    from psc_jit.widgets.graph_dot import FAN_OUT_LIMIT
     graph = report.graph
     eqns = list(graph.all_eqns())
     subs = [sub for eqn in eqns for sub in subgraphs(eqn)]
@@ -286,7 +286,7 @@ def _expected_ir_counts(report) -> tuple[int, int]:
 def _expected_fused_counts(report) -> tuple[int, int]:
     """(nodes, clusters) of the kernels' drawing: a cluster per kernel holding a node per
     equation it fused (or a placeholder), plus the graph's inputs and outputs."""
-    from psc_jit.widgets.render import kernel_labels
+    from psc_jit.widgets.kernel_dot import kernel_labels
     kernels = list(report.kernels.all_kernels())
     nodes = len(report.graph.in_vars) + len(report.graph.out_atoms)
     for kernel in kernels:

@@ -6,7 +6,9 @@ import re
 
 import numpy as np
 import pytest
-from psc_jit.widgets import render
+from psc_jit.widgets.graphs import ir_dot
+from psc_jit.widgets.summary import report_text
+from psc_jit.widgets.svg import dot_to_svg
 from widget_records import fallback_report, loop_report, needs_dot
 
 ipywidgets = pytest.importorskip("ipywidgets")
@@ -80,7 +82,7 @@ def test_zoom_and_fit_scale_the_drawings():
     assert '<svg width="100%"' in explorer.ir_pane.value
     explorer.zoom.value = 200
     assert explorer.fit.value is False
-    natural = re.search(r'<svg width="([\d.]+)pt"', render.dot_to_svg(render.ir_dot(
+    natural = re.search(r'<svg width="([\d.]+)pt"', dot_to_svg(ir_dot(
         explorer.report)))[1]
     zoomed = re.search(r'<svg width="([\d.]+)pt"', explorer.ir_pane.value)[1]
     assert float(zoomed) == pytest.approx(2 * float(natural), abs=0.1)
@@ -155,7 +157,7 @@ def test_run_view_tabs(report):
     assert "compiled with XLA" in summary.value and "This run: miss" in cache.value
     bundle = view._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
-    assert bundle["text/plain"] == render.report_text(report)
+    assert bundle["text/plain"] == report_text(report)
     assert "Graph</h3>" in bundle["text/html"]                      # every section, stacked
 
 

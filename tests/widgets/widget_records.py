@@ -1,6 +1,6 @@
 """Records the widget tests draw: a small compiled cell, a hand-built loop graph and fusion
-model (no jaxlib needed), a fallback report, and helpers that read DOT text the way Graphviz
-would."""
+model (no jaxlib needed), a fallback report, a timed report, a graph with an input read by
+many equations, and helpers that read DOT text the way Graphviz would."""
 from __future__ import annotations
 
 import linecache
@@ -10,9 +10,10 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from psc_jit.core import RunReport
+from psc_jit.core import RunReport, Timings
 from psc_jit.core.compile.kernels import FusionModel, Kernel, SourceLine
 from psc_jit.core.ir import Eqn, Graph, Literal, ShapedArray, SourceInfo, Var
+from psc_jit.widgets.graph_dot import FAN_OUT_LIMIT
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz `dot` not installed")
 
@@ -86,11 +87,32 @@ def loop_report() -> RunReport:
                      signature="c: f64[4]", inputs=("c",), outputs=("r",))
 
 
+def fanned_out_graph() -> Graph:
+    """x + w + w + ...: w is read by one more equation than FAN_OUT_LIMIT."""
+    f64 = ShapedArray((3,), np.float64)
+    x, w = Var(f64), Var(f64)
+    eqns, value = [], x
+    for _ in range(FAN_OUT_LIMIT + 1):
+        out = Var(f64)
+        eqns.append(Eqn(SimpleNamespace(name="add"), (value, w), {}, (out,)))
+        value = out
+    return Graph((x, w), tuple(eqns), (value,))
+
+
+def timed_report(**timing_fields):
+    timings = Timings((1e-3, 1.4e-3, 0.8e-3), (1e-4, 1.2e-4, 0.9e-4), 3e-4, 0.2, 2e-16,
+                      **timing_fields)
+    return RunReport(name="c", source="", filename=CELL, line_offset=1, compiled=True,
+                     timings=timings)
+
+
 # ---------------------------------------------------------------------------------------------
 # Reading DOT text
 # ---------------------------------------------------------------------------------------------
 
-_EDGE = re.compile(r"^\s*(\w+) -> (\w+)(?: \[(.*)\])?;$", re.M)
+_EDGE = re.compile(r"^\s*(\w+) -> (\w+)(?: \[(.*)\])?;?$", re.M)
+# `key=value` or `key="value"` in an attribute list, separated by spaces or commas.
+_ATTRIBUTE = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|[^\s,\]]+)')
 
 
 def nodes(dot: str, pattern: str) -> list[str]:
@@ -101,8 +123,20 @@ def node_line(dot: str, node_id: str) -> str:
     return next(line for line in dot.splitlines() if line.strip().startswith(f"{node_id} ["))
 
 
-def edges(dot: str) -> list[tuple[str, str, str]]:
-    return _EDGE.findall(dot)
+def attributes(statement: str) -> dict[str, str]:
+    """The attributes of a DOT statement (`e1 [label="a\\nb" class=psc_hl]`), as Graphviz
+    reads them: quoted or not, `\\"` is a quote; escapes such as `\\n` stay as written."""
+    return {key: value[1:-1].replace('\\"', '"') if value.startswith('"') else value
+            for key, value in _ATTRIBUTE.findall(statement)}
+
+
+def node_attributes(dot: str, node_id: str) -> dict[str, str]:
+    return attributes(node_line(dot, node_id))
+
+
+def edges(dot: str) -> list[tuple[str, str, dict[str, str]]]:
+    """(tail, head, attributes) of each edge statement."""
+    return [(tail, head, attributes(attrs)) for tail, head, attrs in _EDGE.findall(dot)]
 
 
 def node_of(graph: Graph, prim_name: str) -> str:

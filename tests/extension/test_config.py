@@ -1,0 +1,62 @@
+"""Settings through IPython's configuration system (%config PscJit), the `psc_jit` logger,
+and flag conflicts refused as usage errors."""
+import logging
+
+import numpy as np
+import psc_jit
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+from psc_jit.core import EXECUTABLE_CACHE, TRACE_CACHE
+
+pytestmark = [pytest.mark.ipython, pytest.mark.xla]
+
+
+@pytest.fixture
+def shell():
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "psc_jit")
+    ip.user_ns.update(np=np, x=np.arange(4.0))
+    size = TRACE_CACHE.maxsize
+    yield ip
+    ip.run_line_magic("config", f"PscJit.cache_size = {size}")
+    ip.run_line_magic("config", "PscJit.timing_budget = 1.0")
+    ip.user_ns.pop("y", None)
+
+
+def test_config_lists_the_settings_with_their_help(shell, capsys):
+    shell.run_line_magic("config", "PscJit")
+    out = capsys.readouterr().out
+    assert "PscJit.cache_size" in out and "PscJit.timing_budget" in out
+    assert "least recently used" in out
+
+
+def test_cache_size_bounds_both_caches_and_evicts_at_once(shell):
+    for n in range(3):
+        psc_jit.jit(lambda a, n=n: a + n)(np.ones(2))
+    shell.run_line_magic("config", "PscJit.cache_size = 1")
+    assert TRACE_CACHE.maxsize == EXECUTABLE_CACHE.maxsize == 1
+    assert len(TRACE_CACHE) <= 1 and len(EXECUTABLE_CACHE) <= 1
+
+
+def test_timing_budget_reaches_the_timing_comparison(shell):
+    shell.run_line_magic("config", "PscJit.timing_budget = 0.0")
+    shell.run_cell_magic("psc_jit", "--quiet --compare", "y = x * 2.0\n")
+    timings = psc_jit.last_report().timings
+    assert len(timings.plain_seconds) == 1 and len(timings.compiled_seconds) == 1
+
+
+def test_a_name_both_static_and_traced_is_a_usage_error(shell):
+    with pytest.raises(UsageError, match="x: a name is either --static or --traced"):
+        shell.run_cell_magic("psc_jit", "--static x --traced x", "y = x + 1\n")
+    assert "y" not in shell.user_ns
+
+
+def test_the_psc_jit_logger_reports_misses_compiles_and_fallbacks(shell, caplog):
+    with caplog.at_level(logging.INFO, logger="psc_jit"):
+        shell.run_cell_magic("psc_jit", "--quiet --name logged", "y = x - 1.0\n")
+        shell.run_cell_magic("psc_jit", "--quiet --name logged2", "print(x)\n")
+    messages = [r.getMessage() for r in caplog.records if r.name == "psc_jit"]
+    assert any("cache miss for logged: first run of this cell" in m for m in messages)
+    assert any(m.startswith("compiled logged for (x: f64[4])") for m in messages)
+    assert any("logged2 runs as plain Python" in m and "print()" in m for m in messages)

@@ -1,0 +1,85 @@
+"""The Summary tab and the terminal summary: compiled or why not, cache hit or miss and why,
+the stages' times, `N primitives → M kernels`, the speed-up. The status, cache and fusion
+phrases are the other tabs' words too."""
+from __future__ import annotations
+
+from html import escape
+
+from .markup import table_html
+from .units import fmt_seconds, fmt_speedup
+
+__all__ = ["summary_html", "report_text", "summary_items", "status_text", "cache_text",
+           "fusion_text"]
+
+
+def status_text(report) -> str:
+    if report.compiled:
+        return "compiled with XLA"
+    return f"not compiled, ran as plain Python: {report.fallback_reason or 'no reason given'}"
+
+
+def cache_text(report) -> str:
+    if report.cache_hit:
+        return "hit"
+    return f"miss: {report.miss_reason}" if report.miss_reason else "miss"
+
+
+def _stages_text(report) -> str:
+    return " · ".join(f"{stage} {fmt_seconds(seconds)}"
+                      for stage, seconds in report.stage_seconds.items())
+
+
+def _speedup_text(report) -> str:
+    timings = report.timings
+    if timings is None:
+        return "not timed (run with --compare to time it)"
+    return (f"{fmt_speedup(timings.speedup)} (plain {fmt_seconds(timings.plain_median)}, "
+            f"compiled {fmt_seconds(timings.compiled_median)})")
+
+
+def summary_items(report) -> list[tuple[str, str]]:
+    """(name, plain text) rows shared by the Summary tab and the terminal summary."""
+    items = [("status", status_text(report))]
+    if report.compiled:
+        items += [("cache", cache_text(report))]
+    items += [("signature", report.signature)] if report.signature else []
+    items += [("stages", _stages_text(report))] if report.stage_seconds else []
+    if report.graph is not None:
+        items += [("fusion", fusion_text(report))]
+    if report.compiled:
+        items += [("speed-up", _speedup_text(report))]
+    if report.agreement is not None:
+        items += [("agreement", f"largest difference {report.agreement:.3g}")]
+    items += [("note", note) for note in report.notes]
+    return items
+
+
+def fusion_text(report) -> str:
+    """`11 primitives → 5 kernels`."""
+    primitives, kernels = report.n_primitives, report.n_kernels
+    return (f"{primitives} primitive{'s' * (primitives != 1)} → "
+            f"{kernels} kernel{'s' * (kernels != 1)}")
+
+
+def summary_html(report) -> str:
+    colour = "#2e7d32" if report.compiled else "#c62828"
+    title = f"{report.name}: {'compiled' if report.compiled else 'fallback'}"
+    head = f'<div style="font-weight:bold; color:{colour}; margin:4px 0">{escape(title)}</div>'
+    rows = [(f"<b>{escape(name)}</b>", escape(text)) for name, text in summary_items(report)]
+    rows += _names_rows(report)
+    return head + table_html(None, rows)
+
+
+def _names_rows(report) -> list[tuple[str, str]]:
+    rows = []
+    for name, values in (("inputs", report.inputs), ("outputs", report.outputs)):
+        if values:
+            rows.append((f"<b>{name}</b>", escape(", ".join(values))))
+    return rows
+
+
+def report_text(report) -> str:
+    """A plain-text summary for terminal IPython."""
+    lines = [f"psc_jit {report.name}"]
+    lines += [f"  {name}: {text}" for name, text in summary_items(report)]
+    return "\n".join(lines)

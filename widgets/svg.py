@@ -1,0 +1,106 @@
+"""DOT to SVG with Graphviz, and the SVG placed in a page.
+
+`dot_to_svg` lays DOT out through the graphviz package (which finds and runs `dot`); where
+`dot` is missing, too slow or fails, it raises `DotMissing` saying why and how to install it,
+and `svg_or_hint` shows that note in place of the drawing, so every other view still works.
+"""
+from __future__ import annotations
+
+import functools
+import re
+import shutil
+import subprocess
+
+import graphviz
+from graphviz.backend import dot_command, execute
+
+from .markup import notice_html
+
+__all__ = ["DotMissing", "dot_to_svg", "scale_svg", "svg_pane", "svg_or_hint", "INSTALL_HINT",
+           "LAYOUT_TIMEOUT_SECONDS"]
+
+
+INSTALL_HINT = (
+    "The Graphviz `dot` program was not found, and the graph views need it. Install it with "
+    "`apt-get install graphviz` (Debian/Ubuntu), `brew install graphviz` (macOS) or "
+    "`conda install -c conda-forge graphviz`, then run the cell again."
+)
+
+
+class DotMissing(RuntimeError):
+    """The Graphviz `dot` program is not installed (or could not lay out a graph)."""
+
+    def __init__(self, detail: str = "", hint: str = INSTALL_HINT):
+        super().__init__(hint + (f" ({detail})" if detail else ""))
+
+
+LAYOUT_TIMEOUT_SECONDS = 60.0
+
+
+def dot_to_svg(dot: str, timeout: float = LAYOUT_TIMEOUT_SECONDS) -> str:
+    """Lay out DOT with Graphviz's `dot` program; the `<svg>` element, ready to inline.
+    Layouts are cached by DOT text (re-highlighting the same graph is instant)."""
+    if shutil.which("dot") is None:     # asked before the cache: a layout made earlier must
+        raise DotMissing()              # not hide that `dot` has gone from the PATH
+    return _layout(dot, timeout)
+
+
+@functools.lru_cache(maxsize=64)
+def _layout(dot: str, timeout: float) -> str:
+    try:
+        svg = _pipe_svg(dot, timeout)
+    except graphviz.ExecutableNotFound as error:
+        raise DotMissing() from error
+    except subprocess.TimeoutExpired as error:
+        raise DotMissing(hint=f"Graphviz took longer than {timeout:.0f} s to lay out this "
+                         "graph; collapse loops or kernels, or read the Text tab.") from error
+    except graphviz.CalledProcessError as error:
+        raise DotMissing(hint="Graphviz could not lay out this graph: "
+                         + (error.stderr or "").strip()[:300]) from error
+    except OSError as error:
+        raise DotMissing(str(error)) from error
+    return svg[svg.find("<svg"):]
+
+
+def _pipe_svg(dot: str, timeout: float) -> str:
+    """`graphviz.pipe_string("dot", "svg", dot)` with a timeout: the same command and the
+    same runner (which raise `ExecutableNotFound` and `CalledProcessError`), since
+    `pipe_string` takes no timeout (graphviz 0.21) and a layout can run for minutes. The
+    runner hands `timeout` to `subprocess.run`, which kills `dot` when it expires. These two
+    are graphviz's internals, not its documented API: the tests of a missing `dot`, of a
+    slow layout and of a drawing cover them."""
+    command = dot_command.command("dot", "svg")
+    done = execute.run_check(command, input=dot, encoding="utf-8", capture_output=True,
+                             quiet=True, timeout=timeout)
+    return done.stdout
+
+
+_SVG_SIZE = re.compile(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"')
+
+
+def scale_svg(svg: str, zoom: float | None) -> str:
+    """Graphviz's SVG at `zoom` (1.0: natural size), or, with None, as wide as its container
+    but never wider than its natural size (its viewBox keeps the aspect ratio)."""
+    size = _SVG_SIZE.search(svg)
+    if size is None:
+        return svg
+    width, height = float(size[1]), float(size[2])
+    if zoom is None:
+        sized = f'<svg width="100%" style="max-width:{width:.0f}pt; height:auto"'
+    else:
+        sized = f'<svg width="{width * zoom:.1f}pt" height="{height * zoom:.1f}pt"'
+    return svg[:size.start()] + sized + svg[size.end():]
+
+
+def svg_pane(svg: str, zoom: float | None = None, max_height: int = 640) -> str:
+    """The SVG in a scrolling box: zoom scales it, scrolling pans it."""
+    return (f'<div class="psc-svg" style="overflow:auto; max-height:{max_height}px; '
+            f'border:1px solid #e0e0e0">{scale_svg(svg, zoom)}</div>')
+
+
+def svg_or_hint(dot: str, zoom: float | None = None) -> str:
+    """The laid-out graph in a scrolling box, or why it could not be laid out."""
+    try:
+        return svg_pane(dot_to_svg(dot), zoom)
+    except DotMissing as error:
+        return notice_html(str(error))

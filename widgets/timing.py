@@ -1,0 +1,194 @@
+"""The Timing tab (plain Python against compiled: medians and spreads, compile and first
+call, speed-up, achieved rates, agreement, a bar chart) and the notebook-wide comparison of
+`%psc_timings` (the latest timing of each cell, a table and a log-scale chart)."""
+from __future__ import annotations
+
+import math
+from html import escape
+from typing import Any, Iterable
+
+from .markup import notice_html, paragraph_html, table_html, wrap_html
+from .units import fmt_bytes, fmt_count, fmt_seconds, fmt_speedup
+
+__all__ = ["timing_html", "timing_chart_svg", "timings_overview_html", "timings_overview_text",
+           "timings_chart_svg", "latest_timed"]
+
+
+def timing_html(report) -> str:
+    """Plain against compiled: medians, spreads, compile and first call, speed-up, rates."""
+    timings = report.timings
+    if timings is None:
+        return notice_html("Not timed: the comparison runs on a cache miss or with --compare.")
+    rows = [(escape(name), escape(value)) for name, value in _timing_items(report)]
+    return f'<div class="psc-timing">{table_html(None, rows)}{timing_chart_svg(timings)}</div>'
+
+
+def _timing_items(report) -> list[tuple[str, str]]:
+    timings = report.timings
+    items = [("plain Python (median)", _median_text(timings, "plain")),
+             ("compiled (median)", _median_text(timings, "compiled"))]
+    items += [("compile (trace + lower + XLA)", _compile_text(report)),
+              ("first compiled call", fmt_seconds(timings.first_call_seconds)),
+              ("speed-up", fmt_speedup(timings.speedup))]
+    return items + _rate_items(report) + _difference_items(timings)
+
+
+def _compile_text(report) -> str:
+    total = fmt_seconds(report.timings.compile_seconds)
+    stages = [f"{stage} {fmt_seconds(report.stage_seconds[stage])}"
+              for stage in ("trace", "lower", "compile") if stage in report.stage_seconds]
+    return f"{total} ({', '.join(stages)})" if stages else total
+
+
+def _median_text(timings, which: str) -> str:
+    median = timings.plain_median if which == "plain" else timings.compiled_median
+    low, high = timings.spread(which)
+    runs = len(timings.plain_seconds if which == "plain" else timings.compiled_seconds)
+    spread = f"spread {fmt_seconds(low)} – {fmt_seconds(high)}"
+    return f"{fmt_seconds(median)}, {spread} over {runs} runs"
+
+
+def _rate_items(report) -> list[tuple[str, str]]:
+    timings, items = report.timings, []
+    flops = timings.flops if timings.flops is not None else report.cost.get("flops")
+    moved = (timings.bytes_accessed if timings.bytes_accessed is not None
+             else report.cost.get("bytes accessed"))
+    if flops and timings.compiled_median:
+        items.append(("achieved FLOP/s", f"{fmt_count(flops / timings.compiled_median, 'FLOP/s')} "
+                                         f"({fmt_count(flops, 'FLOP')} per run)"))
+    if moved and timings.compiled_median:
+        items.append(("achieved bytes/s", f"{fmt_bytes(moved / timings.compiled_median)}/s "
+                                          f"({fmt_bytes(moved)} per run)"))
+    return items
+
+
+def _difference_items(timings) -> list[tuple[str, str]]:
+    if timings.largest_difference is None:
+        return []
+    items = [("largest difference", f"{timings.largest_difference:.3g}")]
+    return items + [(f"difference in {name}", f"{value:.3g}")
+                    for name, value in timings.differences.items()]
+
+
+_BAR_COLOURS = {"plain": "#9e9e9e", "compiled": "#1e88e5", "first call": "#90caf9"}
+
+
+def timing_chart_svg(timings, width: int = 420) -> str:
+    """Horizontal bars: plain and compiled medians (whiskers: min to max), first call."""
+    bars = [("plain", timings.plain_median, timings.spread("plain")),
+            ("compiled", timings.compiled_median, timings.spread("compiled")),
+            ("first call", timings.first_call_seconds, None)]
+    top = max(max((value, *(spread or ()))) for _, value, spread in bars) or 1.0
+    scale = (width - 190) / top
+    rows = [_bar(i, name, value, spread, scale) for i, (name, value, spread) in enumerate(bars)]
+    height = 22 * len(bars) + 6
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'font-family="Helvetica,Arial,sans-serif" font-size="11">{"".join(rows)}</svg>')
+
+
+def _bar(row: int, name: str, value: float, spread, scale: float) -> str:
+    y, x0 = 4 + 22 * row, 80
+    length = max(value * scale, 1.0)
+    parts = [f'<text x="0" y="{y + 12}">{escape(name)}</text>',
+             f'<rect x="{x0}" y="{y}" width="{length:.1f}" height="16" '
+             f'fill="{_BAR_COLOURS[name]}"><title>{escape(name)}: {fmt_seconds(value)}</title>'
+             "</rect>"]
+    if spread is not None:
+        low, high = (x0 + s * scale for s in spread)
+        parts.append(f'<line x1="{low:.1f}" y1="{y + 8}" x2="{high:.1f}" y2="{y + 8}" '
+                     'stroke="#333" stroke-width="1"/>')
+    end = x0 + max(length, (spread[1] * scale) if spread else 0)
+    parts.append(f'<text x="{end + 4:.1f}" y="{y + 12}">{fmt_seconds(value)}</text>')
+    return "".join(parts)
+
+
+
+# ---------------------------------------------------------------------------------------------
+# Every timed cell compared (%psc_timings)
+# ---------------------------------------------------------------------------------------------
+
+
+def latest_timed(reports: Iterable[Any]) -> list[Any]:
+    """The last timed report of each (cell, signature), in the order cells were first timed."""
+    latest: dict[tuple[str, str], Any] = {}
+    for report in reports:
+        if report.timings is not None:
+            latest[(report.name, report.signature)] = report
+    return list(latest.values())
+
+
+def _median_spread(timings, which: str) -> str:
+    low, high = timings.spread(which)
+    median = timings.plain_median if which == "plain" else timings.compiled_median
+    return f"{fmt_seconds(median)} ({fmt_seconds(low)} – {fmt_seconds(high)})"
+
+
+def _rate_text(amount: float | None, seconds: float, unit: str) -> str:
+    if not amount or not seconds:
+        return ""
+    return (f"{fmt_bytes(amount / seconds)}/s" if unit == "B"
+            else fmt_count(amount / seconds, "FLOP/s"))
+
+
+def _comparison_row(report) -> tuple[str, ...]:
+    t = report.timings
+    return (escape(report.name), escape(report.signature), escape(_median_spread(t, "plain")),
+            escape(_median_spread(t, "compiled")), fmt_seconds(t.compile_seconds),
+            fmt_seconds(t.first_call_seconds), escape(f"{t.speedup:.3g}×"),
+            _rate_text(t.flops, t.compiled_median, "flop"),
+            _rate_text(t.bytes_accessed, t.compiled_median, "B"))
+
+
+_COMPARISON_HEADER = ("cell", "signature", "plain median (min – max)",
+                      "compiled median (min – max)", "compile", "first call", "speed-up",
+                      "FLOP/s", "bytes/s")
+
+
+def timings_overview_html(reports: Iterable[Any]) -> str:
+    """One table and one chart comparing every timed cell: what `%psc_timings` shows."""
+    timed = latest_timed(reports)
+    if not timed:
+        return wrap_html(paragraph_html("No timed %%psc_jit cell yet (cells are timed on a "
+                                        "cache miss, or with --compare)."))
+    table = table_html(_COMPARISON_HEADER, [_comparison_row(r) for r in timed])
+    return wrap_html(f'<div class="psc-timings">{table}{timings_chart_svg(timed)}</div>')
+
+
+def timings_overview_text(reports: Iterable[Any]) -> str:
+    timed = latest_timed(reports)
+    if not timed:
+        return "No timed %%psc_jit cell yet (cells are timed on a cache miss, or with --compare)."
+    return "\n".join(f"{r.name}: plain {_median_spread(r.timings, 'plain')}, compiled "
+                     f"{_median_spread(r.timings, 'compiled')}, {fmt_speedup(r.timings.speedup)}"
+                     for r in timed)
+
+
+def timings_chart_svg(reports: list[Any], width: int = 560) -> str:
+    """Per cell, a grey bar (plain median) and a blue one (compiled median) on one log scale,
+    so cells whose times differ a thousandfold still read."""
+    values = [v for r in reports for v in (r.timings.plain_median, r.timings.compiled_median)]
+    low, high = _log_range(values)
+    rows = []
+    for i, report in enumerate(reports):
+        for j, which in enumerate(("plain", "compiled")):
+            value = getattr(report.timings, f"{which}_median")
+            rows.append(_log_bar(30 * i + 13 * j, which, value, low, high, width - 260))
+        rows.append(f'<text x="0" y="{30 * i + 16}">{escape(report.name[:22])}</text>')
+    height = 30 * len(reports) + 4
+    return (f'<svg class="psc-timings-chart" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+            f'height="{height}" font-family="Helvetica,Arial,sans-serif" font-size="11">'
+            f'{"".join(rows)}</svg>')
+
+
+def _log_range(values: list[float]) -> tuple[float, float]:
+    positive = [v for v in values if v > 0] or [1e-6]
+    return math.log10(min(positive)) - 0.5, math.log10(max(positive)) + 0.1
+
+
+def _log_bar(y: int, which: str, value: float, low: float, high: float, span: int) -> str:
+    x0 = 150
+    fraction = (math.log10(value) - low) / (high - low) if value > 0 else 0.0
+    length = max(fraction * span, 1.0)
+    return (f'<rect x="{x0}" y="{y + 4}" width="{length:.1f}" height="11" '
+            f'fill="{_BAR_COLOURS[which]}"><title>{which}: {fmt_seconds(value)}</title></rect>'
+            f'<text x="{x0 + length + 4:.1f}" y="{y + 13}">{which} {fmt_seconds(value)}</text>')
