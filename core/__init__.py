@@ -26,9 +26,10 @@ from .compile.cache import (EXECUTABLE_CACHE, TRACE_CACHE, CacheEvent, CacheReco
                             StaticLeaf, TracedLeaf)
 from .compile.jit import CallReport, Compiled, Fallback, Jitted, Lowered, Traced, jit
 from .compile.kernels import FusionModel, Kernel, SourceLine, parse_optimized_hlo
-from .compile.report import RunReport, Timings
+from .compile.report import CallBreakdown, RunReport, Timings
 from .compile.signature import CallSpec
-from .compile.timing import largest_difference, time_runs
+from .compile.timing import copy_inputs, largest_difference, time_runs
+from .compile.units import fmt_bytes, fmt_count, fmt_seconds, fmt_speedup
 from .compile.xla import XlaError
 from .control.api import cond, fori_loop, scan, switch, while_loop
 from .control.cell import CellAnalysis, analyze_cell, make_cell_function, parse_cell
@@ -47,7 +48,8 @@ __all__ = [
     "GraphTypeError", "check_graph",
     "TRACE_CACHE", "EXECUTABLE_CACHE", "CacheEvent", "CacheRecord", "Signature", "StaticLeaf",
     "TracedLeaf", "FusionModel", "Kernel", "SourceLine", "parse_optimized_hlo",
-    "RunReport", "Timings", "time_runs", "largest_difference",
+    "RunReport", "Timings", "CallBreakdown", "time_runs", "largest_difference", "copy_inputs",
+    "fmt_seconds", "fmt_bytes", "fmt_count", "fmt_speedup",
     "CellAnalysis", "analyze_cell", "make_cell_function", "parse_cell", "roll_loops",
     "cell_function",
     "Graph", "Eqn", "Var", "Literal", "ShapedArray", "SourceInfo", "PRIMITIVES", "Primitive",

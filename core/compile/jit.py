@@ -19,164 +19,22 @@ import numpy as np
 
 from .. import passes
 from ..control.convert import converted_function
-from ..control.reads import Reads, Recorder, check_error_state, recording
+from ..control.reads import Reads
 from ..control.runtime import unroll_notes
 from ..ir import Graph
 from ..lowering import lower
-from ..numpy import check_outputs, verify_checks
-from ..tracing import Trace, Tracer, UnsupportedError, tracing
-from ..tree_util import LEAF, flatten_with_paths, unflatten
+from ..numpy import verify_checks
+from ..tracing import UnsupportedError
+from ..tree_util import LEAF, unflatten
 from . import xla
 from .cache import EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, executable_key
 from .kernels import parse_optimized_hlo
-from .signature import CallSpec, call_spec, fast_key, overlapping_inputs
+from .report import CallBreakdown
+from .signature import CallSpec, call_spec, fast_key
+from .trace import OutSpec, TraceResult, trace_function
+from .units import fmt_bytes
 
 log = logging.getLogger("psc_jit")
-
-
-# -- tracing ----------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class OutSpec:
-    """How to rebuild one output leaf: from a graph output, a constant, or a static value; or
-    ("view") as the view NumPy hands back: the same view steps (`ViewOp`s) applied to the input
-    array it views (value = (leaf position, steps)) or to a graph output (index)."""
-    how: str            # "traced", "view", "const" or "static"
-    index: int = -1     # graph output index for "traced" (and "view" of a non-input)
-    kind: str = "array"
-    value: Any = None
-
-
-@dataclass
-class TraceResult:
-    """A traced call. Leaf positions count the call's argument leaves, then the implicit
-    inputs (`reads.inputs`: what the trace read from outside its arguments)."""
-    graph: Graph
-    out_structure: Hashable
-    out_specs: tuple[OutSpec, ...]
-    mutated: tuple[tuple[int, int], ...]    # (leaf position, graph output index)
-    trace_seconds: float
-    checks: tuple[tuple[str, type], ...] = ()   # run-time checks: (message, error)
-    check_index: int = -1                       # graph outputs: oks, then reported values
-    reads: Reads = Reads()
-    inputs: tuple[tuple[int, Any], ...] = ()    # per graph input: (leaf position, dtype of a
-                                                # scalar to make an array of, or None)
-
-
-def trace_function(call: Callable[[dict], Any], spec: CallSpec,
-                   on_reads: Callable[[Reads], None] = lambda reads: None) -> TraceResult:
-    """Run `call(arguments)` with tracers for the traced leaves; record the graph and what it
-    read from outside them (`on_reads` is told even when the trace fails)."""
-    start = time.perf_counter()
-    trace = Trace()
-    tracers: dict[int, Tracer] = {}
-    by_object: dict[int, Tracer] = {}
-    leaf_values = list(spec.leaves)
-    for i in spec.traced_index:
-        leaf = spec.signature.leaves[i]
-        value = spec.leaves[i]
-        shared = by_object.get(id(value)) if isinstance(value, np.ndarray) else None
-        tracer = shared if shared is not None else trace.new_input(
-            leaf.aval, leaf.kind, leaf.strides)
-        by_object.setdefault(id(value), tracer)
-        tracers[i] = tracer
-        leaf_values[i] = tracer
-    arguments = unflatten(spec.signature.structure, leaf_values)
-    recorder = Recorder(trace, list(spec.leaves), tracers, spec.paths)
-    try:
-        check_error_state()
-        with tracing(trace), recording(recorder):
-            result = call(arguments)
-    finally:
-        on_reads(recorder.finish())
-    n = len(spec.leaves)
-    tracers.update({n + k: t for k, t in enumerate(recorder.input_tracers)})
-    leaves = list(spec.leaves) + recorder.input_values
-    return _finish_trace(trace, spec, tracers, leaves, result, start, recorder.finish())
-
-
-def _finish_trace(trace, spec, tracers, leaves, result, start, reads) -> TraceResult:
-    out_leaves, out_structure = flatten_with_paths(result)
-    out_atoms, out_specs = [], []
-    input_leaf: dict[int, int] = {}
-    for i, t in tracers.items():
-        input_leaf.setdefault(id(t._buffer), i)
-    buffer_outs: dict[int, int] = {}
-    for _, value in out_leaves:
-        steps = value.view_rebuilders() if isinstance(value, Tracer) and value.kind == "array" \
-            else None
-        if steps is not None:
-            out_specs.append(_view_out_spec(value, steps, input_leaf, buffer_outs, out_atoms))
-        elif isinstance(value, Tracer):
-            out_specs.append(OutSpec("traced", len(out_atoms), value.kind))
-            out_atoms.append(value.ir_var)
-        elif isinstance(value, (np.ndarray, np.generic)):
-            out_specs.append(OutSpec("const", value=np.copy(value) if isinstance(
-                value, np.ndarray) else value))
-        else:
-            out_specs.append(OutSpec("static", value=value))
-    mutated, seen = [], {}
-    for i, tracer in tracers.items():
-        buf = tracer._buffer
-        if buf.mutated and input_leaf[id(buf)] == i:
-            if id(buf) not in seen:
-                seen[id(buf)] = len(out_atoms)
-                out_atoms.append(buf.var)
-            mutated.append((i, seen[id(buf)]))
-    _check_overlaps(spec, mutated)
-    check_index = len(out_atoms)
-    if trace.checks:
-        out_atoms.extend(check_outputs(trace))
-    inputs = _graph_inputs(tracers, leaves)
-    in_vars = [tracers[i]._buffer.initial for i, _ in inputs]
-    graph = passes.simplify(trace.to_graph(in_vars, out_atoms))
-    return TraceResult(graph, out_structure, tuple(out_specs), tuple(mutated),
-                       time.perf_counter() - start,
-                       tuple((c.message, c.error) for c in trace.checks), check_index,
-                       reads, inputs)
-
-
-def _graph_inputs(tracers: dict[int, Tracer], leaves) -> tuple[tuple[int, Any], ...]:
-    """One entry per distinct input buffer, in order: its first leaf position, and the dtype
-    a scalar leaf is made an array of (None for an array)."""
-    seen, inputs = set(), []
-    for i, tracer in tracers.items():
-        var = tracer._buffer.initial
-        if id(var) not in seen:
-            seen.add(id(var))
-            dtype = None if isinstance(leaves[i], np.ndarray) else var.aval.dtype
-            inputs.append((i, dtype))
-    return tuple(inputs)
-
-
-def _view_out_spec(value: Tracer, steps, input_leaf, buffer_outs, out_atoms) -> OutSpec:
-    """A returned array that is (a view of) an input or of another array: rebuilt as that
-    view of the caller's array (after write-back) or of one shared output array, so that it
-    aliases what it aliases in NumPy. A traced index the view depends on becomes an output."""
-    rebuilders = []
-    for fn, operands in steps:
-        rebuilders.append((fn, tuple(range(len(out_atoms), len(out_atoms) + len(operands)))))
-        out_atoms.extend(t.ir_var for t in operands)
-    buf = value._buffer
-    if id(buf) in input_leaf:
-        return OutSpec("view", -1, "array", (input_leaf[id(buf)], tuple(rebuilders)))
-    if id(buf) not in buffer_outs:
-        buffer_outs[id(buf)] = len(out_atoms)
-        out_atoms.append(buf.var)
-    return OutSpec("view", buffer_outs[id(buf)], "array", (-1, tuple(rebuilders)))
-
-
-def _check_overlaps(spec: CallSpec, mutated) -> None:
-    if not mutated:
-        return
-    paths = spec.paths
-    mutated_paths = {paths[i] for i, _ in mutated if i < len(paths)}
-    for p1, p2 in overlapping_inputs(spec):
-        if p1 in mutated_paths or p2 in mutated_paths:
-            raise UnsupportedError(
-                f"{p1} and {p2} share memory (one is a view of the other) and the code updates "
-                "one of them in place: psc_jit cannot follow that aliasing exactly",
-                None, f"pass a copy ({p2}.copy()) or update the array through one name only")
 
 
 # -- stages -----------------------------------------------------------------------------------
@@ -270,16 +128,23 @@ class Compiled:
         """What the trace read beyond its arguments: checked before every run."""
         return self.lowered.traced.result.reads
 
-    def run(self, leaves: Sequence):
+    def run(self, leaves: Sequence, marks: list | None = None):
         """Execute with the call's leaves (argument leaves, then implicit inputs); write
-        mutated inputs back; rebuild outputs."""
+        mutated inputs back; rebuild outputs. `marks`, when given, gets the clock before the
+        inputs go to XLA, after they are there, and after XLA's run (see `CallBreakdown`)."""
         result = self._result
         if self._arrays_only:
             inputs = [leaves[i] for i in self._positions]
         else:
             inputs = [leaves[i] if dtype is None else np.asarray(leaves[i], dtype)
                       for i, dtype in result.inputs]
-        outputs = self.executable.execute(inputs + self._consts if self._consts else inputs)
+        if self._consts:
+            inputs += self._consts
+        if marks is None:
+            outputs = self.executable.execute(inputs)
+        else:
+            marks.append(time.perf_counter())
+            outputs = self.executable.execute(inputs, marks)
         if result.checks:
             verify_checks(result.checks, outputs[result.check_index],
                           outputs[result.check_index + 1])
@@ -290,6 +155,35 @@ class Compiled:
         bases: dict[int, np.ndarray] = {}
         return unflatten(result.out_structure,
                          [_rebuild(o, outputs, leaves, bases) for o in result.out_specs])
+
+    @property
+    def mutates(self) -> bool:
+        """Whether a call updates some of its inputs in place."""
+        return bool(self._result.mutated)
+
+    def copies(self, leaves: Sequence) -> tuple[str, ...]:
+        """The inputs of a call with these leaves that are copied on their way into XLA, and
+        why: XLA's CPU client takes an array without a copy only when its data is contiguous
+        and 64-byte aligned."""
+        found = []
+        for (i, dtype), name in zip(self._result.inputs, self.input_names, strict=True):
+            value = leaves[i]
+            if dtype is not None or not isinstance(value, np.ndarray) or value.nbytes < 64:
+                continue
+            if not value.flags.c_contiguous:
+                found.append(f"{name} is not contiguous: {fmt_bytes(value.nbytes)} copied")
+            elif value.ctypes.data % 64:
+                found.append(f"{name} is not 64-byte aligned: {fmt_bytes(value.nbytes)} copied")
+        return tuple(found)
+
+    @functools.cached_property
+    def input_names(self) -> tuple[str, ...]:
+        """How the user names each input of the program (`x`, `W (read by f)`)."""
+        traced = self.lowered.traced
+        paths, reads = traced.spec.paths, self._result.reads
+        implicit = [r.source.text() for r in reads.inputs]
+        return tuple(paths[i] if i < len(paths) else implicit[i - len(paths)]
+                     for i, _ in self._result.inputs)
 
     @functools.cached_property
     def _result(self) -> TraceResult:
@@ -543,6 +437,22 @@ class Jitted:
 
     def trace(self, *args, **kwargs) -> Traced:
         return self.traced_for(self.spec(args, kwargs))
+
+    def time_call(self, *args) -> tuple[Any, CallBreakdown]:
+        """Call a compiled entry (it must be cached) with the clock read between the parts
+        of the call: (result, CallBreakdown). The call happens: in-place updates land."""
+        start = time.perf_counter()
+        found = self.find_fast(args)
+        if found is None:
+            record, leaves, _ = self.find(self.spec(args, {}), args)
+            if record is None or isinstance(record.entry, Fallback):
+                raise LookupError(f"{self.name} has no compiled entry for this call")
+        else:
+            record, leaves = found
+        marks = [start]
+        result = record.entry.run(leaves, marks)
+        marks.append(time.perf_counter())
+        return result, CallBreakdown.from_marks(marks, record.entry.copies(leaves))
 
     def lower(self, *args, **kwargs) -> Lowered:
         return self.trace(*args, **kwargs).lower()
