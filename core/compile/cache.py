@@ -152,6 +152,9 @@ class CacheRecord:
         return self.signature.describe()
 
 
+_NONE: tuple = ()        # the variants of a signature that has none
+
+
 class TraceCache(_Observable):
     """(owner, signature) -> variants: cache records with the same signature that differ in
     what their traces read beyond it (their guards), most recent first. An LRU over records
@@ -173,11 +176,8 @@ class TraceCache(_Observable):
 
     def variants(self, owner_key: Hashable, signature: Signature) -> list[CacheRecord]:
         """The records for this call's signature, most recent first (the list itself: it
-        stays up to date as records are added and evicted)."""
-        found = self._variants.get((owner_key, signature))
-        if found is None:
-            found = self._variants[(owner_key, signature)] = []
-        return found
+        stays up to date as records are added and evicted); empty when there are none."""
+        return self._variants.get((owner_key, signature), _NONE)
 
     def record_hit(self, record: CacheRecord) -> None:
         """Count a hit. Hits are told to subscribers but not kept in the event history (they
@@ -203,7 +203,7 @@ class TraceCache(_Observable):
     def insert(self, owner_key: Hashable, owner: str, signature: Signature, entry,
                guards: str = "") -> CacheRecord:
         record = CacheRecord(owner, signature, entry, guards=guards)
-        variants = self.variants(owner_key, signature)
+        variants = self._variants.setdefault((owner_key, signature), [])
         variants.insert(0, record)
         self._lru[record] = (owner_key, signature)
         self._by_owner.setdefault(owner_key, []).append(record)
@@ -222,7 +222,10 @@ class TraceCache(_Observable):
 
     def _evict(self, record: CacheRecord) -> None:
         owner_key, signature = self._lru.pop(record)
-        self._variants[(owner_key, signature)].remove(record)
+        variants = self._variants[(owner_key, signature)]
+        variants.remove(record)
+        if not variants:
+            del self._variants[(owner_key, signature)]
         self._by_owner[owner_key].remove(record)
         record.alive = False
         self.evictions += 1
