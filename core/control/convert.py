@@ -27,7 +27,8 @@ import types
 import weakref
 
 from .cell import CellAnalysis, cell_function_ast
-from .reads import FunctionInfo, attr, is_user_function, item, load, recording_active
+from .reads import (FunctionInfo, attr, guard_globals, is_user_function, item, load,
+                    recording_active)
 from .rewrite import roll_loops
 
 RD = "__psc_rd"           # this module, in converted code
@@ -43,9 +44,13 @@ _FRAME_BUILTINS = frozenset({"super", "locals", "globals", "vars", "dir", "eval"
 # -- the helpers converted code calls ---------------------------------------------------------
 
 def call(fn, *args, **kwargs):
-    """`fn(*args, **kwargs)`; while tracing, a user function is called converted."""
+    """`fn(*args, **kwargs)`; while tracing, a user function is called converted (one whose
+    source Python cannot give is called as it is, its globals guarded by value)."""
     if recording_active():
-        fn = converted(fn)
+        made = converted(fn)
+        if made is fn and is_user_function(getattr(fn, "__func__", fn)):
+            guard_globals(getattr(fn, "__func__", fn))
+        fn = made
     return fn(*args, **kwargs)
 
 

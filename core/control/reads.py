@@ -356,6 +356,18 @@ class Recorder:
             self._by_source[key] = expected
             self.items.append(Guard(source, test, expected))
 
+    def guard_baked(self, value, source: Source) -> None:
+        """Guard a value that code psc_jit cannot see reads (so it is baked into the trace)."""
+        if isinstance(value, np.ndarray) and value.nbytes <= BAKED_CONTENT_BYTES:
+            self.guard(source, "content", (value.dtype, value.shape, value.tobytes()))
+        elif isinstance(value, (float, complex, np.generic)) and not isinstance(value, bool):
+            self.guard(source, "value", value)
+        else:
+            test = _guard_test(value)
+            if test is not None:
+                self.guard(source, test, getattr(value, "__func__", value)
+                           if test == "identity" else value)
+
     def source_of(self, obj) -> Source | None:
         found = self._sources.get(id(obj))
         return found[1] if found is not None and found[0] is obj else None
@@ -401,6 +413,7 @@ class Recorder:
 
 
 SMALL_INDEX = 4096     # elements: integer and boolean arrays up to this size are guarded
+BAKED_CONTENT_BYTES = 1 << 16   # arrays read unseen: compared by contents up to this size
 
 
 def _is_small_index(value) -> bool:
@@ -437,6 +450,28 @@ def _has_attributes(value) -> bool:
 
 _recorder: contextvars.ContextVar[Recorder | None] = contextvars.ContextVar(
     "psc_jit_reads", default=None)
+
+
+def guard_globals(fn: types.FunctionType) -> None:
+    """A user function psc_jit cannot convert (Python cannot give its source) reads its
+    globals unseen, and the trace bakes what it reads in: guard each global its code names
+    by value (arrays by their contents when small, by identity when large)."""
+    recorder = _recorder.get()
+    if recorder is None:
+        return
+    label = fn.__qualname__.split("<locals>.")[-1]
+    for name in sorted(_code_names(fn.__code__)):
+        if name in fn.__globals__:
+            source = Source("global", fn.__globals__, name, reader=label)
+            recorder.guard_baked(fn.__globals__[name], source)
+
+
+def _code_names(code) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _code_names(const)
+    return names
 
 
 def recording_active() -> bool:

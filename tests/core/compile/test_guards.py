@@ -249,3 +249,21 @@ def test_single_exit_keeps_the_meaning_of_every_path():
     exec(compile(ast.fix_missing_locations(ast.Module([fn], [])), "<f>", "exec"), namespace)
     assert [namespace["f"](v) for v in (1, 3, 9)] == ["small", "mid!", "big"]
     assert sum(isinstance(n, ast.Return) for n in ast.walk(fn)) == 1
+
+
+def test_a_helper_without_source_has_its_globals_guarded():
+    namespace = {"np": np, "K": 2.0, "W": np.ones(3)}
+    exec("def helper(v):\n    return v * K + W\n", namespace)    # no source to convert
+    helper = namespace["helper"]
+
+    def run(x):
+        return helper(x)
+    f = jit(run)
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(f(x), run(x))
+    namespace["K"] = 3.0
+    np.testing.assert_array_equal(f(x), run(x))
+    assert f.last_call.miss_reason == "K (read by helper): 2.0 → 3.0"
+    namespace["W"][0] = 5.0
+    np.testing.assert_array_equal(f(x), run(x))
+    assert f.last_call.miss_reason == "W (read by helper): its contents changed"
