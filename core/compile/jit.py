@@ -19,12 +19,12 @@ import numpy as np
 
 from .. import passes
 from ..control.convert import converted_function
-from ..control.reads import Reads
+from ..control.reads import Reads, is_user_function
 from ..control.runtime import unroll_notes
 from ..ir import Graph
 from ..lowering import lower
 from ..numpy import verify_checks
-from ..tracing import UnsupportedError
+from ..tracing import UnsupportedError, current_trace
 from ..tree_util import LEAF, unflatten
 from . import xla
 from .cache import EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, executable_key
@@ -306,7 +306,7 @@ class Jitted:
         self._memo_generation = TRACE_CACHE.generation
         self._last: tuple[bool, str | None, CacheRecord] | None = None
         self.last_reads: Reads | None = None
-        functools.update_wrapper(self, fun)
+        functools.update_wrapper(self, fun, updated=())   # its names, not its attributes
 
     @property
     def last_call(self) -> CallReport | None:
@@ -327,8 +327,9 @@ class Jitted:
         """The function traced: `fun` converted (its reads made visible, its Python loops and
         branches rolled) where its source is available (see control.convert)."""
         if self._fun_to_trace is None:
-            self._fun_to_trace = converted_function(self.fun, self._roll) if self._convert \
-                else self.fun
+            user = is_user_function(getattr(self.fun, "__func__", self.fun))
+            self._fun_to_trace = converted_function(self.fun, self._roll) \
+                if self._convert and user else self.fun
         return self._fun_to_trace
 
     def call_with(self, arguments: dict[str, Any]):
@@ -343,6 +344,8 @@ class Jitted:
 
     # calls ---------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        if current_trace() is not None:     # inside another trace (grad(jit(f))): join it
+            return self.call_with(self.arguments(args, kwargs))
         found = None if kwargs else self.find_fast(args)
         if found is not None:
             record, leaves = found

@@ -76,7 +76,11 @@ def converted(fn):
 
 def converted_function(fun, roll: bool = True):
     """`fun` recompiled with its reads visible, its returns made one and (roll) its loops and
-    branches rolled; `fun` itself when its source is not available."""
+    branches rolled; `fun` itself when its source is not available. A bound method is the
+    same method of its converted function."""
+    if isinstance(fun, types.MethodType):
+        func = converted_function(fun.__func__, roll)
+        return fun if func is fun.__func__ else types.MethodType(func, fun.__self__)
     if not isinstance(fun, types.FunctionType):
         return fun
     module = function_source(fun)

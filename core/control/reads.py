@@ -587,6 +587,10 @@ def is_user_file(filename: str) -> bool:
 
 
 def is_user_function(fn) -> bool:
+    """A function of the user's own code, not yet converted: neither converted itself nor
+    defined inside converted code (which was converted with it: it closes over `__psc_fn` or
+    `__psc_rd`)."""
     return isinstance(fn, types.FunctionType) and not getattr(fn, "__psc_converted__", False) \
+        and not any(name.startswith("__psc_") for name in fn.__code__.co_freevars) \
         and is_user_file(fn.__code__.co_filename)
 

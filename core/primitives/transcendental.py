@@ -11,6 +11,7 @@ from functools import partial
 import numpy as np
 
 from .arithmetic import hypot
+from .autodiff import partials
 from .elementwise import (complex_exp, complex_parts, copysign, elementwise, in_aval,
                           isinf_real, make_complex, map_parts, single_op, zeros)
 
@@ -172,27 +173,80 @@ def chlo(op_name: str, part: str, negated: bool):
     return partial(chlo_lowering, op_name, (part, negated))
 
 
-exp_p = elementwise("exp", np.exp, exp_lowering)
-exp2_p = elementwise("exp2", np.exp2, exp2_lowering)
-expm1_p = elementwise("expm1", np.expm1, expm1_lowering)
-log_p = elementwise("log", np.log, single_op("stablehlo.log"))
-log2_p = elementwise("log2", np.log2, partial(log_base_lowering, 2.0))
-log10_p = elementwise("log10", np.log10, partial(log_base_lowering, 10.0))
-log1p_p = elementwise("log1p", np.log1p, log1p_lowering)
-sqrt_p = elementwise("sqrt", np.sqrt, sqrt_lowering)
-cbrt_p = elementwise("cbrt", np.cbrt, single_op("stablehlo.cbrt"))
+# -- derivatives: t times the derivative, as a function of the operand x and the result out ----
 
-sin_p = elementwise("sin", np.sin, partial(trig_lowering, "sin"))
-cos_p = elementwise("cos", np.cos, partial(trig_lowering, "cos"))
-tan_p = elementwise("tan", np.tan, single_op("stablehlo.tan"))
-sinh_p = elementwise("sinh", np.sinh, partial(trig_lowering, "sinh"))
-cosh_p = elementwise("cosh", np.cosh, partial(trig_lowering, "cosh"))
-tanh_p = elementwise("tanh", np.tanh, single_op("stablehlo.tanh"))
-arctan2_p = elementwise("arctan2", np.arctan2, single_op("stablehlo.atan2"))
-nextafter_p = elementwise("nextafter", np.nextafter, nextafter_lowering)
-arcsin_p = elementwise("arcsin", np.arcsin, chlo("chlo.asin", "imag", False))
-arccos_p = elementwise("arccos", np.arccos, chlo("chlo.acos", "imag", True))
-arctan_p = elementwise("arctan", np.arctan, chlo("chlo.atan", "real", False))
-arcsinh_p = elementwise("arcsinh", np.arcsinh, chlo("chlo.asinh", "real", False))
-arccosh_p = elementwise("arccosh", np.arccosh, chlo("chlo.acosh", "imag", False))
-arctanh_p = elementwise("arctanh", np.arctanh, chlo("chlo.atanh", "imag", False))
+def _slope(slope):
+    """A JVP from `slope(ctx, out, x)`, the derivative at x."""
+    return partials(lambda ctx, t, out, x: ctx.mul(t, slope(ctx, out, x)))
+
+
+def _inverse_slope(denominator):
+    """A JVP from `denominator(ctx, out, x)`: the derivative is 1 / that."""
+    return partials(lambda ctx, t, out, x: ctx.div(t, denominator(ctx, out, x)))
+
+
+def _one(ctx, like):
+    return ctx.full_like(like, 1)
+
+
+def _one_minus_square(ctx, x):
+    return ctx.sub(_one(ctx, x), ctx.square(x))
+
+
+def _log_of(base: float):
+    """x log(base), as a function of (ctx, out, x)."""
+    return lambda ctx, out, x: ctx.mul(x, ctx.full_like(x, np.log(base)))
+
+
+def _arctan2_partials():
+    def of_x(ctx, t, out, x, y):
+        return ctx.div(ctx.mul(t, y), ctx.add(ctx.square(x), ctx.square(y)))
+
+    def of_y(ctx, t, out, x, y):
+        return ctx.neg(ctx.div(ctx.mul(t, x), ctx.add(ctx.square(x), ctx.square(y))))
+    return partials(of_x, of_y)
+
+
+exp_p = elementwise("exp", np.exp, exp_lowering, jvp=_slope(lambda ctx, out, x: out))
+exp2_p = elementwise("exp2", np.exp2, exp2_lowering,
+                     jvp=_slope(lambda ctx, out, x: _log_of(2.0)(ctx, x, out)))
+expm1_p = elementwise("expm1", np.expm1, expm1_lowering,
+                      jvp=_slope(lambda ctx, out, x: ctx.add(out, _one(ctx, out))))
+log_p = elementwise("log", np.log, single_op("stablehlo.log"), jvp=_inverse_slope(lambda ctx, out, x: x))
+log2_p = elementwise("log2", np.log2, partial(log_base_lowering, 2.0), jvp=_inverse_slope(_log_of(2.0)))
+log10_p = elementwise("log10", np.log10, partial(log_base_lowering, 10.0),
+                      jvp=_inverse_slope(_log_of(10.0)))
+log1p_p = elementwise("log1p", np.log1p, log1p_lowering,
+                      jvp=_inverse_slope(lambda ctx, out, x: ctx.add(x, _one(ctx, x))))
+sqrt_p = elementwise("sqrt", np.sqrt, sqrt_lowering, jvp=_inverse_slope(lambda ctx, out, x: ctx.add(out, out)))
+cbrt_p = elementwise("cbrt", np.cbrt, single_op("stablehlo.cbrt"),
+                     jvp=_inverse_slope(lambda ctx, out, x: ctx.mul(ctx.full_like(out, 3), ctx.square(out))))
+
+sin_p = elementwise("sin", np.sin, partial(trig_lowering, "sin"),
+                    jvp=_slope(lambda ctx, out, x: ctx.cos(x)))
+cos_p = elementwise("cos", np.cos, partial(trig_lowering, "cos"),
+                    jvp=_slope(lambda ctx, out, x: ctx.neg(ctx.sin(x))))
+tan_p = elementwise("tan", np.tan, single_op("stablehlo.tan"),
+                    jvp=_slope(lambda ctx, out, x: ctx.add(_one(ctx, out), ctx.square(out))))
+sinh_p = elementwise("sinh", np.sinh, partial(trig_lowering, "sinh"),
+                     jvp=_slope(lambda ctx, out, x: ctx.cosh(x)))
+cosh_p = elementwise("cosh", np.cosh, partial(trig_lowering, "cosh"),
+                     jvp=_slope(lambda ctx, out, x: ctx.sinh(x)))
+tanh_p = elementwise("tanh", np.tanh, single_op("stablehlo.tanh"),
+                     jvp=_slope(lambda ctx, out, x: _one_minus_square(ctx, out)))
+arctan2_p = elementwise("arctan2", np.arctan2, single_op("stablehlo.atan2"),
+                        jvp=_arctan2_partials())
+nextafter_p = elementwise("nextafter", np.nextafter, nextafter_lowering,
+                          jvp=partials(lambda ctx, t, out, x, y: t, None))
+arcsin_p = elementwise("arcsin", np.arcsin, chlo("chlo.asin", "imag", False),
+                       jvp=_inverse_slope(lambda ctx, out, x: ctx.sqrt(_one_minus_square(ctx, x))))
+arccos_p = elementwise("arccos", np.arccos, chlo("chlo.acos", "imag", True),
+                       jvp=_inverse_slope(lambda ctx, out, x: ctx.neg(ctx.sqrt(_one_minus_square(ctx, x)))))
+arctan_p = elementwise("arctan", np.arctan, chlo("chlo.atan", "real", False),
+                       jvp=_inverse_slope(lambda ctx, out, x: ctx.add(_one(ctx, x), ctx.square(x))))
+arcsinh_p = elementwise("arcsinh", np.arcsinh, chlo("chlo.asinh", "real", False),
+                        jvp=_inverse_slope(lambda ctx, out, x: ctx.sqrt(ctx.add(ctx.square(x), _one(ctx, x)))))
+arccosh_p = elementwise("arccosh", np.arccosh, chlo("chlo.acosh", "imag", False),
+                        jvp=_inverse_slope(lambda ctx, out, x: ctx.sqrt(ctx.sub(ctx.square(x), _one(ctx, x)))))
+arctanh_p = elementwise("arctanh", np.arctanh, chlo("chlo.atanh", "imag", False),
+                        jvp=_inverse_slope(lambda ctx, out, x: _one_minus_square(ctx, x)))
