@@ -8,7 +8,8 @@ update copies jax's result into the array). `xla` is psc_jit's XLA executable al
 Python dispatch). The last rows time a `%%psc_jit` re-run in a real IPython shell against
 the `jit` call of the same function: their difference is the magic's own overhead.
 Times are the best of N batches, per call, in microseconds; each batch runs long enough
-to be measured (about 20 ms).
+to be measured (about 5 ms), and the batches of one row's contenders take turns, so that
+a busy machine slows them alike (the ratios are what to read).
 """
 from __future__ import annotations
 
@@ -17,23 +18,34 @@ import time
 
 import numpy as np
 
-BATCH_SECONDS = 0.02
+BATCH_SECONDS = 0.005
 
 
 def per_call(fn, repeat: int) -> float:
     """Best time of one call (µs) over `repeat` batches of calls."""
+    return side_by_side([fn], repeat)[0]
+
+
+def side_by_side(fns, repeat: int) -> list[float]:
+    """Best time of one call (µs) of each function, their batches interleaved (one batch of
+    each per round) so that a busy machine slows them alike."""
+    numbers = [_batch_size(fn) for fn in fns]
+    best = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for k, (fn, number) in enumerate(zip(fns, numbers, strict=True)):
+            start = time.perf_counter()
+            for _ in range(number):
+                fn()
+            best[k] = min(best[k], (time.perf_counter() - start) / number)
+    return [b * 1e6 for b in best]
+
+
+def _batch_size(fn) -> int:
     fn()
     start = time.perf_counter()
     fn()
     once = max(time.perf_counter() - start, 1e-7)
-    number = max(1, min(10_000, int(BATCH_SECONDS / once)))
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - start) / number)
-    return best * 1e6
+    return max(1, min(10_000, int(BATCH_SECONDS / once)))
 
 
 def aligned(n: int, offset: int = 0, dtype=np.float64) -> np.ndarray:
@@ -54,7 +66,7 @@ def affine(x):
 
 
 def affine_in_place(x):
-    x *= 2.0
+    x *= 0.5
     x += 1.0
 
 
@@ -81,7 +93,7 @@ def cases():
         ("8 floats: x * 2 + 1", affine, (np.ones(8),), "affine", False),
         ("1M elementwise, aligned", affine, (aligned(1_000_000),), "affine", False),
         ("1M elementwise, misaligned", affine, (aligned(1_000_000, 16),), "affine", False),
-        ("1M in-place update", affine_in_place, (aligned(1_000_000),), "affine", True),
+        ("1M in-place update", affine_in_place, (aligned(1_000_000),), "halve", True),
         ("3-D @ 2-D matmul", matmul, (a3, c2), "matmul", False),
         ("cumsum of 1M", cumsum, (aligned(1_000_000),), "cumsum", False),
         ("M.T @ (M @ v), 2000²", normal_matvec, (m, v), "normal_matvec", False),
@@ -96,6 +108,7 @@ def jax_functions():
         return None
     jax.config.update("jax_enable_x64", True)
     return {"affine": jax.jit(lambda x: x * 2.0 + 1.0),
+            "halve": jax.jit(lambda x: x * 0.5 + 1.0),
             "matmul": jax.jit(lambda a, c: a @ c),
             "cumsum": jax.jit(jnp.cumsum),
             "normal_matvec": jax.jit(lambda m, v: m.T @ (m @ v))}
@@ -132,12 +145,12 @@ def magic_rows(repeat: int, jit):
         cell = "y = x * 2.0 + 1.0"
         shell.run_cell_magic("psc_jit", "--quiet --no-compare", cell)
         code = compile(cell, "<plain>", "exec")
-        plain = per_call(lambda: exec(code, dict(shell.user_ns)), repeat)  # noqa: B023
-        rerun = per_call(lambda: shell.run_cell_magic(
-            "psc_jit", "--quiet --no-compare", cell), repeat)          # noqa: B023
         f = jit(affine)
         f(x)
-        call = per_call(lambda: f(x), repeat)                           # noqa: B023
+        plain, rerun, call = side_by_side([
+            lambda: exec(code, dict(shell.user_ns)),                          # noqa: B023
+            lambda: shell.run_cell_magic("psc_jit", "--quiet --no-compare", cell),  # noqa: B023
+            lambda: f(x)], repeat)                                            # noqa: B023
         rows.append((name, plain, rerun, None, call))
     return rows
 
@@ -154,7 +167,7 @@ def ratio(a, b) -> str:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--only", nargs="*", help="substrings of the row names to run")
     args = parser.parse_args()
     from psc_jit import jit
@@ -165,14 +178,13 @@ def main():
         if args.only and not any(s in name for s in args.only):
             continue
         plain_args = [a.copy() if isinstance(a, np.ndarray) else a for a in fargs]
-        t_numpy = per_call(lambda: fn(*plain_args), args.repeat)   # noqa: B023
         f = jit(fn)
         f(*fargs)
-        t_psc = per_call(lambda: f(*fargs), args.repeat)           # noqa: B023
-        t_xla = per_call(xla_alone(f, fargs), args.repeat)
-        t_jax = None
+        contenders = [lambda: fn(*plain_args), lambda: f(*fargs), xla_alone(f, fargs)]  # noqa: B023
         if jax_fns is not None:
-            t_jax = per_call(jax_call(jax_fns[jax_name], fargs, in_place), args.repeat)
+            contenders.append(jax_call(jax_fns[jax_name], fargs, in_place))
+        times = side_by_side(contenders, args.repeat) + [None]
+        t_numpy, t_psc, t_xla, t_jax = times[:4]
         print(f"{name:30} {fmt(t_numpy)} {fmt(t_psc)} {fmt(t_jax)} {fmt(t_xla)} "
               f"{ratio(t_psc, t_jax)} {ratio(t_psc, t_xla)} {ratio(t_numpy, t_psc)}")
     if not args.only or any("magic" in s for s in args.only):
