@@ -27,8 +27,9 @@ import types
 import weakref
 
 from .cell import CellAnalysis, cell_function_ast
-from .reads import (FunctionInfo, attr, guard_globals, is_user_function, item, load,
-                    recording_active)
+from ..tracing import Tracer
+from . import reads
+from .reads import FunctionInfo, guard_globals, is_user_function, item, load, recording_active
 from .rewrite import roll_loops
 
 RD = "__psc_rd"           # this module, in converted code
@@ -52,6 +53,17 @@ def call(fn, *args, **kwargs):
             guard_globals(getattr(fn, "__func__", fn))
         fn = made
     return fn(*args, **kwargs)
+
+
+def attr(obj, name: str):
+    """`obj.name`; while tracing, a property of a user class runs converted (what its getter
+    reads is seen, as for any user function)."""
+    if recording_active() and not isinstance(obj, Tracer):
+        found = inspect.getattr_static(type(obj), name, None)
+        if isinstance(found, property) and found.fget is not None and \
+                is_user_function(found.fget):
+            return call(found.fget, obj)
+    return reads.attr(obj, name)
 
 
 _CONVERTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

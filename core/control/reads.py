@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import inspect
 import os
+import sys
 import sysconfig
 import types
 from dataclasses import dataclass, field
@@ -438,14 +440,40 @@ def _guard_test(value) -> str | None:
 
 
 def _has_attributes(value) -> bool:
-    """An object whose attributes or items the code may read (and we then follow)."""
+    """An object whose attributes or items the code may read (and we then follow): not a
+    number, string, array or function; a module or class only of the user's own code."""
+    if isinstance(value, type):
+        return _is_user_class(value)
     if isinstance(value, (Tracer, np.ndarray, np.generic, bool, int, float, complex, str,
                           bytes, type(None), types.FunctionType, types.BuiltinFunctionType,
-                          types.MethodType, type, np.ufunc, np.dtype)):
+                          types.MethodType, np.ufunc, np.dtype)):
         return False
     if isinstance(value, types.ModuleType):
         return is_user_file(getattr(value, "__file__", None) or "")
     return True
+
+
+def _is_user_class(cls: type) -> bool:
+    """A class of the user's own code: of a notebook, or of a file of theirs (found by its
+    module, or by its methods' code when the module is not imported by name)."""
+    if cls.__module__ == "__main__":
+        return True
+    filename = getattr(sys.modules.get(cls.__module__), "__file__", None)
+    if filename is None:
+        code = next((f.__code__ for f in vars(cls).values()
+                     if isinstance(f, types.FunctionType)), None)
+        filename = code.co_filename if code is not None else None
+    return bool(filename) and is_user_file(filename)
+
+
+def _class_attribute(obj, name: str) -> bool:
+    """Whether obj.name comes from obj's class as a plain value or a method (not from the
+    instance, and not computed by a property or another descriptor)."""
+    if name in getattr(obj, "__dict__", ()):
+        return False
+    found = inspect.getattr_static(type(obj), name, None)
+    return not hasattr(found, "__get__") or isinstance(
+        found, (types.FunctionType, staticmethod, classmethod))
 
 
 _recorder: contextvars.ContextVar[Recorder | None] = contextvars.ContextVar(
@@ -544,6 +572,8 @@ def attr(obj, name: str):
     if recorder is None or isinstance(obj, Tracer) or isinstance(value, Tracer):
         return value
     source = recorder.source_of(obj)
+    if source is None and not isinstance(obj, type) and _class_attribute(obj, name):
+        source = recorder.source_of(type(obj))     # an object made by the traced code itself
     return value if source is None else recorder.read(value, source.then("attr", name))
 
 

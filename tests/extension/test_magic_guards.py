@@ -127,6 +127,9 @@ CASES = {
         "        self.layers = 2\n    def forward(self, v):\n"
         "        for _ in range(self.layers):\n            v = v * self.w + 1.0\n        return v\n"
         "m = Model()", "y = m.forward(x)", "m.layers = 3", "m.layers: 2 → 3"),
+    "class attribute of an object made in the cell": (
+        "class Model:\n    factor = 2\n    def __init__(self):\n        self.w = np.ones(6)",
+        "m = Model()\ny = x * m.w * m.factor", "Model.factor = 3", "Model.factor: 2 → 3"),
     "index array changed in place": ("idx = np.array([0, 2])\ndef f(v):\n    return v[idx]",
                                      "y = f(x)", "idx[1] = 5",
                                      "idx (read by f): its contents changed"),

@@ -267,3 +267,26 @@ def test_a_helper_without_source_has_its_globals_guarded():
     namespace["W"][0] = 5.0
     np.testing.assert_array_equal(f(x), run(x))
     assert f.last_call.miss_reason == "W (read by helper): its contents changed"
+
+
+def test_class_attributes_of_objects_made_inside_the_function(module):
+    mod = module("""
+        SCALE = 2.0
+        class Base:
+            def __init__(self):
+                self.w = np.ones(3)
+            def forward(self, x):
+                return x * self.w
+        class Child(Base):
+            factor = 3
+            @property
+            def doubled(self):
+                return self.factor * 2
+            def forward(self, x):
+                return super().forward(x) * self.factor * SCALE + self.doubled
+        def run(x):
+            return Child().forward(x)
+    """)
+    check(mod, lambda m: setattr(m, "SCALE", 5.0), None, x=np.arange(3.0))
+    check(mod, lambda m: setattr(m.Child, "factor", 4),
+          "Child.factor (read by run): 3 → 4", x=np.arange(3.0))
