@@ -102,6 +102,22 @@ def tracing(trace: Trace):
     return context_value(_current_trace, trace)
 
 
+# Who takes arrays from outside the trace as inputs rather than constants (control.reads).
+_adopter: contextvars.ContextVar[Callable | None] = contextvars.ContextVar(
+    "psc_jit_adopter", default=None)
+
+
+def adopting(adopt: Callable[[np.ndarray], Any]):
+    return context_value(_adopter, adopt)
+
+
+def outside_input(array: np.ndarray):
+    """The tracer standing for an array from outside the trace (an element of a global list
+    the code read, say), or None: the array is a constant of the trace."""
+    adopt = _adopter.get()
+    return adopt(array) if adopt is not None else None
+
+
 @dataclass(frozen=True)
 class RuntimeCheck:
     """A condition only the run can decide (a traced index within bounds). The run raises
@@ -160,6 +176,10 @@ def bind(prim, *args: Any, kind: str = "array", **params: Any):
 def to_atom(x: Any):
     if isinstance(x, Tracer):
         return x.ir_var
+    if type(x) is np.ndarray:
+        adopted = outside_input(x)
+        if adopted is not None:
+            return adopted.ir_var
     if isinstance(x, (Var, Literal)):
         return x
     if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):

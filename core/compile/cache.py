@@ -20,7 +20,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable
 
-from ..control.reads import short_repr
+from ..control.sources import short_repr
 from ..ir import ShapedArray
 
 log = logging.getLogger("psc_jit")

@@ -10,7 +10,7 @@ from typing import Any, Hashable
 
 import numpy as np
 
-from ..control.reads import short_repr, value_key
+from ..control.sources import short_repr, value_key
 from ..ir import ShapedArray
 from ..tracing import is_traced_value
 from ..tree_util import flatten_with_paths

@@ -290,3 +290,21 @@ def test_class_attributes_of_objects_made_inside_the_function(module):
     check(mod, lambda m: setattr(m, "SCALE", 5.0), None, x=np.arange(3.0))
     check(mod, lambda m: setattr(m.Child, "factor", 4),
           "Child.factor (read by run): 3 → 4", x=np.arange(3.0))
+
+
+def test_arrays_in_a_global_list_are_inputs_and_its_length_a_guard(module):
+    mod = module("""
+        layers = [np.eye(3), 2.0 * np.eye(3)]
+        params = {"b": np.ones(3)}
+        def run(x):
+            for w in layers:
+                x = x @ w
+            for name in params:
+                x = x + params[name]
+            return x
+    """)
+    check(mod, lambda m: m.layers[0].__imul__(3.0), None, x=np.arange(3.0))
+    check(mod, lambda m: m.layers.append(np.eye(3)), "layers (read by run): 2 → 3 items",
+          x=np.arange(3.0))
+    check(mod, lambda m: m.params.update(c=np.ones(3)),
+          "params (read by run): keys ['b'] → ['b', 'c']", x=np.arange(3.0))
