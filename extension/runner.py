@@ -14,10 +14,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .core import (TRACE_CACHE, CallSpec, CellAnalysis, Compiled, Fallback, Jitted,
-                   LoweringError, RunReport, Timings, TraceError, UnsupportedError, XlaError,
-                   analyze_cell, cell_function, copy_inputs, largest_difference, parse_cell,
-                   time_runs)
+from .core import (TRACE_CACHE, CallSpec, CellAnalysis, Compiled, DataDependentShapeError,
+                   Fallback, Jitted, LoweringError, RunReport, Timings, TraceError,
+                   UnsupportedError, XlaError, analyze_cell, cell_function, copy_inputs,
+                   largest_difference, parse_cell, time_runs)
 from .gradcell import gradient_cell, gradient_name, gradient_problem
 
 
@@ -116,7 +116,10 @@ class CellRunner:
         report.signature = record.signature_text
         self._progress("run")
         start = time.perf_counter()
-        outputs, last = compiled.run(leaves)
+        try:
+            outputs, last = compiled.run(leaves)
+        except DataDependentShapeError as err:   # checked before anything was written back
+            raise _Fallback(str(err)) from err
         report.stage_seconds["run"] = time.perf_counter() - start
         self.user_ns.update(outputs)
         self._fill_report(report, compiled, program)

@@ -13,7 +13,7 @@ import numpy as np
 from .. import passes
 from ..control.reads import Reads, Recorder, check_error_state, recording
 from ..ir import Graph
-from ..numpy import check_outputs
+from ..numpy import MaskedSelection, check_outputs
 from ..tracing import Trace, Tracer, UnsupportedError, tracing
 from ..tree_util import flatten_with_paths, unflatten
 from .signature import CallSpec, overlapping_inputs
@@ -86,6 +86,8 @@ def _finish_trace(trace, spec, tracers, leaves, result, start, reads) -> TraceRe
         input_leaf.setdefault(id(t._buffer), i)
     buffer_outs: dict[int, int] = {}
     for _, value in out_leaves:
+        if isinstance(value, MaskedSelection):
+            raise value.refuse("the result is", at_creation=True)
         steps = value.view_rebuilders() if isinstance(value, Tracer) and value.kind == "array" \
             else None
         if steps is not None:

@@ -1,7 +1,7 @@
 """Loop rolling, the AST pass: Python loops and branches become calls of runtime helpers.
 
 `roll_loops(module)` is an AST pass over every function of a module (a cell made into a
-function, or a function whose source Python can give; `rolled_function`). Each
+function, or a function whose source Python can give; see `convert`). Each
 
     for NAME in range(...):    while TEST:    if TEST:
 
@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import ast
 import copy
-import inspect
 import itertools
-import textwrap
-import types
 from typing import Any
 
 
@@ -503,30 +500,3 @@ def _no_args() -> ast.arguments:
 
 def _rt_attr(name: str) -> ast.Attribute:
     return ast.Attribute(value=ast.Name(RT, ast.Load()), attr=name, ctx=ast.Load())
-
-
-def rolled_function(fun):
-    """`fun` recompiled with its loops and branches rolled, or `fun` itself when that cannot
-    be done: no source (built in, defined in a REPL without source), a lambda, or a closure
-    (its free variables' cells cannot be handed to a recompiled function)."""
-    if not isinstance(fun, types.FunctionType) or fun.__code__.co_freevars \
-            or fun.__name__ == "<lambda>":
-        return fun
-    try:
-        lines, start = inspect.getsourcelines(fun)
-    except (OSError, TypeError):
-        return fun
-    try:
-        tree = ast.parse(textwrap.dedent("".join(lines)))
-    except SyntaxError:
-        return fun
-    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
-        return fun
-    tree.body[0].decorator_list = []
-    ast.increment_lineno(tree, start - 1)
-    code = compile(roll_loops(tree), fun.__code__.co_filename, "exec")
-    scope: dict = {}
-    exec(code, fun.__globals__, scope)
-    rolled = scope[tree.body[0].name]
-    rolled.__defaults__, rolled.__kwdefaults__ = fun.__defaults__, fun.__kwdefaults__
-    return rolled

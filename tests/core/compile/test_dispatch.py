@@ -82,10 +82,10 @@ def test_a_fallback_is_cached_and_retried_when_what_it_read_changes():
     assert not report.compiled and "print" in report.fallback_reason
     cell = "y = x[x > limit]\n"
     report, _ = runner.run(cell, Options(compare=False, quiet=True, name="fb"))
-    assert not report.compiled and "boolean mask" in report.fallback_reason
+    assert not report.compiled and "boolean-mask selection" in report.fallback_reason
     misses = TRACE_CACHE.misses
     report, _ = runner.run(cell, Options(compare=False, quiet=True, name="fb"))
-    assert not report.compiled and report.cache_hit and "boolean mask" in report.fallback_reason
+    assert not report.compiled and report.cache_hit and "boolean-mask selection" in report.fallback_reason
     assert TRACE_CACHE.misses == misses                       # not traced again
     np.testing.assert_array_equal(namespace["y"], [2.0, 3.0])
     namespace["x"] = np.arange(5.0)
