@@ -10,6 +10,7 @@ The layout is the pipeline; each layer imports only the layers above it in this 
     interpreter.py     runs a Graph on NumPy arrays with each primitive's reference impl
     passes.py          passes over graphs (dead code, hoisted constants)
     lowering.py        a Graph to StableHLO text (the context primitives' lowerings write into)
+    layout.py          memory layouts (shape, strides, offset) and view steps, by arithmetic
     tracing.py         Tracer, Trace, Buffer (views and in-place updates), bind, trace errors
     typecheck.py       re-derives every equation's types through its primitive's rules
     primitives/        the closed set of primitives, one record each with all its rules
@@ -28,13 +29,16 @@ from . import budget
 from .budget import Budget
 from .compile.cache import (EXECUTABLE_CACHE, TRACE_CACHE, CacheEvent, CacheRecord, Signature,
                             StaticLeaf, TracedLeaf)
-from .compile.jit import CallReport, CallSpec, Compiled, Jitted, Lowered, Traced, jit
+from .compile.jit import CallReport, Compiled, Fallback, Jitted, Lowered, Traced, jit
 from .compile.kernels import FusionModel, Kernel, SourceLine, parse_optimized_hlo
-from .compile.report import RunReport, Timings
-from .compile.timing import largest_difference, time_runs
+from .compile.report import CallBreakdown, RunReport, Timings
+from .compile.signature import CallSpec
+from .compile.timing import copy_inputs, largest_difference, time_runs
+from .compile.units import fmt_bytes, fmt_count, fmt_seconds, fmt_speedup
 from .compile.xla import XlaError
 from .control.api import cond, fori_loop, scan, switch, while_loop
 from .control.cell import CellAnalysis, analyze_cell, make_cell_function, parse_cell
+from .control.convert import cell_function
 from .control.rewrite import roll_loops
 from .ir import Eqn, Graph, Literal, ShapedArray, SourceInfo, Var
 from .lowering import LoweringError
@@ -45,7 +49,7 @@ from .transform import grad, jacfwd, jacrev, jvp, value_and_grad, vjp
 from .typecheck import GraphTypeError, check_graph
 
 __all__ = [
-    "jit", "Jitted", "Traced", "Lowered", "Compiled", "CallSpec", "CallReport",
+    "jit", "Jitted", "Traced", "Lowered", "Compiled", "CallSpec", "CallReport", "Fallback",
     "fori_loop", "while_loop", "cond", "switch", "scan",
     "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev",
     "TraceError", "ConcretizationError", "UnsupportedError", "DataDependentShapeError",
@@ -53,7 +57,9 @@ __all__ = [
     "GraphTypeError", "check_graph",
     "TRACE_CACHE", "EXECUTABLE_CACHE", "CacheEvent", "CacheRecord", "Signature", "StaticLeaf",
     "TracedLeaf", "FusionModel", "Kernel", "SourceLine", "parse_optimized_hlo",
-    "RunReport", "Timings", "time_runs", "largest_difference",
+    "RunReport", "Timings", "CallBreakdown", "time_runs", "largest_difference", "copy_inputs",
+    "fmt_seconds", "fmt_bytes", "fmt_count", "fmt_speedup",
     "CellAnalysis", "analyze_cell", "make_cell_function", "parse_cell", "roll_loops",
+    "cell_function",
     "Graph", "Eqn", "Var", "Literal", "ShapedArray", "SourceInfo", "PRIMITIVES", "Primitive",
 ]

@@ -33,8 +33,21 @@ import numpy as np
 
 from . import budget
 from .ir import Eqn, Graph, Literal, ShapedArray, SourceInfo, Var, aval_of
+from .layout import Layout, ViewOp, c_strides_of
 
 _NUMPY_DIR = os.path.dirname(np.__file__)
+
+SUPPORTED_DTYPES = frozenset(np.dtype(t) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+    np.float16, np.float32, np.float64, np.complex64, np.complex128))
+
+
+def is_traced_value(value) -> bool:
+    """Is this value traced when a function is called with it (an array or NumPy scalar of a
+    dtype XLA takes, a Python float or complex), rather than static?"""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.dtype in SUPPORTED_DTYPES
+    return isinstance(value, (float, complex)) and not isinstance(value, bool)
 _SKIP_DIRS = (os.path.dirname(os.path.abspath(__file__)), _NUMPY_DIR)
 
 
@@ -94,12 +107,33 @@ def current_trace() -> Trace | None:
 
 
 @contextlib.contextmanager
-def tracing(trace: Trace):
-    token = _current_trace.set(trace)
+def context_value(var: contextvars.ContextVar, value):
+    """`var` set to value inside the block (the one way psc_jit's contexts are entered)."""
+    token = var.set(value)
     try:
-        yield trace
+        yield value
     finally:
-        _current_trace.reset(token)
+        var.reset(token)
+
+
+def tracing(trace: Trace):
+    return context_value(_current_trace, trace)
+
+
+# Who takes arrays from outside the trace as inputs rather than constants (control.reads).
+_adopter: contextvars.ContextVar[Callable | None] = contextvars.ContextVar(
+    "psc_jit_adopter", default=None)
+
+
+def adopting(adopt: Callable[[np.ndarray], Any]):
+    return context_value(_adopter, adopt)
+
+
+def outside_input(array: np.ndarray):
+    """The tracer standing for an array from outside the trace (an element of a global list
+    the code read, say), or None: the array is a constant of the trace."""
+    adopt = _adopter.get()
+    return adopt(array) if adopt is not None else None
 
 
 @dataclass(frozen=True)
@@ -214,6 +248,10 @@ def bind(prim, *args: Any, kind: str = "array", **params: Any):
 def to_atom(x: Any):
     if isinstance(x, Tracer):
         return x.ir_var
+    if type(x) is np.ndarray:
+        adopted = outside_input(x)
+        if adopted is not None:
+            return adopted.ir_var
     if isinstance(x, (Var, Literal)):
         return x
     if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
@@ -276,23 +314,12 @@ def _frame_source(frame, lasti: int | None = None) -> SourceInfo:
 # -- buffers and views ------------------------------------------------------------------------
 
 def c_strides(aval: ShapedArray) -> tuple[int, ...]:
-    strides = [aval.dtype.itemsize] * aval.ndim
-    for i in range(aval.ndim - 2, -1, -1):
-        strides[i] = strides[i + 1] * max(aval.shape[i + 1], 1)
-    return tuple(strides)
+    return c_strides_of(aval.shape, aval.dtype.itemsize)
 
 
-def in_c_order(arr: np.ndarray) -> bool:
-    """Are arr's axes laid out in C order (longest stride first, ignoring axes of length 1 and
-    broadcast axes)? Then NumPy's order='K' gives a result computed from it C order too."""
-    strides = [abs(s) for s, n in zip(arr.strides, arr.shape, strict=True) if n > 1 and s]
-    return all(a >= b for a, b in zip(strides, strides[1:], strict=False))
-
-
-def _strided(aval: ShapedArray, strides) -> np.ndarray:
-    """An ndarray of aval's shape with these strides, backed by no data: for layout questions."""
-    return np.lib.stride_tricks.as_strided(np.zeros(1, aval.dtype), aval.shape, strides,
-                                           writeable=False)
+def layout_of(aval: ShapedArray, strides: tuple[int, ...]) -> Layout:
+    """The layout of a whole array of aval's shape with these strides."""
+    return Layout(aval.shape, tuple(strides), 0, aval.dtype.itemsize)
 
 
 MAX_PERMUTED_AXES = 6
@@ -329,7 +356,7 @@ class Buffer:
         self.initial = self.var
         aval = self.var.aval
         self.c_order = self.strides is not None and (
-            self.strides == c_strides(aval) or in_c_order(_strided(aval, self.strides)))
+            self.strides == c_strides(aval) or layout_of(aval, self.strides).in_c_order)
 
     @property
     def mutated(self) -> bool:
@@ -366,12 +393,13 @@ def entangle(a: Buffer, b: Buffer, reason: str) -> None:
 class ViewStep:
     """One step from a base array to a view of it: how to read it, and how to write back.
 
-    A returned view is rebuilt after the run as the same view of the caller's array (so it
-    aliases what NumPy's would): by `probe`, or by `rebuild` given the run-time values of
+    `op` is the same step on memory layouts (`Layout`, for view-or-copy questions) and on
+    ndarrays: a returned view is rebuilt after the run as the same view of the caller's array
+    (so it aliases what NumPy's would), by `op`, or by `rebuild` given the run-time values of
     `operands` (the traced index of a dynamic view). `exact` is false when neither can."""
     read: Callable[[Any], Any]                   # base value -> view value (tracers)
     write: Callable[[Any, Any], Any]             # (base value, new view value) -> new base value
-    probe: Callable[[np.ndarray], np.ndarray]    # the same step on an ndarray (for layout)
+    op: ViewOp                                   # the same step on a Layout or an ndarray
     describe: str
     exact: bool = True
     operands: tuple = ()                         # tracers whose values `rebuild` needs
@@ -438,17 +466,17 @@ class Tracer:
         return Tracer(Buffer(self.ir_var, trace, strides), kind=kind or self.kind)
 
     # layout ------------------------------------------------------------------------------
-    def layout(self, base_strides: tuple[int, ...] | None = None) -> np.ndarray:
-        """An ndarray with this view's exact strides, backed by no data: ask it layout
-        questions (is a reshape a view?), never read it. base_strides: the buffer's layout
-        (default: its own, or C order when unknown)."""
+    def layout(self, base_strides: tuple[int, ...] | None = None) -> Layout:
+        """This view's memory layout (shape, strides, offset) in its buffer, worked out by
+        arithmetic: ask it layout questions (is a reshape a view?). base_strides: the buffer's
+        layout (default: its own, or C order when unknown)."""
         base = self._buffer.initial.aval
-        fake = _strided(base, base_strides or self._buffer.strides or c_strides(base))
+        layout = layout_of(base, base_strides or self._buffer.strides or c_strides(base))
         for step in self._path:
-            fake = step.probe(fake)
-        return fake
+            layout = step.op.on_layout(layout)
+        return layout
 
-    def possible_layouts(self) -> list[np.ndarray]:
+    def possible_layouts(self) -> list[Layout]:
         """This view's layout for every layout its buffer may have (one when it is known)."""
         if self._buffer.strides is not None:
             return [self.layout()]
@@ -464,14 +492,14 @@ class Tracer:
             elif not self._path:
                 self._c_order = self._buffer.c_order
             else:
-                self._c_order = self._buffer.strides is not None and in_c_order(self.layout())
+                self._c_order = self._buffer.strides is not None and self.layout().in_c_order
         return self._c_order
 
     def view_rebuilders(self) -> tuple[tuple[Callable, tuple[Tracer, ...]], ...] | None:
         """How to make this view of its buffer on a real ndarray: per step, a function of
         (ndarray, *values of the tracers) and those tracers; None if a step cannot."""
         if all(step.exact for step in self._path):
-            return tuple((step.rebuild or step.probe, step.operands) for step in self._path)
+            return tuple((step.rebuild or step.op.on_array, step.operands) for step in self._path)
         return None
 
     def with_kind(self, kind: str) -> Tracer:

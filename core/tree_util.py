@@ -7,7 +7,8 @@ dicts are mutable and the caller's own objects must stay the same objects.
 """
 from __future__ import annotations
 
-from typing import Any, Hashable
+import functools
+from typing import Any, Callable, Hashable, Iterator
 
 NAMEDTUPLE = "namedtuple"                  # stands for every namedtuple class in node_types
 CONTAINERS = (tuple, list, dict, NAMEDTUPLE)
@@ -59,22 +60,26 @@ def flatten(tree, node_types=CONTAINERS) -> tuple[list, Hashable]:
 
 def unflatten(structure: Hashable, leaves) -> Any:
     """The tree of this structure with these leaves, in order."""
-    return _build(structure, iter(leaves))
+    if structure is LEAF:
+        return next(iter(leaves))
+    return _builder(structure)(iter(leaves))
 
 
-def _build(node: Hashable, leaves) -> Any:
-    # A module-level function, not a closure over itself: a self-referencing closure is a
-    # reference cycle that would keep the leaves (a call's result arrays) alive until the
-    # garbage collector runs.
-    if node is LEAF:
-        return next(leaves)
-    (kind, aux), children = node
-    items = [_build(child, leaves) for child in children]
+@functools.lru_cache(maxsize=1024)
+def _builder(structure: Hashable) -> Callable[[Iterator], Any]:
+    """A function of an iterator of leaves that builds the tree (made once per structure:
+    re-runs rebuild the same output tree every time)."""
+    if structure is LEAF:
+        return next
+    (kind, aux), children_ = structure
+    parts = tuple(_builder(child) for child in children_)
     if kind == "dict":
-        return dict(zip(aux, items, strict=True))
+        return lambda leaves: dict(zip(aux, [part(leaves) for part in parts], strict=True))
     if kind == NAMEDTUPLE:
-        return aux(*items)
-    return items if kind == "list" else tuple(items)
+        return lambda leaves: aux(*[part(leaves) for part in parts])
+    if kind == "list":
+        return lambda leaves: [part(leaves) for part in parts]
+    return lambda leaves: tuple([part(leaves) for part in parts])
 
 
 def children(structure: Hashable) -> tuple[Hashable, ...]:

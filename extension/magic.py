@@ -2,6 +2,9 @@
 call the runner, display the view."""
 from __future__ import annotations
 
+import dataclasses
+import functools
+
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
@@ -69,17 +72,8 @@ class PscJitMagics(Magics):
         With --grad OUT --wrt NAME..., the gradient of the scalar OUT with respect to each NAME
         is bound as dOUT_dNAME too.
         """
-        args = parse_argstring(self.psc_jit, line)
-        static, traced = _names(args.static), _names(args.traced)
-        if static & traced:
-            raise UsageError(f"{', '.join(sorted(static & traced))}: a name is either --static "
-                             "or --traced, not both")
-        if args.wrt and not args.grad:
-            raise UsageError("--wrt names the inputs of a gradient: give --grad OUT too")
-        options = Options(static=static, traced=traced, compare=args.compare,
-                          strict=args.strict, quiet=args.quiet, name=args.name,
-                          budget=self.settings.timing_budget, grad=args.grad,
-                          wrt=_ordered_names(args.wrt))
+        options = dataclasses.replace(self._options(line),
+                                      budget=self.settings.timing_budget)
         from .display import progress_display, show_report
         with progress_display(enabled=not options.quiet) as progress:
             report, value = self.runner.run(cell, options, cell_id=self._cell_id(),
@@ -87,6 +81,20 @@ class PscJitMagics(Magics):
         if not options.quiet:
             show_report(report, progress)
         return value
+
+    @functools.lru_cache(maxsize=256)       # noqa: B019 (one magics object per shell)
+    def _options(self, line: str) -> Options:
+        """The options of a magic line (parsed once per distinct line: re-runs skip it)."""
+        args = parse_argstring(self.psc_jit, line)
+        static, traced = _names(args.static), _names(args.traced)
+        if static & traced:
+            raise UsageError(f"{', '.join(sorted(static & traced))}: a name is either --static "
+                             "or --traced, not both")
+        if args.wrt and not args.grad:
+            raise UsageError("--wrt names the inputs of a gradient: give --grad OUT too")
+        return Options(static=static, traced=traced, compare=args.compare,
+                       strict=args.strict, quiet=args.quiet, name=args.name, grad=args.grad,
+                       wrt=_ordered_names(args.wrt))
 
     def _cell_id(self) -> str | None:
         kernel = getattr(self.shell, "kernel", None)

@@ -14,10 +14,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .core import (TRACE_CACHE, CacheEvent, CallSpec, CellAnalysis, Compiled,
-                   DataDependentShapeError, Jitted, LoweringError, RunReport, Timings,
-                   TraceError, XlaError, analyze_cell, largest_difference, make_cell_function,
-                   parse_cell, roll_loops, time_runs)
+from .core import (TRACE_CACHE, CallSpec, CellAnalysis, Compiled, DataDependentShapeError,
+                   Fallback, Jitted, LoweringError, RunReport, Timings, TraceError,
+                   UnsupportedError, XlaError, analyze_cell, cell_function, copy_inputs,
+                   largest_difference, parse_cell, time_runs)
 from .gradcell import gradient_cell, gradient_name, gradient_problem
 
 
@@ -102,23 +102,23 @@ class CellRunner:
     # -- the compiled path ---------------------------------------------------------------------
     def _run_compiled(self, report, analysis, identity, options):
         program = self._program(analysis, identity, options)
-        arguments = {n: self.user_ns[n] for n in program.inputs}
-        try:
-            spec = program.jitted.spec((), arguments)
-        except TypeError as err:
-            raise _Fallback(f"{err}; pass it with --static NAME or keep it out of the cell") from err
-        report.signature = spec.signature.describe()
-        record = TRACE_CACHE.lookup(program.jitted.owner_key, spec.signature)
-        if record is not None:
-            TRACE_CACHE.record_hit(record)
-            compiled = record.entry
-            report.cache_hit = True
+        values = [self.user_ns[n] for n in program.inputs]
+        jitted = program.jitted
+        found = jitted.find_fast(values)
+        if found is None:
+            record, leaves = self._find_or_compile(program, values, identity, analysis, report)
         else:
-            compiled = self._compile(program, spec, identity, analysis, report)
+            record, leaves = found
+            TRACE_CACHE.record_hit(record)
+            report.cache_hit = True
+        if isinstance(record.entry, Fallback):
+            raise _Fallback(record.entry.reason)
+        compiled = record.entry
+        report.signature = record.signature_text
         self._progress("run")
         start = time.perf_counter()
         try:
-            outputs, last = compiled.run(spec)
+            outputs, last = compiled.run(leaves)
         except DataDependentShapeError as err:   # checked before anything was written back
             raise _Fallback(str(err)) from err
         report.stage_seconds["run"] = time.perf_counter() - start
@@ -126,9 +126,33 @@ class CellRunner:
         self._fill_report(report, compiled, program)
         if options.compare or (options.compare is None and not report.cache_hit
                                and options.grad is None):
+            arguments = dict(zip(program.inputs, values, strict=True))
             report.timings = self._compare(analysis, program, compiled, arguments, outputs,
                                            report, options)
         return report, last
+
+    def _find_or_compile(self, program, values, identity, analysis, report):
+        """The full path: the call's signature, its cache entries, or a new one (a compiled
+        program, or the decision to fall back, which is cached too)."""
+        jitted = program.jitted
+        try:
+            spec = jitted.spec(tuple(values), {})
+        except TypeError as err:
+            raise _Fallback(f"{err}; pass it with --static NAME or keep it out of the cell") \
+                from err
+        record, leaves, reason = jitted.find(spec, values)
+        if record is not None:
+            TRACE_CACHE.record_hit(record)
+            report.cache_hit = True
+            return record, leaves
+        record = self._compile(program, spec, identity, analysis, report, reason)
+        jitted.remember(values, spec)
+        if isinstance(record.entry, Fallback):
+            return record, None
+        try:
+            return record, jitted.leaves_after_compile(record, spec)
+        except UnsupportedError as err:
+            raise _Fallback(err.explain()) from err
 
     def _program(self, analysis, identity, options) -> _CellProgram:
         inputs = tuple(n for n in analysis.inputs if n in self.user_ns)
@@ -136,32 +160,37 @@ class CellRunner:
                options.wrt)
         program = self._programs.get(key)
         if program is None:
-            fn = make_cell_function(analysis, list(inputs), self.user_ns, transform=roll_loops)
+            fn = cell_function(analysis, list(inputs), self.user_ns)
             if options.grad is not None:
                 fn = gradient_cell(fn, inputs, options.grad, options.wrt)
             jitted = Jitted(fn, static_argnames=options.static, name=options.name or
                             f"cell {analysis.digest[:8]}", traced_argnames=options.traced,
-                            roll=False)
+                            convert=False, reader="the cell")
             jitted.owner_key = ("cell", identity, analysis.digest, inputs) + key[-2:]
             program = self._programs[key] = _CellProgram(jitted, inputs, analysis)
         return program
 
-    def _compile(self, program, spec: CallSpec, identity, analysis, report) -> Compiled:
+    def _compile(self, program, spec: CallSpec, identity, analysis, report, reason):
+        """A new cache record for this signature: compiled, or (when the cell cannot be
+        compiled) the decision to run it as plain Python, with the reason. An interrupt leaves
+        the runner as it was."""
         previous = self._latest_digest.get(identity)
         first = "first run of this cell" if previous in (None, analysis.digest) else \
             "new cell source"
+        jitted = program.jitted
         try:
-            compiled, reason = program.jitted.compile_for(spec, first, self._progress)
+            record, reason = jitted.compile_for(spec, first, reason, self._progress)
         except TraceError as err:
-            raise _Fallback(err.explain()) from err
+            record = jitted.remember_fallback(spec, err.explain())
         except (LoweringError, XlaError) as err:
-            raise _Fallback(f"psc_jit could not compile this cell: {err}") from err
+            record = jitted.remember_fallback(spec, f"psc_jit could not compile this cell: {err}")
         except Exception as err:  # the cell's own error: plain Python will raise it for real
-            raise _Fallback(f"tracing raised {type(err).__name__}: {err}") from err
+            record = jitted.remember_fallback(spec, f"tracing raised {type(err).__name__}: {err}")
+        else:
+            report.miss_reason = reason
+            report.stage_seconds.update(record.entry.timings)
         self._latest_digest[identity] = analysis.digest
-        report.miss_reason = reason
-        report.stage_seconds.update(compiled.timings)
-        return compiled
+        return record
 
     def _fill_report(self, report, compiled: Compiled, program) -> None:
         report.compiled = True
@@ -172,7 +201,7 @@ class CellRunner:
         report.cost = compiled.cost_analysis()
         report.notes = compiled.notes
         report.cache_entries = tuple(program.jitted.cache_records())
-        report.cache_events = tuple(e for e in TRACE_CACHE.events if _same_owner(e, program))
+        report.cache_events = TRACE_CACHE.events_of(program.jitted.name)
 
     # -- timing --------------------------------------------------------------------------------
     def _compare(self, analysis, program, compiled, arguments, outputs, report, options):
@@ -188,8 +217,9 @@ class CellRunner:
                 n: fresh[n] for n in program.inputs if n in fresh}
 
         def fast(fresh):
-            spec = program.jitted.spec((), fresh)
-            result, _ = compiled.run(spec)
+            leaves = [fresh[n] for n in program.inputs]
+            extra = compiled.reads.check(leaves)
+            result, _ = compiled.run(leaves + (extra or []))
             return result | {n: fresh[n] for n in program.inputs}
 
         self._progress("time plain Python")
@@ -202,7 +232,20 @@ class CellRunner:
         return Timings(tuple(plain_times), tuple(compiled_times), first,
                        sum(report.stage_seconds.get(k, 0.0) for k in ("trace", "lower", "compile")),
                        max(diffs.values()) if diffs else None, diffs,
-                       report.cost.get("flops"), report.cost.get("bytes accessed"))
+                       report.cost.get("flops"), report.cost.get("bytes accessed"),
+                       self._breakdown(program, compiled, arguments))
+
+    @staticmethod
+    def _breakdown(program, compiled, arguments, runs: int = 5):
+        """The fastest of a few compiled calls, part by part: on the user's own arrays when
+        the program updates none in place, else on copies laid out like them."""
+        best = None
+        for _ in range(runs):
+            fresh = arguments if not compiled.mutates else copy_inputs(arguments)
+            _, breakdown = program.jitted.time_call(*(fresh[n] for n in program.inputs))
+            if best is None or breakdown.measured < best.measured:
+                best = breakdown
+        return best
 
     def _check_gradient(self, analysis, options) -> None:
         inputs = tuple(n for n in analysis.inputs if n in self.user_ns)
@@ -236,10 +279,6 @@ class _Fallback(Exception):
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
-
-
-def _same_owner(event: CacheEvent, program: _CellProgram) -> bool:
-    return event.owner == program.jitted.name
 
 
 def _is_numeric(value) -> bool:

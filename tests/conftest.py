@@ -1,7 +1,16 @@
 """Shared fixtures. Markers (pure, xla, ipython, notebook, browser) are in pyproject.toml."""
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import settings
+
+# `make test` (and CI) draws the same examples on every run, so a red run is reproducible and a
+# green one is not luck; `make fuzz` draws fresh ones, many more of them.
+settings.register_profile("repeatable", derandomize=True, print_blob=True)
+settings.register_profile("fuzz", max_examples=2000, deadline=None, print_blob=True)
+settings.load_profile(os.environ.get("PSC_HYPOTHESIS_PROFILE", "repeatable"))
 
 
 @pytest.fixture(scope="module")

@@ -37,6 +37,16 @@ def _speedup_text(report) -> str:
             f"compiled {fmt_seconds(timings.compiled_median)})")
 
 
+def _why_slower(report) -> list[str]:
+    """When compiled is slower than plain Python: which part of a call dominates, and what
+    would help (from the timed call's breakdown)."""
+    timings = report.timings
+    if timings is None or timings.breakdown is None or timings.speedup >= 1:
+        return []
+    advice = timings.breakdown.advice(timings.plain_median)
+    return [advice] if advice else []
+
+
 def summary_items(report) -> list[tuple[str, str]]:
     """(name, plain text) rows shared by the Summary tab and the terminal summary."""
     items = [("status", status_text(report))]
@@ -48,6 +58,7 @@ def summary_items(report) -> list[tuple[str, str]]:
         items += [("fusion", fusion_text(report))]
     if report.compiled:
         items += [("speed-up", _speedup_text(report))]
+        items += [("why slower", why) for why in _why_slower(report)]
     if report.agreement is not None:
         items += [("agreement", f"largest difference {report.agreement:.3g}")]
     items += [("note", note) for note in report.notes]

@@ -10,7 +10,7 @@ from typing import Any, Iterable
 from .markup import notice_html, paragraph_html, table_html, wrap_html
 from .units import fmt_bytes, fmt_count, fmt_seconds, fmt_speedup
 
-__all__ = ["timing_html", "timing_chart_svg", "timings_overview_html", "timings_overview_text",
+__all__ = ["timing_html", "timing_chart_svg", "breakdown_chart_svg", "timings_overview_html", "timings_overview_text",
            "timings_chart_svg", "latest_timed"]
 
 
@@ -30,7 +30,21 @@ def _timing_items(report) -> list[tuple[str, str]]:
     items += [("compile (trace + lower + XLA)", _compile_text(report)),
               ("first compiled call", fmt_seconds(timings.first_call_seconds)),
               ("speed-up", fmt_speedup(timings.speedup))]
-    return items + _rate_items(report) + _difference_items(timings)
+    return items + _breakdown_items(timings) + _rate_items(report) + _difference_items(timings)
+
+
+def _breakdown_items(timings) -> list[tuple[str, str]]:
+    """One compiled call, part by part (they add up to the call), and the inputs copied."""
+    breakdown = timings.breakdown
+    if breakdown is None:
+        return []
+    items = [("one compiled call", fmt_seconds(breakdown.measured))]
+    for name, seconds in breakdown.parts:
+        share = seconds / breakdown.measured if breakdown.measured else 0.0
+        items.append((f"· {name}", f"{fmt_seconds(seconds)} ({share:.0%})"))
+    items += [("· copied on the way in", copy) for copy in breakdown.copies]
+    advice = breakdown.advice(timings.plain_median)
+    return items + ([("why it is slower", advice)] if advice else [])
 
 
 def _compile_text(report) -> str:
@@ -71,10 +85,14 @@ def _difference_items(timings) -> list[tuple[str, str]]:
 
 
 _BAR_COLOURS = {"plain": "#9e9e9e", "compiled": "#1e88e5", "first call": "#90caf9"}
+_PART_COLOURS = {"Python dispatch": "#fb8c00", "input transfer": "#8e24aa",
+                 "XLA execution": "#1e88e5", "output handling": "#43a047"}
 
 
 def timing_chart_svg(timings, width: int = 420) -> str:
-    """Horizontal bars: plain and compiled medians (whiskers: min to max), first call."""
+    """Horizontal bars: plain and compiled medians (whiskers: min to max), first call; then,
+    on a scale of their own, the plain median next to one compiled call stacked part by part
+    (dispatch, transfer, execution, outputs)."""
     bars = [("plain", timings.plain_median, timings.spread("plain")),
             ("compiled", timings.compiled_median, timings.spread("compiled")),
             ("first call", timings.first_call_seconds, None)]
@@ -82,8 +100,42 @@ def timing_chart_svg(timings, width: int = 420) -> str:
     scale = (width - 190) / top
     rows = [_bar(i, name, value, spread, scale) for i, (name, value, spread) in enumerate(bars)]
     height = 22 * len(bars) + 6
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-            f'font-family="Helvetica,Arial,sans-serif" font-size="11">{"".join(rows)}</svg>')
+    chart = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+             f'font-family="Helvetica,Arial,sans-serif" font-size="11">{"".join(rows)}</svg>')
+    return chart + (breakdown_chart_svg(timings, width) if timings.breakdown else "")
+
+
+def breakdown_chart_svg(timings, width: int = 420) -> str:
+    """Plain Python's median against one compiled call, its parts end to end, one scale."""
+    breakdown = timings.breakdown
+    scale = (width - 190) / (max(timings.plain_median, breakdown.measured) or 1.0)
+    rows = [_bar(0, "plain", timings.plain_median, None, scale),
+            _stacked_bar(1, breakdown, scale), _legend(2)]
+    return (f'<svg class="psc-breakdown" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+            f'height="{22 * 3 + 6}" font-family="Helvetica,Arial,sans-serif" font-size="11">'
+            f'{"".join(rows)}</svg>')
+
+
+def _legend(row: int) -> str:
+    y, x, parts = 4 + 22 * row + 12, 0.0, []
+    for name, colour in _PART_COLOURS.items():
+        parts.append(f'<text x="{x:.0f}" y="{y}" fill="{colour}">■ {escape(name)}</text>')
+        x += 5.5 * (len(name) + 2) + 12
+    return "".join(parts)
+
+
+def _stacked_bar(row: int, breakdown, scale: float) -> str:
+    """One compiled call: a bar per part, end to end, each titled with its name and time."""
+    y, x = 4 + 22 * row, 80.0
+    parts = [f'<text x="0" y="{y + 12}">one call</text>']
+    for name, seconds in breakdown.parts:
+        length = seconds * scale
+        parts.append(f'<rect x="{x:.1f}" y="{y}" width="{length:.1f}" height="16" '
+                     f'fill="{_PART_COLOURS[name]}"><title>{escape(name)}: '
+                     f'{fmt_seconds(seconds)}</title></rect>')
+        x += length
+    parts.append(f'<text x="{x + 4:.1f}" y="{y + 12}">{fmt_seconds(breakdown.measured)}</text>')
+    return "".join(parts)
 
 
 def _bar(row: int, name: str, value: float, spread, scale: float) -> str:

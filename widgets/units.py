@@ -1,38 +1,7 @@
-"""Numbers in the user's units: seconds, bytes, counts, speed-ups (three significant digits)."""
+"""Numbers in the user's units: seconds, bytes, counts, speed-ups (three significant digits).
+The same words as core's messages (`psc_jit.core.compile.units`)."""
 from __future__ import annotations
 
+from psc_jit.core import fmt_bytes, fmt_count, fmt_seconds, fmt_speedup
+
 __all__ = ["fmt_seconds", "fmt_bytes", "fmt_count", "fmt_speedup"]
-
-
-def fmt_seconds(seconds: float) -> str:
-    """`1.23 ms`, `45.6 µs`: three significant digits in the largest unit below the value."""
-    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
-        if abs(seconds) >= scale:
-            return f"{seconds / scale:.3g} {unit}"
-    return f"{seconds / 1e-9:.3g} ns"
-
-
-def _fmt_scaled(value: float, prefixes: tuple[str, ...], step: float) -> tuple[float, str]:
-    for prefix in prefixes[:-1]:
-        if abs(value) < step:
-            return value, prefix
-        value /= step
-    return value, prefixes[-1]
-
-
-def fmt_bytes(count: float) -> str:
-    value, unit = _fmt_scaled(count, ("B", "KiB", "MiB", "GiB", "TiB"), 1024.0)
-    return f"{value:.3g} {unit}"
-
-
-def fmt_count(count: float, unit: str = "") -> str:
-    """`16 flop`, `1.5 Gflop`, `2.5 k`."""
-    value, prefix = _fmt_scaled(count, ("", "k", "M", "G", "T", "P"), 1000.0)
-    return f"{value:.3g} {prefix}{unit}".strip()
-
-
-def fmt_speedup(speedup: float) -> str:
-    if speedup == float("inf"):
-        return "∞× (compiled run too fast to time)"
-    verdict = "faster" if speedup >= 1 else "slower"
-    return f"{speedup:.3g}× {verdict} than plain Python"

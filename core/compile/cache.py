@@ -11,14 +11,16 @@ Both publish `CacheEvent`s to subscribers; core never knows who listens.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import time
 import types
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable
 
+from ..control.sources import short_repr
 from ..ir import ShapedArray
 
 log = logging.getLogger("psc_jit")
@@ -40,21 +42,14 @@ class TracedLeaf:
 
 @dataclass(frozen=True)
 class StaticLeaf:
+    """A static argument leaf: its value is part of the key, and so is its type (True == 1
+    and 1 == 1.0 in Python, but code may treat them differently)."""
     path: str
     value: Hashable
+    kind: type | None = None
 
     def describe(self) -> str:
         return f"{short_repr(self.value)} (static)"
-
-
-def short_repr(value) -> str:
-    """A static value as a user would name it: `10`, `'abc'`, `module numpy`, `function f`."""
-    if isinstance(value, types.ModuleType):
-        return f"module {value.__name__}"
-    if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type)):
-        return f"{type(value).__name__} {getattr(value, '__qualname__', value)}"
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 @dataclass(frozen=True)
@@ -68,22 +63,33 @@ class Signature:
         return ", ".join(f"{leaf.path}: {leaf.describe()}" for leaf in self.leaves)
 
 
-def explain_miss(old: Signature, new: Signature) -> str:
-    """Why `new` missed, next to the closest earlier signature `old`, in the user's words."""
+def explain_miss(old: Signature, new: Signature, reader: str = "") -> str:
+    """Why `new` missed, next to the closest earlier signature `old`, in the user's words.
+    reader: who reads the arguments (`the cell`), for functions they call."""
     if old.structure != new.structure or [a.path for a in old.leaves] != [
             b.path for b in new.leaves]:
         return "the arguments' structure changed"
-    changes = [_change(a, b) for a, b in zip(old.leaves, new.leaves, strict=True) if a != b]
+    changes = [_change(a, b, reader) for a, b in zip(old.leaves, new.leaves, strict=True)
+               if a != b]
     if old.aliases != new.aliases:
         changes.append("inputs that are the same array changed: "
                        f"{_aliases(old.aliases)} → {_aliases(new.aliases)}")
     return "; ".join(changes) or "no change (the entry was evicted)"
 
 
-def _change(old, new) -> str:
+def _change(old, new, reader: str = "") -> str:
     if isinstance(old, StaticLeaf) and isinstance(new, StaticLeaf):
+        if _redefined(old.value, new.value):
+            called = f" (called by {reader})" if reader else ""
+            return f"{new.path}{called}: redefined"
         return f"{new.path}: {short_repr(old.value)} → {short_repr(new.value)} (static)"
     return f"{new.path}: {old.describe()} → {new.describe()}"
+
+
+def _redefined(old, new) -> bool:
+    """Two functions of the same name: the user ran its `def` again."""
+    return isinstance(old, types.FunctionType) and isinstance(new, types.FunctionType) and \
+        old.__qualname__ == new.__qualname__
 
 
 def _aliases(groups) -> str:
@@ -100,93 +106,150 @@ class CacheEvent:
 
 
 class _Observable:
+    """Publishes CacheEvents: the last `KEEP` of all, and the last `KEEP_PER_OWNER` of each
+    owner (so a view of one cell finds its own without scanning everyone's)."""
+    KEEP = 1000
+    KEEP_PER_OWNER = 100
+
     def __init__(self):
         self._subscribers: list[Callable[[CacheEvent], None]] = []
-        self.events: list[CacheEvent] = []
+        self.events: deque[CacheEvent] = deque(maxlen=self.KEEP)
+        self._owner_events: dict[str, deque[CacheEvent]] = {}
 
     def subscribe(self, callback: Callable[[CacheEvent], None]) -> Callable[[], None]:
         self._subscribers.append(callback)
         return lambda: self._subscribers.remove(callback)
 
+    def events_of(self, owner: str) -> tuple[CacheEvent, ...]:
+        """The last events of one owner, oldest first."""
+        return tuple(self._owner_events.get(owner, ()))
+
     def _publish(self, event: CacheEvent) -> None:
         self.events.append(event)
-        del self.events[:-1000]
-        for callback in list(self._subscribers):
+        mine = self._owner_events.get(event.owner)
+        if mine is None:
+            mine = self._owner_events[event.owner] = deque(maxlen=self.KEEP_PER_OWNER)
+        mine.append(event)
+        for callback in self._subscribers:
             callback(event)
 
 
-@dataclass
+@dataclass(eq=False)
 class CacheRecord:
-    """One entry of the trace cache, as views show it."""
+    """One entry of the trace cache, as views show it. `entry` is what the call runs (a
+    compiled program, or the decision to run as plain Python), valid while `guards` (the
+    description of what it assumed, beyond the signature) hold."""
     owner: str
     signature: Signature
     entry: Any
     hits: int = 0
     created: float = field(default_factory=time.time)
+    guards: str = ""
+    alive: bool = True
+
+    @functools.cached_property
+    def signature_text(self) -> str:
+        return self.signature.describe()
+
+
+_NONE: tuple = ()        # the variants of a signature that has none
 
 
 class TraceCache(_Observable):
+    """(owner, signature) -> variants: cache records with the same signature that differ in
+    what their traces read beyond it (their guards), most recent first. An LRU over records
+    bounded by `maxsize` in all and `MAX_VARIANTS` per signature; `generation` changes when
+    the cache is cleared (so that memos of it know)."""
+    MAX_VARIANTS = 8
+
     def __init__(self, maxsize: int = 256):
         super().__init__()
         self.maxsize = maxsize
-        self._records: OrderedDict[tuple[Hashable, Signature], CacheRecord] = OrderedDict()
+        self._variants: dict[tuple[Hashable, Signature], list[CacheRecord]] = {}
+        self._lru: OrderedDict[CacheRecord, tuple[Hashable, Signature]] = OrderedDict()
+        self._by_owner: dict[Hashable, list[CacheRecord]] = {}
         self._latest: dict[Hashable, Signature] = {}
         self.hits = 0
         self.misses = 0
         self.evictions = 0
+        self.generation = 0
 
-    def lookup(self, owner_key: Hashable, signature: Signature):
-        """The entry for this call, or None. Counting is the caller's (hit or miss)."""
-        record = self._records.get((owner_key, signature))
-        if record is None:
-            return None
-        self._records.move_to_end((owner_key, signature))
-        return record
+    def variants(self, owner_key: Hashable, signature: Signature) -> list[CacheRecord]:
+        """The records for this call's signature, most recent first (the list itself: it
+        stays up to date as records are added and evicted); empty when there are none."""
+        return self._variants.get((owner_key, signature), _NONE)
 
     def record_hit(self, record: CacheRecord) -> None:
+        """Count a hit. Hits are told to subscribers but not kept in the event history (they
+        are counted per record), so that re-runs never push a miss's reason out of it."""
         record.hits += 1
         self.hits += 1
-        self._publish(CacheEvent("trace", "hit", record.owner))
+        self._lru.move_to_end(record)
+        if self._subscribers:
+            event = CacheEvent("trace", "hit", record.owner)
+            for callback in self._subscribers:
+                callback(event)
 
-    def miss_reason(self, owner_key: Hashable, signature: Signature, first: str) -> str:
+    def miss_reason(self, owner_key: Hashable, signature: Signature, first: str,
+                    reader: str = "") -> str:
         previous = self._latest.get(owner_key)
-        return first if previous is None else explain_miss(previous, signature)
+        return first if previous is None else explain_miss(previous, signature, reader)
 
     def record_miss(self, owner: str, reason: str) -> None:
         self.misses += 1
         log.info("cache miss for %s: %s", owner, reason)
         self._publish(CacheEvent("trace", "miss", owner, reason))
 
-    def insert(self, owner_key: Hashable, owner: str, signature: Signature, entry) -> CacheRecord:
-        record = CacheRecord(owner, signature, entry)
-        self._records[(owner_key, signature)] = record
+    def insert(self, owner_key: Hashable, owner: str, signature: Signature, entry,
+               guards: str = "") -> CacheRecord:
+        record = CacheRecord(owner, signature, entry, guards=guards)
+        variants = self._variants.setdefault((owner_key, signature), [])
+        variants.insert(0, record)
+        self._lru[record] = (owner_key, signature)
+        self._by_owner.setdefault(owner_key, []).append(record)
         self._latest[owner_key] = signature
-        self._publish(CacheEvent("trace", "insert", owner, signature.describe()))
-        self._evict()
+        self._publish(CacheEvent("trace", "insert", owner, record.signature_text))
+        while len(variants) > self.MAX_VARIANTS:
+            self._evict(variants[-1])
+        while len(self._lru) > self.maxsize:
+            self._evict(next(iter(self._lru)))
         return record
 
     def resize(self, maxsize: int) -> None:
         self.maxsize = maxsize
-        self._evict()
+        while len(self._lru) > self.maxsize:
+            self._evict(next(iter(self._lru)))
 
-    def _evict(self) -> None:
-        while len(self._records) > self.maxsize:
-            (_, old_sig), old = self._records.popitem(last=False)
-            self.evictions += 1
-            self._publish(CacheEvent("trace", "evict", old.owner, old_sig.describe()))
+    def _evict(self, record: CacheRecord) -> None:
+        owner_key, signature = self._lru.pop(record)
+        variants = self._variants[(owner_key, signature)]
+        variants.remove(record)
+        if not variants:
+            del self._variants[(owner_key, signature)]
+        self._by_owner[owner_key].remove(record)
+        record.alive = False
+        self.evictions += 1
+        self._publish(CacheEvent("trace", "evict", record.owner, record.signature_text))
 
     def records(self, owner_key: Hashable | None = None) -> list[CacheRecord]:
-        return [r for (k, _), r in self._records.items() if owner_key is None or k == owner_key]
+        if owner_key is not None:
+            return list(self._by_owner.get(owner_key, ()))
+        return list(self._lru)
 
     def clear(self) -> None:
         """Drop every entry and start counting anew."""
-        self._records.clear()
+        for record in self._lru:
+            record.alive = False
+        self._variants.clear()
+        self._lru.clear()
+        self._by_owner.clear()
         self._latest.clear()
         self.hits = self.misses = self.evictions = 0
+        self.generation += 1
         self._publish(CacheEvent("trace", "clear", "*"))
 
     def __len__(self) -> int:
-        return len(self._records)
+        return len(self._lru)
 
 
 def executable_key(stablehlo: str, jaxlib_version: str, platform: str, options: str = "") -> str:

@@ -18,244 +18,24 @@ from typing import Any, Callable, Hashable, Sequence
 import numpy as np
 
 from .. import passes
-from ..control.rewrite import rolled_function
+from ..control.convert import converted_function
+from ..control.reads import Reads, is_user_function
 from ..control.runtime import unroll_notes
-from ..ir import Graph, ShapedArray, Var
+from ..ir import Graph
 from ..lowering import lower
-from ..numpy import MaskedSelection, check_outputs, verify_checks
-from ..tracing import (BudgetExceeded, ConcretizationError, Trace, Tracer, UnsupportedError,
-                       current_trace, traceback_source, tracing)
-from ..tree_util import flatten_with_paths, unflatten
+from ..numpy import verify_checks
+from ..tracing import UnsupportedError, current_trace
+from ..tree_util import LEAF, unflatten
 from . import xla
-from .cache import (EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, StaticLeaf,
-                    TracedLeaf, executable_key)
+from .cache import EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, executable_key
 from .estimate import check_compile_budget
 from .kernels import parse_optimized_hlo
+from .report import CallBreakdown
+from .signature import CallSpec, call_spec, fast_key
+from .trace import OutSpec, TraceResult, trace_function
+from .units import fmt_bytes
 
 log = logging.getLogger("psc_jit")
-
-SUPPORTED_DTYPES = frozenset(np.dtype(t) for t in (
-    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-    np.float16, np.float32, np.float64, np.complex64, np.complex128))
-
-
-# -- signatures -------------------------------------------------------------------------------
-
-def is_traced_value(value) -> bool:
-    if isinstance(value, np.ndarray):
-        return value.dtype in SUPPORTED_DTYPES
-    if isinstance(value, np.generic):
-        return value.dtype in SUPPORTED_DTYPES
-    return isinstance(value, (float, complex)) and not isinstance(value, bool)
-
-
-def leaf_spec(path: str, value, force: str | None = None):
-    """TracedLeaf or StaticLeaf for one argument leaf; force is "static" or "traced"."""
-    traced = is_traced_value(value) if force is None else force == "traced"
-    if traced:
-        if isinstance(value, np.ndarray):
-            strides = None if value.flags.c_contiguous else value.strides   # views follow it
-            return TracedLeaf(path, ShapedArray(value.shape, value.dtype), "array", strides)
-        if isinstance(value, np.generic):
-            return TracedLeaf(path, ShapedArray((), value.dtype), "scalar")
-        if isinstance(value, (bool, int, float, complex)):
-            return TracedLeaf(path, ShapedArray((), np.result_type(value), True), "python")
-        raise TypeError(f"{path}: a {type(value).__name__} cannot be traced")
-    return StaticLeaf(path, static_key(path, value))
-
-
-def static_key(path: str, value) -> Hashable:
-    if isinstance(value, np.ndarray):
-        return ("ndarray", value.shape, value.dtype.str, value.tobytes())
-    try:
-        hash(value)
-    except TypeError:
-        raise TypeError(f"{path}: a {type(value).__name__} is neither an array nor hashable, so "
-                        "it cannot be a static argument") from None
-    return value
-
-
-@dataclass(frozen=True)
-class CallSpec:
-    """How one call's arguments split into traced leaves and static values."""
-    signature: Signature
-    leaves: tuple[Any, ...]            # every leaf value, in order
-    traced_index: tuple[int, ...]      # positions of traced leaves
-
-
-def call_spec(arguments: dict[str, Any], static_names=frozenset(),
-              traced_names=frozenset()) -> CallSpec:
-    """The spec of a call given its arguments by parameter name."""
-    leaves, structure = flatten_with_paths(arguments)
-    specs, values, traced = [], [], []
-    for i, (path, value) in enumerate(leaves):
-        name = path.split("[")[0]
-        force = "static" if name in static_names else ("traced" if name in traced_names else None)
-        spec = leaf_spec(path, value, force)
-        specs.append(spec)
-        values.append(value)
-        if isinstance(spec, TracedLeaf):
-            traced.append(i)
-    aliases = _alias_groups([(specs[i].path, values[i]) for i in traced])
-    return CallSpec(Signature(structure, tuple(specs), aliases), tuple(values), tuple(traced))
-
-
-def _alias_groups(traced: list[tuple[str, Any]]) -> tuple[tuple[str, ...], ...]:
-    by_id: dict[int, list[str]] = {}
-    for path, value in traced:
-        if isinstance(value, np.ndarray):
-            by_id.setdefault(id(value), []).append(path)
-    return tuple(tuple(paths) for paths in by_id.values() if len(paths) > 1)
-
-
-def overlapping_inputs(spec: CallSpec) -> list[tuple[str, str]]:
-    """Pairs of distinct traced arrays whose memory overlaps (views of one another)."""
-    arrays = [(spec.signature.leaves[i].path, spec.leaves[i]) for i in spec.traced_index
-              if isinstance(spec.leaves[i], np.ndarray)]
-    pairs = []
-    for n, (p1, a1) in enumerate(arrays):
-        for p2, a2 in arrays[n + 1:]:
-            if a1 is not a2 and np.may_share_memory(a1, a2) and np.shares_memory(a1, a2):
-                pairs.append((p1, p2))
-    return pairs
-
-
-# -- tracing ----------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class OutSpec:
-    """How to rebuild one output leaf: from a graph output, a constant, or a static value; or
-    ("view") as the view NumPy hands back: the same view steps (probes) applied to the input
-    array it views (value = (leaf position, probes)) or to a graph output (index)."""
-    how: str            # "traced", "view", "const" or "static"
-    index: int = -1     # graph output index for "traced" (and "view" of a non-input)
-    kind: str = "array"
-    value: Any = None
-
-
-@dataclass
-class TraceResult:
-    graph: Graph
-    out_structure: Hashable
-    out_specs: tuple[OutSpec, ...]
-    mutated: tuple[tuple[int, int], ...]    # (leaf position in the call, graph output index)
-    trace_seconds: float
-    checks: tuple[tuple[str, type], ...] = ()   # run-time checks: (message, error)
-    check_index: int = -1                       # graph outputs: oks, then reported values
-
-
-def trace_function(call: Callable[[dict], Any], spec: CallSpec) -> TraceResult:
-    """Run `call(arguments)` with tracers for the traced leaves; record the graph."""
-    start = time.perf_counter()
-    trace = Trace()
-    tracers: dict[int, Tracer] = {}
-    by_object: dict[int, Tracer] = {}
-    leaf_values = list(spec.leaves)
-    for i in spec.traced_index:
-        leaf = spec.signature.leaves[i]
-        value = spec.leaves[i]
-        shared = by_object.get(id(value)) if isinstance(value, np.ndarray) else None
-        tracer = shared if shared is not None else trace.new_input(
-            leaf.aval, leaf.kind, leaf.strides)
-        by_object.setdefault(id(value), tracer)
-        tracers[i] = tracer
-        leaf_values[i] = tracer
-    arguments = unflatten(spec.signature.structure, leaf_values)
-    try:
-        with tracing(trace):
-            result = call(arguments)
-    except BudgetExceeded as err:
-        notes = unroll_notes(trace.to_graph((), ()), limit=0)
-        raise BudgetExceeded(err.message, err.source, "; ".join(notes) or err.hint) from None
-    except ValueError as err:
-        if "setting an array element with a sequence" not in str(err):
-            raise
-        raise ConcretizationError(
-            "a traced value is written into a NumPy array that is not traced",
-            traceback_source(err.__traceback__), "make that array in the traced code itself "
-            "(np.zeros, np.empty_like(x), ...) so that psc_jit traces it, or pass it in as an "
-            "argument") from err
-    return _finish_trace(trace, spec, tracers, result, start)
-
-
-def _finish_trace(trace, spec, tracers, result, start) -> TraceResult:
-    out_leaves, out_structure = flatten_with_paths(result)
-    out_atoms, out_specs = [], []
-    input_leaf = {id(t._buffer): i for i, t in tracers.items()}
-    buffer_outs: dict[int, int] = {}
-    for _, value in out_leaves:
-        if isinstance(value, MaskedSelection):
-            raise value.refuse("the result is", at_creation=True)
-        if getattr(value, "__psc_window__", False):
-            value.refuse("returning the value")
-        steps = value.view_rebuilders() if isinstance(value, Tracer) and value.kind == "array" \
-            else None
-        if steps is not None:
-            out_specs.append(_view_out_spec(value, steps, input_leaf, buffer_outs, out_atoms))
-        elif isinstance(value, Tracer):
-            out_specs.append(OutSpec("traced", len(out_atoms), value.kind))
-            out_atoms.append(value.ir_var)
-        elif isinstance(value, (np.ndarray, np.generic)):
-            out_specs.append(OutSpec("const", value=np.copy(value) if isinstance(
-                value, np.ndarray) else value))
-        else:
-            out_specs.append(OutSpec("static", value=value))
-    mutated, seen = [], {}
-    for i, tracer in tracers.items():
-        buf = tracer._buffer
-        if buf.mutated:
-            if id(buf) not in seen:
-                seen[id(buf)] = len(out_atoms)
-                out_atoms.append(buf.var)
-            mutated.append((i, seen[id(buf)]))
-    _check_overlaps(spec, mutated)
-    check_index = len(out_atoms)
-    if trace.checks:
-        out_atoms.extend(check_outputs(trace))
-    in_vars = _unique_in_vars(tracers)
-    graph = passes.simplify(trace.to_graph(in_vars, out_atoms))
-    return TraceResult(graph, out_structure, tuple(out_specs), tuple(mutated),
-                       time.perf_counter() - start,
-                       tuple((c.message, c.error) for c in trace.checks), check_index)
-
-
-def _view_out_spec(value: Tracer, steps, input_leaf, buffer_outs, out_atoms) -> OutSpec:
-    """A returned array that is (a view of) an input or of another array: rebuilt as that
-    view of the caller's array (after write-back) or of one shared output array, so that it
-    aliases what it aliases in NumPy. A traced index the view depends on becomes an output."""
-    rebuilders = []
-    for fn, operands in steps:
-        rebuilders.append((fn, tuple(range(len(out_atoms), len(out_atoms) + len(operands)))))
-        out_atoms.extend(t.ir_var for t in operands)
-    buf = value._buffer
-    if id(buf) in input_leaf:
-        return OutSpec("view", -1, "array", (input_leaf[id(buf)], tuple(rebuilders)))
-    if id(buf) not in buffer_outs:
-        buffer_outs[id(buf)] = len(out_atoms)
-        out_atoms.append(buf.var)
-    return OutSpec("view", buffer_outs[id(buf)], "array", (-1, tuple(rebuilders)))
-
-
-def _unique_in_vars(tracers: dict[int, Tracer]) -> list[Var]:
-    seen, in_vars = set(), []
-    for tracer in tracers.values():
-        var = tracer._buffer.initial
-        if id(var) not in seen:
-            seen.add(id(var))
-            in_vars.append(var)
-    return in_vars
-
-
-def _check_overlaps(spec: CallSpec, mutated) -> None:
-    if not mutated:
-        return
-    mutated_paths = {spec.signature.leaves[i].path for i, _ in mutated}
-    for p1, p2 in overlapping_inputs(spec):
-        if p1 in mutated_paths or p2 in mutated_paths:
-            raise UnsupportedError(
-                f"{p1} and {p2} share memory (one is a view of the other) and the code updates "
-                "one of them in place: psc_jit cannot follow that aliasing exactly",
-                None, f"pass a copy ({p2}.copy()) or update the array through one name only")
 
 
 # -- stages -----------------------------------------------------------------------------------
@@ -350,22 +130,89 @@ class Compiled:
         return {"trace": self.lowered.traced.result.trace_seconds,
                 "lower": self.lowered.lower_seconds, "compile": self.compile_seconds}
 
-    def run(self, spec: CallSpec):
-        """Execute with the call's traced leaves; write mutated inputs back; rebuild outputs."""
-        inputs = _input_arrays(self.lowered.traced, spec) + list(self.lowered.consts)
-        outputs = self.executable.execute(inputs)
-        result = self.lowered.traced.result
+    @functools.cached_property
+    def reads(self) -> Reads:
+        """What the trace read beyond its arguments: checked before every run."""
+        return self.lowered.traced.result.reads
+
+    def run(self, leaves: Sequence, marks: list | None = None):
+        """Execute with the call's leaves (argument leaves, then implicit inputs); write
+        mutated inputs back; rebuild outputs. `marks`, when given, gets the clock before the
+        inputs go to XLA, after they are there, and after XLA's run (see `CallBreakdown`)."""
+        result = self._result
+        if self._arrays_only:
+            inputs = [leaves[i] for i in self._positions]
+        else:
+            inputs = [leaves[i] if dtype is None else np.asarray(leaves[i], dtype)
+                      for i, dtype in result.inputs]
+        if self._consts:
+            inputs += self._consts
+        if marks is None:
+            outputs = self.executable.execute(inputs)
+        else:
+            marks.append(time.perf_counter())
+            outputs = self.executable.execute(inputs, marks)
         if result.checks:
             verify_checks(result.checks, outputs[result.check_index],
-                                   outputs[result.check_index + 1])
-        for leaf_pos, _ in result.mutated:
-            if not spec.leaves[leaf_pos].flags.writeable:
-                raise ValueError("assignment destination is read-only")
-        for leaf_pos, out_index in result.mutated:
-            np.copyto(spec.leaves[leaf_pos], outputs[out_index])
+                          outputs[result.check_index + 1])
+        if result.mutated:
+            _write_back(result.mutated, leaves, outputs)
+        if self._one_output is not None:
+            return _rebuild(self._one_output, outputs, leaves, {})
         bases: dict[int, np.ndarray] = {}
-        leaves = [_rebuild(o, outputs, spec, bases) for o in result.out_specs]
-        return unflatten(result.out_structure, leaves)
+        return unflatten(result.out_structure,
+                         [_rebuild(o, outputs, leaves, bases) for o in result.out_specs])
+
+    @property
+    def mutates(self) -> bool:
+        """Whether a call updates some of its inputs in place."""
+        return bool(self._result.mutated)
+
+    def copies(self, leaves: Sequence) -> tuple[str, ...]:
+        """The inputs of a call with these leaves that are copied on their way into XLA, and
+        why: XLA's CPU client takes an array without a copy only when its data is contiguous
+        and 64-byte aligned."""
+        found = []
+        for (i, dtype), name in zip(self._result.inputs, self.input_names, strict=True):
+            value = leaves[i]
+            if dtype is not None or not isinstance(value, np.ndarray) or value.nbytes < 64:
+                continue
+            if not value.flags.c_contiguous:
+                found.append(f"{name} is not contiguous: {fmt_bytes(value.nbytes)} copied")
+            elif value.ctypes.data % 64:
+                found.append(f"{name} is not 64-byte aligned: {fmt_bytes(value.nbytes)} copied")
+        return tuple(found)
+
+    @functools.cached_property
+    def input_names(self) -> tuple[str, ...]:
+        """How the user names each input of the program (`x`, `W (read by f)`)."""
+        traced = self.lowered.traced
+        paths, reads = traced.spec.paths, self._result.reads
+        implicit = [r.source.text() for r in reads.inputs]
+        return tuple(paths[i] if i < len(paths) else implicit[i - len(paths)]
+                     for i, _ in self._result.inputs)
+
+    @functools.cached_property
+    def _result(self) -> TraceResult:
+        return self.lowered.traced.result
+
+    @functools.cached_property
+    def _consts(self) -> list[np.ndarray]:
+        return list(self.lowered.consts)
+
+    @functools.cached_property
+    def _positions(self) -> list[int]:
+        return [i for i, _ in self._result.inputs]
+
+    @functools.cached_property
+    def _arrays_only(self) -> bool:
+        return all(dtype is None for _, dtype in self._result.inputs)
+
+    @functools.cached_property
+    def _one_output(self) -> OutSpec | None:
+        """The output spec when the result is a single leaf (no tree to rebuild)."""
+        result = self._result
+        return result.out_specs[0] if result.out_structure is LEAF else None
 
     def __call__(self, *args, **kwargs):
         traced = self.lowered.traced
@@ -374,19 +221,19 @@ class Compiled:
             raise TypeError("this compiled program was specialised to "
                             f"({traced.spec.signature.describe()}); called with "
                             f"({spec.signature.describe()})")
-        return self.run(spec)
+        extra = self.reads.check(spec.leaves)
+        if extra is None:
+            raise TypeError("this compiled program assumed what no longer holds: "
+                            + self.reads.explain(spec.leaves))
+        return self.run(list(spec.leaves) + extra)
 
 
-def _input_arrays(traced: Traced, spec: CallSpec) -> list[np.ndarray]:
-    arrays, seen = [], set()
-    for i in spec.traced_index:
-        value = spec.leaves[i]
-        if isinstance(value, np.ndarray) and id(value) in seen:
-            continue
-        seen.add(id(value))
-        leaf = spec.signature.leaves[i]
-        arrays.append(value if isinstance(value, np.ndarray) else np.asarray(value, leaf.aval.dtype))
-    return arrays
+def _write_back(mutated, leaves, outputs) -> None:
+    for leaf_pos, _ in mutated:
+        if not leaves[leaf_pos].flags.writeable:
+            raise ValueError("assignment destination is read-only")
+    for leaf_pos, out_index in mutated:
+        np.copyto(leaves[leaf_pos], outputs[out_index])
 
 
 def _fresh_copy(value: np.ndarray) -> np.ndarray:
@@ -395,11 +242,11 @@ def _fresh_copy(value: np.ndarray) -> np.ndarray:
     return xla.aligned_copy(value) if value.flags.c_contiguous else np.copy(value)
 
 
-def _rebuild(out: OutSpec, outputs: Sequence[np.ndarray], spec: CallSpec, bases: dict):
+def _rebuild(out: OutSpec, outputs: Sequence[np.ndarray], leaves: Sequence, bases: dict):
     if out.how == "view":
         leaf_pos, steps = out.value
         if leaf_pos >= 0:
-            value = spec.leaves[leaf_pos]
+            value = leaves[leaf_pos]
         else:
             value = bases.get(out.index)
             if value is None:
@@ -421,6 +268,14 @@ def _rebuild(out: OutSpec, outputs: Sequence[np.ndarray], spec: CallSpec, bases:
 
 # -- jit --------------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Fallback:
+    """The decision to run a call as plain Python, and why: cached like a compiled program,
+    valid while what its trace read (up to where it stopped) still holds."""
+    reason: str
+    reads: Reads
+
+
 @dataclass
 class CallReport:
     """What the last call of a jitted function did."""
@@ -430,36 +285,64 @@ class CallReport:
     signature: Signature
 
 
+MEMO_SIZE = 256
+
+
 class Jitted:
-    """`jit(f)`: f compiled once per monomorphic signature."""
+    """`jit(f)`: f compiled once per monomorphic signature (and per what its trace read
+    beyond its arguments: see `control.reads`).
+
+    A call first tries the fast path: a key of its positional arguments (`fast_key`) finds
+    the cache entries of its signature without building the signature, and their guards are
+    checked; anything else takes the full path (`spec`, `find`), which also fills the memo."""
 
     def __init__(self, fun: Callable, static_argnames: Sequence[str] = (),
                  static_argnums: Sequence[int] = (), name: str | None = None,
-                 traced_argnames: Sequence[str] = (), roll: bool = True):
+                 traced_argnames: Sequence[str] = (), roll: bool = True,
+                 convert: bool = True, reader: str | None = None):
         self.fun = fun
         self._roll = roll
+        self._convert = convert
         self._fun_to_trace: Callable | None = None
         self.name = name or getattr(fun, "__qualname__", getattr(fun, "__name__", "function"))
+        self.reader = reader or self.name
         self._signature = _python_signature(fun)
+        self._params = _positional_params(self._signature)
         params = list(self._signature.parameters) if self._signature else []
         self.static_names = frozenset(static_argnames) | frozenset(
             params[i] for i in static_argnums if i < len(params))
         self.traced_names = frozenset(traced_argnames)
+        self._forced_static = frozenset(i for i, p in enumerate(params)
+                                        if p in self.static_names)
         self.owner_key: Hashable = ("function", id(fun), self.name)
-        self.last_call: CallReport | None = None
+        self._memo: dict[tuple, list[CacheRecord]] = {}
+        self._memo_generation = TRACE_CACHE.generation
+        self._last: tuple[bool, str | None, CacheRecord] | None = None
+        self.last_reads: Reads | None = None
         functools.update_wrapper(self, fun, updated=())   # its names, not its attributes
+
+    @property
+    def last_call(self) -> CallReport | None:
+        if self._last is None:
+            return None
+        hit, reason, record = self._last
+        return CallReport(hit, reason, record.entry, record.signature)
 
     def arguments(self, args, kwargs) -> dict[str, Any]:
         """The call's arguments by parameter name (so that cache reasons name them)."""
+        if self._params is not None and not kwargs and len(args) == len(self._params):
+            return dict(zip(self._params, args, strict=True))
         if self._signature is None:
             return {"args": list(args), "kwargs": dict(kwargs)}
         return dict(self._signature.bind(*args, **kwargs).arguments)
 
     def fun_to_trace(self) -> Callable:
-        """The function traced: `fun` with its Python loops and branches rolled into XLA
-        loops and conditionals where its source is available (see core.rolling)."""
+        """The function traced: `fun` converted (its reads made visible, its Python loops and
+        branches rolled) where its source is available (see control.convert)."""
         if self._fun_to_trace is None:
-            self._fun_to_trace = rolled_function(self.fun) if self._roll else self.fun
+            user = is_user_function(getattr(self.fun, "__func__", self.fun))
+            self._fun_to_trace = converted_function(self.fun, self._roll) \
+                if self._convert and user else self.fun
         return self._fun_to_trace
 
     def call_with(self, arguments: dict[str, Any]):
@@ -472,26 +355,82 @@ class Jitted:
     def spec(self, args, kwargs) -> CallSpec:
         return call_spec(self.arguments(args, kwargs), self.static_names, self.traced_names)
 
+    # calls ---------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         if current_trace() is not None:     # inside another trace (grad(jit(f))): join it
             return self.call_with(self.arguments(args, kwargs))
-        spec = self.spec(args, kwargs)
-        record = TRACE_CACHE.lookup(self.owner_key, spec.signature)
-        if record is not None:
+        found = None if kwargs else self.find_fast(args)
+        if found is not None:
+            record, leaves = found
             TRACE_CACHE.record_hit(record)
-            self.last_call = CallReport(True, None, record.entry, spec.signature)
-            return record.entry.run(spec)
-        compiled, reason = self.compile_for(spec)
-        self.last_call = CallReport(False, reason, compiled, spec.signature)
-        return compiled.run(spec)
+            self._last = (True, None, record)
+            return record.entry.run(leaves)
+        spec = self.spec(args, kwargs)
+        record, leaves, reason = self.find(spec, args if not kwargs else None)
+        if record is None:
+            record, reason = self.compile_for(spec, reason=reason)
+            leaves = self.leaves_after_compile(record, spec)
+            self.remember(args if not kwargs else None, spec)
+        else:
+            TRACE_CACHE.record_hit(record)
+        self._last = (reason is None, reason, record)
+        return record.entry.run(leaves)
 
+    def find_fast(self, args) -> tuple[CacheRecord, Sequence] | None:
+        """The cache entry whose guards hold for a call with these positional arguments, by
+        the fast key; None when the fast path cannot tell."""
+        if self._params is None or len(args) != len(self._params):
+            return None
+        if self._memo_generation != TRACE_CACHE.generation:
+            self._memo.clear()
+            self._memo_generation = TRACE_CACHE.generation
+        key = fast_key(args, self._forced_static)
+        variants = self._memo.get(key) if key is not None else None
+        return None if variants is None else first_holding(variants, args)
+
+    def find(self, spec: CallSpec, args=None) -> tuple[CacheRecord | None, Sequence | None,
+                                                       str | None]:
+        """(record, leaves, None) for the entry whose guards hold, or (None, None, why not)
+        when the signature has entries but none holds (None: it has none)."""
+        variants = TRACE_CACHE.variants(self.owner_key, spec.signature)
+        found = first_holding(variants, spec.leaves)
+        if found is not None:
+            self.remember(args, spec)
+            return found[0], found[1], None
+        if variants:
+            return None, None, variants[0].entry.reads.explain(spec.leaves) or \
+                "what the trace read changed"
+        return None, None, None
+
+    def remember(self, args, spec: CallSpec) -> None:
+        """Let re-runs with these arguments find this signature's entries by the fast key."""
+        key = fast_key(args, self._forced_static) if args is not None and \
+            self._params is not None and len(args) == len(self._params) else None
+        if key is not None:
+            if len(self._memo) >= MEMO_SIZE:
+                self._memo.clear()
+            self._memo[key] = TRACE_CACHE.variants(self.owner_key, spec.signature)
+
+    def leaves_after_compile(self, record: CacheRecord, spec: CallSpec) -> list:
+        """The leaves to run a new entry with: its implicit inputs fetched again (as a re-run
+        would); an error when the trace itself changed what it read."""
+        extra = record.entry.reads.check(spec.leaves)
+        if extra is None:
+            raise UnsupportedError(
+                "running it changes what it reads: " + record.entry.reads.explain(spec.leaves),
+                None, "set such values before, not inside, the compiled code")
+        return list(spec.leaves) + extra
+
+    # compiling -----------------------------------------------------------------------------
     def compile_for(self, spec: CallSpec, first: str = "first call",
-                    progress: Callable[[str], None] | None = None) -> tuple[Compiled, str]:
+                    reason: str | None = None, progress: Callable[[str], None] | None = None
+                    ) -> tuple[CacheRecord, str]:
         """Trace, lower and compile for this call's signature; cache it; say why it missed.
         `progress(stage)` hears "trace", "lower", "compile" and, while XLA compiles, how long it
         has been at it. An interrupt leaves the cache as it was."""
         progress = progress or _silent
-        reason = TRACE_CACHE.miss_reason(self.owner_key, spec.signature, first)
+        reason = reason or TRACE_CACHE.miss_reason(self.owner_key, spec.signature, first,
+                                                   self.reader)
         try:
             progress("trace")
             traced = self.traced_for(spec)
@@ -504,17 +443,46 @@ class Jitted:
             TRACE_CACHE.record_miss(self.name, reason)
             raise
         TRACE_CACHE.record_miss(self.name, reason)
-        TRACE_CACHE.insert(self.owner_key, self.name, spec.signature, compiled)
-        log.info("compiled %s for (%s): %s", self.name, spec.signature.describe(),
+        record = TRACE_CACHE.insert(self.owner_key, self.name, spec.signature, compiled,
+                                    compiled.reads.describe())
+        log.info("compiled %s for (%s): %s", self.name, record.signature_text,
                  ", ".join(f"{stage} {seconds * 1e3:.1f} ms"
                            for stage, seconds in compiled.timings.items()))
-        return compiled, reason
+        return record, reason
+
+    def remember_fallback(self, spec: CallSpec, reason: str) -> CacheRecord:
+        """Cache the decision to run this signature as plain Python (with the guards its
+        trace recorded before it stopped)."""
+        reads = self.last_reads or Reads()
+        return TRACE_CACHE.insert(self.owner_key, self.name, spec.signature,
+                                  Fallback(reason, reads), reads.describe())
+
+    def _note_reads(self, reads: Reads) -> None:
+        self.last_reads = reads
 
     def traced_for(self, spec: CallSpec) -> Traced:
-        return Traced(trace_function(self.call_with, spec), spec, self.name, self)
+        self.last_reads = None
+        return Traced(trace_function(self.call_with, spec, self._note_reads), spec, self.name,
+                      self)
 
     def trace(self, *args, **kwargs) -> Traced:
         return self.traced_for(self.spec(args, kwargs))
+
+    def time_call(self, *args) -> tuple[Any, CallBreakdown]:
+        """Call a compiled entry (it must be cached) with the clock read between the parts
+        of the call: (result, CallBreakdown). The call happens: in-place updates land."""
+        start = time.perf_counter()
+        found = self.find_fast(args)
+        if found is None:
+            record, leaves, _ = self.find(self.spec(args, {}), args)
+            if record is None or isinstance(record.entry, Fallback):
+                raise LookupError(f"{self.name} has no compiled entry for this call")
+        else:
+            record, leaves = found
+        marks = [start]
+        result = record.entry.run(leaves, marks)
+        marks.append(time.perf_counter())
+        return result, CallBreakdown.from_marks(marks, record.entry.copies(leaves))
 
     def lower(self, *args, **kwargs) -> Lowered:
         return self.trace(*args, **kwargs).lower()
@@ -525,6 +493,26 @@ class Jitted:
 
 def _silent(stage: str) -> None:
     """The default progress callback: tells no one."""
+
+
+def first_holding(variants: list[CacheRecord], leaves) -> tuple[CacheRecord, Sequence] | None:
+    """The first record whose guards hold for these leaves, and the leaves to run it with."""
+    for record in variants:
+        extra = record.entry.reads.check(leaves)
+        if extra is not None:
+            return record, ([*leaves, *extra] if extra else leaves)
+    return None
+
+
+def _positional_params(signature: inspect.Signature | None) -> tuple[str, ...] | None:
+    """The parameter names when every parameter can be given by position (and none is *args,
+    **kwargs or keyword-only): calls with all of them by position take the fast path."""
+    if signature is None:
+        return None
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if any(p.kind not in kinds for p in signature.parameters.values()):
+        return None
+    return tuple(signature.parameters)
 
 
 def _python_signature(fun) -> inspect.Signature | None:

@@ -9,6 +9,65 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ir import Graph
+from .units import fmt_seconds
+
+
+@dataclass(frozen=True)
+class CallBreakdown:
+    """One compiled call split into parts that add up to it (seconds): Python dispatch (the
+    signature and the guards), input transfer (onto XLA's device, copies included), XLA
+    execution, and output handling (results as NumPy arrays, in-place updates written back,
+    views rebuilt). `copies` says which inputs were copied on the way in, and why."""
+    dispatch: float
+    transfer: float
+    execute: float
+    outputs: float
+    measured: float                           # the call as timed from outside
+    copies: tuple[str, ...] = ()              # "x is not 64-byte aligned: 7.6 MiB copied"
+
+    PART_NAMES = ("Python dispatch", "input transfer", "XLA execution", "output handling")
+
+    @classmethod
+    def from_marks(cls, marks, copies=()) -> CallBreakdown:
+        """From the clock read at the call's start, before the transfer, after it, after
+        XLA's run and at the end."""
+        start, transfer, execute, outputs, end = marks
+        return cls(transfer - start, execute - transfer, outputs - execute, end - outputs,
+                   end - start, tuple(copies))
+
+    @property
+    def parts(self) -> tuple[tuple[str, float], ...]:
+        return tuple(zip(self.PART_NAMES, (self.dispatch, self.transfer, self.execute,
+                                           self.outputs), strict=True))
+
+    @property
+    def total(self) -> float:
+        return sum(seconds for _, seconds in self.parts)
+
+    def dominant(self) -> tuple[str, float]:
+        return max(self.parts, key=lambda part: part[1])
+
+    def advice(self, plain_seconds: float) -> str | None:
+        """When the compiled call is slower than plain Python: which part dominates, and
+        what would help (None when it is not slower)."""
+        if self.measured <= plain_seconds:
+            return None
+        name, seconds = self.dominant()
+        share = f"{name} takes {fmt_seconds(seconds)} of the {fmt_seconds(self.measured)} call"
+        return f"{share}: {_HELP[name](self)}"
+
+
+_HELP = {
+    "Python dispatch": lambda b: "the cell does too little work for a compiled call to pay "
+                                 "off; put more of the computation into one cell or loop",
+    "input transfer": lambda b: "; ".join(b.copies) + (
+        "; allocate inputs 64-byte aligned and contiguous (outputs of compiled cells are)"
+        if b.copies else "inputs are large: keep the data in compiled cells between runs"),
+    "XLA execution": lambda b: "XLA's code is slower than NumPy's for this cell; the Explorer "
+                               "shows which kernel takes the time",
+    "output handling": lambda b: "results are copied back into NumPy arrays; return fewer or "
+                                 "smaller arrays",
+}
 
 
 @dataclass(frozen=True)
@@ -22,6 +81,7 @@ class Timings:
     differences: dict[str, float] = field(default_factory=dict)   # per output name
     flops: float | None = None                # XLA's cost analysis, per compiled run
     bytes_accessed: float | None = None
+    breakdown: CallBreakdown | None = None    # one compiled call, part by part
 
     @property
     def plain_median(self) -> float:
@@ -63,6 +123,11 @@ class RunReport:
     cache_entries: tuple[Any, ...] = ()        # CacheRecords of this cell
     cache_events: tuple[Any, ...] = ()         # CacheEvents of this cell, oldest first
     notes: tuple[str, ...] = ()                # e.g. "line 3: 1,000 equations from an unrolled loop"
+
+    @property
+    def breakdown(self) -> CallBreakdown | None:
+        """One compiled call split into dispatch, transfer, execution, outputs (when timed)."""
+        return self.timings.breakdown if self.timings else None
 
     @property
     def agreement(self) -> float | None:

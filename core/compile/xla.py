@@ -208,23 +208,32 @@ class Executable:
         self._results = [ResultView(aval) for aval in self.out_avals]
         self._put = _jax.batched_device_put
 
-    def execute(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+    def execute(self, arrays: Sequence[np.ndarray], marks: list | None = None
+                ) -> list[np.ndarray]:
         """Run with NumPy inputs (of exactly in_avals' dtypes and shapes); NumPy outputs.
 
         An input goes in without a copy when its data is C-contiguous and 64-byte aligned;
         a large one that is not is copied once into an aligned staging buffer of its slot
         (reused by the next call); a small one is copied by jaxlib. Each output is the buffer
-        XLA wrote, as a writable ndarray that keeps XLA's array alive (no copy)."""
+        XLA wrote, as a writable ndarray that keeps XLA's array alive (no copy). `marks`, when
+        given, gets the clock after the inputs are on the device and after XLA's run (for a
+        breakdown of the call's time)."""
         put = self._put
         staged = [slot.stage(x) for slot, x in zip(self._large, arrays, strict=True)] \
             if self._large else arrays
         buffers = [put(aval, sharding, [x], [device], True, enable_x64=True)
                    for (aval, sharding, device), x in zip(self._put_args, staged, strict=True)]
+        if marks is not None:
+            marks.append(time.perf_counter())
         try:
             results = self._loaded.execute_sharded(buffers).consume_with_handlers(
                 self._handlers)
         except Exception as err:    # jaxlib raises its own JaxRuntimeError; keep its text
             raise _run_failed(err) from err
+        if marks is not None:
+            for result in results:
+                _wait_for(result)
+            marks.append(time.perf_counter())
         outputs = [view(r) for view, r in zip(self._results, results, strict=True)]
         if self._large:
             del buffers

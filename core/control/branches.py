@@ -31,7 +31,7 @@ class _Branch:
 
 
 def branch(index: Tracer, fns: Sequence[Callable], args: Sequence, pred: Tracer | None = None,
-           names: Sequence[str] | None = None):
+           names: Sequence[str] | None = None, dead: frozenset[str] = frozenset()):
     """Trace each `fn(*args)` into a branch of one `cond` on `index` (i32[]); return the result
     (one tree from every branch) as values of the current trace. An array in args that a
     branch updates in place is updated here too. With two small branches and `pred`, both are
@@ -43,7 +43,7 @@ def branch(index: Tracer, fns: Sequence[Callable], args: Sequence, pred: Tracer 
         raise CannotConvert("the branches give results of different structure",
                             "assign the same names in every branch")
     leaf_names = _leaf_names(names, treedef)
-    plan = [_plan_leaf([p.leaves[k] for p in passes], passes, leaf_names[k])
+    plan = [_plan_leaf([p.leaves[k] for p in passes], passes, leaf_names[k], dead)
             for k in range(len(passes[0].leaves))]
     mutated = [b for b in buffers if any(p.inner[id(b)].mutated for p in passes)]
     checks = [(k, c) for k, p in enumerate(passes) for c in p.sub.checks]
@@ -91,13 +91,17 @@ class _Keep:
     value: Any
 
 
-def _plan_leaf(values, passes, name):
+def _plan_leaf(values, passes, name, dead=frozenset()):
+    """How one result leaf leaves the branches: kept as it is, or a slot of the cond. A name
+    nothing reads after the `if` (`dead`) may be unbound in some branch: it ends unbound."""
     outer = [p.memo.get(id(v)) for p, v in zip(passes, values, strict=True)]
     if outer[0] is not None and all(o is outer[0] for o in outer):
         return _Keep(outer[0])
     if all(v is values[0] for v in values) and not isinstance(values[0], Tracer):
         return _Keep(values[0])
     if any(v is UNBOUND for v in values):
+        if name in dead:
+            return _Keep(UNBOUND)
         raise CannotConvert(f"`{name}` is assigned in one branch only and has no value before "
                             "the `if`", f"give `{name}` a value before the `if`")
     joined = type_of(values[0])

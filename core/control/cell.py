@@ -58,7 +58,7 @@ class CellAnalysis:
     has_last_expr: bool
     findings: tuple[Finding, ...]
 
-    @property
+    @functools.cached_property
     def digest(self) -> str:
         return source_digest(self.source)
 

@@ -1,7 +1,7 @@
 """Loop rolling, the AST pass: Python loops and branches become calls of runtime helpers.
 
 `roll_loops(module)` is an AST pass over every function of a module (a cell made into a
-function, or a function whose source Python can give; `rolled_function`). Each
+function, or a function whose source Python can give; see `convert`). Each
 
     for NAME in range(...):    while TEST:    if TEST:
 
@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import ast
 import copy
-import inspect
 import itertools
-import textwrap
-import types
 from typing import Any
 
 
@@ -106,10 +103,10 @@ class _Rewriter:
         return ("", "")
 
     def site(self, kind, node, text, names=(), assigned=(), exposed=(), target=None,
-             blocker=("", "")) -> str:
+             blocker=("", ""), dead=()) -> str:
         fields = dict(kind=kind, line=node.lineno, text=text, names=tuple(names),
                       assigned=tuple(assigned), exposed=tuple(exposed), target=target,
-                      blocker=blocker[0], hint=blocker[1])
+                      blocker=blocker[0], hint=blocker[1], dead=tuple(dead))
         return f"{RT}.Site(" + ", ".join(f"{k}={v!r}" for k, v in fields.items()) + ")"
 
     # for NAME in range(...) ----------------------------------------------------------------
@@ -176,13 +173,16 @@ class _Rewriter:
         both = node.body + node.orelse
         assigned = tuple(n for n in assigned_names(both) if n in self.scope)
         names = self.names_of(both)
-        site = self.site("if", node, text, names, assigned, assigned)
+        read_elsewhere = _reads_outside(self.fn, node)
+        dead = [n for n in assigned if n not in read_elsewhere]
+        site = self.site("if", node, text, names, assigned, assigned, dead=dead)
         code = _IF.format(rt=RT, k=k, site=site, params=", ".join(names), ret=_tuple(assigned),
                           assign=f"{_tuple(assigned)} = " if assigned else "")
         holes = {"TEST": test, "BODY": self.block(node.body),
                  "ORELSE": self.block(node.orelse),
                  "PLAIN": self.block(copy.deepcopy(node.body)),
-                 "PLAIN_ELSE": self.block(copy.deepcopy(node.orelse)), "DELS": _dels(assigned)}
+                 "PLAIN_ELSE": self.block(copy.deepcopy(node.orelse)),
+                 "DELS": _dels([n for n in assigned if n not in dead])}
         return _fill(code, node.lineno, holes)
 
 
@@ -354,6 +354,23 @@ def _exposed(body, assigned: set[str]) -> set[str]:
     return set(reads) | (set(assigned_names(body)) - definite)
 
 
+def _reads_outside(fn, node) -> set[str]:
+    """Names fn (or a function inside it) may read anywhere but inside `node`: a name
+    assigned in `node` and read nowhere else is dead after it (it keeps the UNBOUND marker
+    where a branch did not assign it). String constants count as reads: a cell function
+    returns its outputs by name (`locals()[name]`)."""
+    inside = {id(n) for n in ast.walk(node)}
+    found = set()
+    for n in ast.walk(fn):
+        if id(n) in inside:
+            continue
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            found.add(n.id)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+            found.add(n.value)
+    return found
+
+
 def _reads(expr) -> set[str]:
     reads: list[str] = []
     collect_loads(expr, set(), reads)
@@ -458,49 +475,3 @@ def _no_args() -> ast.arguments:
 
 def _rt_attr(name: str) -> ast.Attribute:
     return ast.Attribute(value=ast.Name(RT, ast.Load()), attr=name, ctx=ast.Load())
-
-
-def rolled_function(fun):
-    """`fun` recompiled with its loops and branches rolled, or `fun` itself when that cannot
-    be done: no source (built in, defined in a REPL without source), a lambda, or a closure
-    (its free variables' cells cannot be handed to a recompiled function)."""
-    if not isinstance(fun, types.FunctionType) or fun.__code__.co_freevars \
-            or fun.__name__ == "<lambda>":
-        return fun
-    try:
-        lines, start = inspect.getsourcelines(fun)
-    except (OSError, TypeError):
-        return fun
-    text = "".join(lines)
-    dedented = textwrap.dedent(text)
-    try:
-        tree = ast.parse(dedented)
-    except SyntaxError:
-        return fun
-    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
-        return fun
-    tree.body[0].decorator_list = []
-    ast.increment_lineno(tree, start - 1)
-    _shift_columns(tree, _indent(text) - _indent(dedented))
-    code = compile(roll_loops(tree), fun.__code__.co_filename, "exec")
-    scope: dict = {}
-    exec(code, fun.__globals__, scope)
-    rolled = scope[tree.body[0].name]
-    rolled.__defaults__, rolled.__kwdefaults__ = fun.__defaults__, fun.__kwdefaults__
-    return rolled
-
-
-def _indent(text: str) -> int:
-    first = next(line for line in text.splitlines() if line.strip())
-    return len(first) - len(first.lstrip())
-
-
-def _shift_columns(tree: ast.AST, columns: int) -> None:
-    """Columns as in the source file (the function was parsed dedented)."""
-    if not columns:
-        return
-    for node in ast.walk(tree):
-        if "col_offset" in node._attributes:
-            node.col_offset += columns
-            if getattr(node, "end_col_offset", None) is not None:
-                node.end_col_offset += columns

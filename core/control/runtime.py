@@ -68,6 +68,7 @@ class Site:
     target: str | None = None               # a for loop's variable
     blocker: str = ""                       # why it cannot be converted, if it cannot
     hint: str = ""
+    dead: tuple[str, ...] = ()              # assigned names nothing reads after an `if`
 
     def spec(self) -> LoopSpec:
         return LoopSpec(self.names, self.assigned, frozenset(self.exposed))
@@ -260,18 +261,33 @@ def check_unroll(site: Site, range_fn, args, env) -> None:
 
 
 def roll_while(site: Site, cond_fn, body_fn, env) -> tuple | None:
-    """A while loop whose test is traced: one while_loop. None: the test is static, so it
-    runs as plain Python."""
+    """A while loop whose test is traced: one while_loop. None: the test is static on entry
+    and stays static, so it runs as plain Python. A test that is static on entry and traced
+    after some iterations (`err = 1` before `while err > tol:`) runs those iterations as
+    plain Python, then rolls the rest, whose values then have the types plain Python gives
+    them after one pass."""
     file = _caller_file()
     env = dict(env)
-    first = cond_fn(*(env.get(n, UNBOUND) for n in site.names))
-    if not isinstance(first, Tracer):
-        return None
+    test = cond_fn(*(env.get(n, UNBOUND) for n in site.names))
+    if not isinstance(test, Tracer):
+        if not test:
+            return None
+        while not isinstance(test, Tracer):
+            if not test:
+                return tuple(env.get(name, UNBOUND) for name in site.assigned)
+            env.update(_run_while_body(site, body_fn, env))
+            test = cond_fn(*(env.get(n, UNBOUND) for n in site.names))
     try:
         out = roll_loop(site.spec(), env, body_fn, cond_fn=cond_fn, observed=_observer(env))
     except Exception as err:           # a traced test leaves no plain-Python way out
         raise _cannot_roll(site, file, _reason(err), _hint(err)) from err
     return tuple(out[name] for name in site.assigned)
+
+
+def _run_while_body(site: Site, body_fn, env) -> dict:
+    """One iteration of a while loop as plain Python."""
+    values = body_fn(*(env.get(n, UNBOUND) for n in site.names))
+    return dict(zip(site.assigned, values, strict=True))
 
 
 def convert_if(site: Site, pred, then_fn, else_fn, env) -> tuple:
@@ -282,7 +298,8 @@ def convert_if(site: Site, pred, then_fn, else_fn, env) -> tuple:
                  weak_type=False)
     args = [env.get(n, UNBOUND) for n in site.names]
     try:
-        return branch(index, [else_fn, then_fn], args, pred=p, names=site.assigned)
+        return branch(index, [else_fn, then_fn], args, pred=p, names=site.assigned,
+                      dead=frozenset(site.dead))
     except CannotConvert as err:
         raise _cannot_roll(site, file, err.message, err.hint) from None
 

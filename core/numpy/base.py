@@ -17,7 +17,7 @@ import numpy as np
 
 from ..primitives import (broadcast_in_dim_p, convert_element_type_p, dot_general_p, imag_p, real_p,
                           reduce_sum_p, reshape_p, slice_p, transpose_p)
-from ..tracing import Tracer, UnsupportedError, bind, caller_source
+from ..tracing import Tracer, UnsupportedError, bind, caller_source, outside_input
 
 NUMPY_FUNCTIONS: dict[Callable, Callable] = {}
 UFUNC_PRIMITIVES: dict[np.ufunc, str] = {}
@@ -99,6 +99,9 @@ def as_kind(t: Tracer, kind: str) -> Tracer:
 def convert(x, dtype, weak: bool = False):
     """x as the given dtype: a tracer gets a convert_element_type; a constant is converted now."""
     dtype = np.dtype(dtype)
+    if type(x) is np.ndarray:
+        adopted = outside_input(x)
+        x = x if adopted is None else adopted
     if isinstance(x, Tracer):
         if x.dtype == dtype and (x.aval.weak_type or not weak):
             return x
@@ -181,6 +184,10 @@ def _as_traced_const(arr: np.ndarray) -> Tracer:
 def ensure_tracer(x) -> Tracer:
     if isinstance(x, Tracer):
         return x
+    if type(x) is np.ndarray:
+        adopted = outside_input(x)
+        if adopted is not None:
+            return adopted
     arr = np.asarray(x)
     t = _as_traced_const(arr) if arr.ndim else full((), arr, arr.dtype)
     return as_kind(t, "python" if is_weak(x) else ("array" if arr.ndim else "scalar"))

@@ -10,9 +10,26 @@ import numpy as np
 
 from ..primitives import concatenate_p, reshape_p
 from ..tracing import Tracer, bind, current_trace, tracing
-from .base import convert
+from .base import convert, ensure_tracer
 from .reductions import np_all, np_max, np_min
 from .ufuncs import call_ufunc, np_where
+
+
+def require_int_convertible(value: Tracer, dtype: np.dtype) -> None:
+    """A Python float written into an integer array: NumPy converts it with int(), which
+    raises for NaN and infinity, then refuses an int outside dtype's range; the run checks
+    it (see `tracing.RuntimeCheck`)."""
+    trace, info = current_trace(), np.iinfo(dtype)
+    whole = call_ufunc(np.trunc, value)
+    zero = ensure_tracer(np.int64(0))
+    trace.require(call_ufunc(np.logical_not, call_ufunc(np.isnan, value)), zero,
+                  "cannot convert float NaN to integer", ValueError)
+    trace.require(call_ufunc(np.logical_not, call_ufunc(np.isinf, value)), zero,
+                  "cannot convert float infinity to integer", OverflowError)
+    inside = call_ufunc(np.logical_and, call_ufunc(np.greater_equal, whole, float(info.min)),
+                        call_ufunc(np.less_equal, whole, float(info.max)))
+    trace.require(inside, convert(whole, np.dtype(np.int64)),
+                  f"Python integer {{}} out of bounds for {dtype}", OverflowError)
 
 
 def require_in_bounds(index: Tracer, n: int, axis: int) -> None:

@@ -27,11 +27,12 @@ import numpy as np
 
 from ..primitives import (concatenate_p, cummin_p, dynamic_slice_p, dynamic_update_slice_p,
                           gather_p, rev_p, scatter_p, slice_p, sort_p)
+from ..layout import Layout, ViewOp
 from ..tracing import Tracer, ViewStep, bind
 from .affine import interval
 from .base import (as_kind, broadcast_to, convert, ensure_tracer, full, real_part, reshape,
                    unsupported)
-from .checks import require_in_bounds
+from .checks import require_in_bounds, require_int_convertible
 from .masked import MaskedSelection, in_data_coordinates, select_masked
 from .ufuncs import call_ufunc, np_where
 
@@ -109,10 +110,11 @@ def _expand_ellipsis(idx: tuple, ndim: int) -> tuple:
     return idx[:at] + (slice(None),) * (ndim - consumed) + idx[at + 1:]
 
 
-def _fake(shape) -> np.ndarray:
-    """An array of this shape backed by one element: NumPy checks indices and shapes on it."""
-    return np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), tuple(shape),
-                                           (0,) * len(shape), writeable=False)
+def _zeros_view(shape) -> np.ndarray:
+    """A read-only array of this shape, every element the one element of a real 0-d array
+    (NumPy's broadcast_to: all strides 0, so any index NumPy accepts stays inside it): NumPy
+    checks advanced indices and works out their shapes on it."""
+    return np.broadcast_to(np.zeros((), np.uint8), tuple(shape))
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -184,12 +186,12 @@ def indexed_view(x: Tracer, idx: tuple) -> Tracer:
 
 
 def _basic_view(x: Tracer, idx: tuple) -> Tracer:
-    x.layout()[idx]   # NumPy checks the index (IndexError as it would raise it)
+    x.layout()[idx]   # the index checked as NumPy checks it (its IndexError)
     if all(isinstance(e, slice) and e == slice(None) for e in _expand_ellipsis(idx, x.ndim)):
-        return x.view(ViewStep(lambda b: b, lambda b, new: new, lambda arr: arr[idx], "[...]"))
+        return x.view(ViewStep(lambda b: b, lambda b, new: new, ViewOp("index", idx), "[...]"))
     step = ViewStep(read=lambda base: basic_read(base, idx),
                     write=lambda base, new: basic_write(base, idx, new),
-                    probe=lambda arr: arr[idx], describe=f"[{idx}]")
+                    op=ViewOp("index", idx), describe=f"[{idx}]")
     return x.with_kind("array").view(step)
 
 
@@ -254,7 +256,7 @@ def basic_read(x: Tracer, idx: tuple) -> Tracer:
 
 def basic_write(x: Tracer, idx: tuple, new) -> Tracer:
     """x with the elements that x[idx] selects replaced by new (broadcast and cast)."""
-    selected = _fake(x.shape)[idx].shape
+    selected = Layout.c_order(x.shape)[idx].shape
     new = fit_value(new, selected, x.dtype)
     parts = [p for p in _normalized(idx, x.shape) if p[0] != "new"]
     new = reshape(new, tuple(1 if p[0] == "int" else _slice_len(*p[1:]) for p in parts))
@@ -322,7 +324,7 @@ def _dynamic_view(x: Tracer, idx: tuple) -> Tracer:
         return arr[tuple(next(found) if isinstance(e, Tracer) else e for e in idx)]
 
     static_idx = tuple(0 if isinstance(e, Tracer) else e for e in idx)
-    step = ViewStep(read=read, write=write, probe=lambda arr: arr[static_idx],
+    step = ViewStep(read=read, write=write, op=ViewOp("index", static_idx),
                     describe=f"[{idx}] (traced index)",
                     operands=tuple(s for s, e in zip(starts, idx, strict=True)
                                    if isinstance(e, Tracer)), rebuild=rebuild)
@@ -335,7 +337,7 @@ def static_positions(shape, idx) -> np.ndarray:
     """The flat position in an array of `shape` of every element that `[idx]` selects, by
     NumPy indexing a (broadcast, never materialized) grid of positions: NumPy's shapes and
     NumPy's IndexErrors."""
-    total = np.asarray(_fake(shape)[idx], dtype=np.int64) * 0
+    total = np.asarray(_zeros_view(shape)[idx], dtype=np.int64) * 0
     stride = 1
     for axis in range(len(shape) - 1, -1, -1):
         along = np.arange(shape[axis], dtype=np.int64) * stride
@@ -556,6 +558,10 @@ def _cast_for_setitem(value, dtype: np.dtype) -> Tracer:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
             return ensure_tracer(np.asarray(value).astype(dtype))
+    if value.dtype.kind == "c" and dtype.kind != "c" and value.kind == "python":
+        np.empty((), dtype)[()] = 1j     # NumPy's TypeError for a Python complex into reals
+    if value.dtype.kind == "f" and dtype.kind in "iu" and value.kind == "python":
+        require_int_convertible(value, dtype)
     if value.dtype.kind == "c" and dtype.kind != "c":
         warnings.warn("Casting complex values to real discards the imaginary part",
                       np.exceptions.ComplexWarning, stacklevel=4)

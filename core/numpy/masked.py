@@ -150,7 +150,7 @@ def in_data_coordinates(value, sel: MaskedSelection, hint: str = ESCAPE_HINT):
     if len(shape) > sel.ndim or padded[sel.lead] != 1:
         raise sel.refuse(f"combining x[mask] with an array of shape {shape}", hint)
     new_shape = padded[:sel.lead] + (1,) * sel.mask.ndim + padded[sel.lead + 1:]
-    if not isinstance(value, Tracer) and np.ndim(value) == 0:
+    if np.ndim(value) == 0 and (not isinstance(value, Tracer) or value.kind == "python"):
         return value                     # keep Python scalars weak
     return reshape(value if isinstance(value, Tracer) else np.asarray(value), new_shape)
 

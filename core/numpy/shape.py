@@ -2,8 +2,8 @@
 
 Reshapes, ravels, transposes, flips and broadcasts of a traced array are *views* of it where
 NumPy makes views: an in-place update through them reaches the array they came from (see
-`tracing.ViewStep`). Whether a reshape or ravel is a view is asked of NumPy itself, on an
-ndarray with the array's memory layout.
+`tracing.ViewStep`). Whether a reshape or ravel is a view follows NumPy's rule on the array's
+memory layout (`layout.Layout`), worked out by arithmetic.
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import numpy as np
 
 from ..primitives import (broadcast_in_dim_p, complex_p, concatenate_p, imag_p, real_p, rev_p,
                           transpose_p)
+from ..layout import Layout, ViewOp
 from ..tracing import Tracer, ViewStep, bind, caller_source, entangle
 from .base import (as_kind, broadcast_to, convert, ensure_tracer, imag_part, implements,
                    normalize_axes, real_part, reshape, result_type, unsupported)
@@ -32,15 +33,6 @@ def _resolve_shape(shape, size: int) -> tuple[int, ...]:
     if int(np.prod(shape, dtype=np.int64)) != size:
         raise ValueError(f"cannot reshape array of size {size} into shape {tuple(shape)}")
     return tuple(shape)
-
-
-def _reshapes_in_place(layout: np.ndarray, shape) -> bool:
-    """Does NumPy return a view for this reshape of an array laid out like `layout`?"""
-    try:
-        np.reshape(layout, shape, copy=False)
-        return True
-    except ValueError:
-        return False
 
 
 def _view_answer(a: Tracer, question) -> bool | None:
@@ -68,7 +60,7 @@ def np_reshape(a, shape=None, order="C", *, newshape=None, copy=None):
         raise unsupported(f"np.reshape(..., order={order!r})")
     a = ensure_tracer(a)
     shape = _resolve_shape(shape if shape is not None else newshape, a.size)
-    is_view = _view_answer(a, lambda layout: _reshapes_in_place(layout, shape))
+    is_view = _view_answer(a, lambda layout: layout.reshape(shape) is not None)
     if copy is False and is_view is not True:
         if is_view is False:
             raise ValueError("Unable to avoid creating a copy while reshaping.")
@@ -78,7 +70,7 @@ def np_reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     old_shape = a.shape
     step = ViewStep(read=lambda base: reshape(base, shape),
                     write=lambda base, new: reshape(new, old_shape),
-                    probe=lambda arr: np.reshape(arr, shape),
+                    op=ViewOp("reshape", shape),
                     describe=f"reshape{shape}")
     return a.view(step)
 
@@ -103,13 +95,9 @@ def set_shape(a: Tracer, shape) -> None:
     a.become(np_reshape(a, shape))
 
 
-def _shape_settable(layout: np.ndarray, shape) -> bool:
-    view = layout.view()
-    try:
-        view.shape = shape
-    except AttributeError:
-        return False
-    return True
+def _shape_settable(layout: Layout, shape) -> bool:
+    """NumPy sets .shape in place exactly when the reshape needs no copy."""
+    return layout.reshape(shape) is not None
 
 
 @implements(np.ravel)
@@ -118,7 +106,7 @@ def np_ravel(a, order="C"):
     if order != "C":
         raise unsupported(f"np.ravel(..., order={order!r})")
     a = ensure_tracer(a)
-    is_view = _view_answer(a, lambda layout: layout.flags.c_contiguous)
+    is_view = _view_answer(a, lambda layout: layout.c_contiguous)
     if is_view is not True:
         return _copy_for_view(a, reshape(a, (a.size,)), is_view, "a ravel")
     return np_reshape(a, (a.size,))
@@ -130,7 +118,7 @@ def flat_view(a) -> Tracer:
     old_shape = a.shape
     step = ViewStep(read=lambda base: reshape(base, (base.size,)),
                     write=lambda base, new: reshape(new, old_shape),
-                    probe=lambda arr: np.reshape(arr, -1), describe="flat", exact=False)
+                    op=ViewOp("flat"), describe="flat", exact=False)
     return a.view(step)
 
 
@@ -143,7 +131,7 @@ def _complex_part_view(val, part: str):
         parts = {part: new, other: bind(prims[other], base)}
         return bind(complex_p, parts["real"], parts["imag"])
     step = ViewStep(read=lambda base: bind(prims[part], base), write=write,
-                    probe=lambda arr: getattr(arr, part), describe=part)
+                    op=ViewOp(part), describe=part)
     return val.view(step)
 
 
@@ -165,18 +153,18 @@ def np_imag(val):
     if val.dtype.kind == "c":
         return _complex_part_view(val, "imag")
     step = ViewStep(read=lambda base: imag_part(base), write=_read_only,
-                    probe=lambda arr: arr.imag, describe="imag")
+                    op=ViewOp("imag_of_real"), describe="imag")
     return val.view(step)
 
 
 def transpose_view(a: Tracer, permutation) -> Tracer:
     permutation = tuple(permutation)
     if permutation == tuple(range(a.ndim)):
-        return a.view(ViewStep(lambda b: b, lambda b, new: new, lambda arr: arr, "identity"))
+        return a.view(ViewStep(lambda b: b, lambda b, new: new, ViewOp("identity"), "identity"))
     inverse = tuple(np.argsort(permutation))
     step = ViewStep(read=lambda base: bind(transpose_p, base, permutation=permutation),
                     write=lambda base, new: bind(transpose_p, new, permutation=inverse),
-                    probe=lambda arr: np.transpose(arr, permutation),
+                    op=ViewOp("transpose", permutation),
                     describe=f"transpose{permutation}")
     return a.view(step)
 
@@ -241,9 +229,9 @@ def np_broadcast_to(array, shape, subok=False):
     """A read-only view, as in NumPy: it follows later writes to array, and refuses writes."""
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     array = ensure_tracer(array)
-    np.broadcast_to(array.layout(), shape)     # NumPy's own error for shapes that do not fit
+    array.layout().broadcast_to(shape)     # NumPy's own error for shapes that do not fit
     step = ViewStep(read=lambda base: broadcast_to(base, shape), write=_read_only,
-                    probe=lambda arr: np.broadcast_to(arr, shape), describe=f"broadcast{shape}")
+                    op=ViewOp("broadcast_to", shape), describe=f"broadcast{shape}")
     return array.with_kind("array").view(step)
 
 
@@ -331,10 +319,10 @@ def np_flip(m, axis=None):
     if m.ndim == 0:                  # NumPy indexes m[()]: a NumPy scalar
         return m.detached().with_kind("scalar")
     if not axes:
-        return m.view(ViewStep(lambda b: b, lambda b, new: new, lambda arr: arr, "identity"))
+        return m.view(ViewStep(lambda b: b, lambda b, new: new, ViewOp("identity"), "identity"))
     step = ViewStep(read=lambda base: bind(rev_p, base, dimensions=axes),
                     write=lambda base, new: bind(rev_p, new, dimensions=axes),
-                    probe=lambda arr: np.flip(arr, axes), describe=f"flip{axes}")
+                    op=ViewOp("flip", axes), describe=f"flip{axes}")
     return m.view(step)
 
 

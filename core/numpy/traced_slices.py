@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from ..layout import ViewOp
 from ..primitives import dynamic_slice_p, dynamic_update_slice_p
 from ..tracing import Tracer, ViewStep, bind, caller_source
 from .affine import Affine, affine_of, interval, root_range
@@ -196,7 +197,7 @@ def _sized_view(x: Tracer, starts: dict, sizes: dict) -> Tracer:
                          for a, s in enumerate(extent))]
 
     step = ViewStep(read=read, write=write_back,
-                    probe=lambda arr: arr[tuple(slice(0, s) for s in extent)],
+                    op=ViewOp("index", tuple(slice(0, s) for s in extent)),
                     describe=f"[traced start, size {extent}]",
                     operands=tuple(b for _, b in traced), rebuild=rebuild)
     return x.with_kind("array").view(step)

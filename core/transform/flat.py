@@ -10,13 +10,12 @@ checks are handed to it, and the result is rebuilt as the tree `fun` returned.
 """
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
 
-from ..control.rewrite import rolled_function
+from ..control.convert import converted
 from ..control.subtrace import SubTrace
 from ..ir import Graph, Literal, ShapedArray, aval_of
 from ..numpy.base import as_kind, ensure_tracer
@@ -24,18 +23,10 @@ from ..tracing import Buffer, Tracer, c_strides, current_trace, to_atom
 from ..tree_util import flatten, unflatten
 from .ops import Ops
 
-_ROLLED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def rolled(fun: Callable) -> Callable:
-    """fun with its Python loops and branches rolled (once per function)."""
-    try:
-        found = _ROLLED.get(fun)
-    except TypeError:             # not weakly referenceable: roll it every time
-        return rolled_function(fun)
-    if found is None:
-        found = _ROLLED[fun] = rolled_function(fun)
-    return found
+    """fun converted for tracing (its loops and branches rolled, its reads visible: see
+    control.convert), once per function, when it is a user function."""
+    return converted(fun)
 
 
 def is_traced_leaf(value) -> bool:

@@ -358,9 +358,12 @@ def test_timing_tab_compares_plain_and_compiled(fusion_notebook):
     panel = cell.locator(".psc-timing")
     text = panel.inner_text()
     for part in ("plain Python (median)", "compiled (median)", "compile (trace + lower + XLA)",
-                 "first compiled call", "speed-up", "achieved FLOP/s", "achieved bytes/s"):
+                 "first compiled call", "speed-up", "achieved FLOP/s", "achieved bytes/s",
+                 "one compiled call", "Python dispatch", "input transfer", "XLA execution",
+                 "output handling"):
         assert part in text
-    assert panel.locator("svg rect").count() == 3              # plain, compiled, first call
+    # plain, compiled, first call; then plain next to one call stacked part by part
+    assert panel.locator("svg rect").count() == 3 + 1 + 4
     _shot(cell.locator(".psc-run"), "timing_softmax.png")
 
 

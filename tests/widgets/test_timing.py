@@ -48,3 +48,31 @@ def test_timings_overview_compares_the_latest_timing_of_each_cell():
     assert chart.count("<rect") == 6                              # plain and compiled per cell
     assert "No timed" in timings_overview_html([fallback_report()])
     assert "chain: plain 8 ms" in timings_overview_text(reports)
+
+
+@pytest.mark.pure
+def test_timing_tab_breaks_one_call_into_parts_next_to_plain():
+    from psc_jit.core import CallBreakdown
+    breakdown = CallBreakdown(6e-5, 3e-4, 5e-5, 1e-5, 4.2e-4,
+                              ("x is not 64-byte aligned: 8 MiB copied",))
+    report = timed_report(breakdown=breakdown)
+    html = timing_html(report)
+    for text in ("one compiled call", "Python dispatch", "60 µs (14%)", "input transfer",
+                 "300 µs (71%)", "XLA execution", "output handling",
+                 "x is not 64-byte aligned: 8 MiB copied"):
+        assert text in html
+    breakdown_chart = html[html.index('<svg class="psc-breakdown"'):]
+    assert breakdown_chart.count("<rect") == 1 + 4          # plain, one call part by part
+    assert "input transfer: 300 µs" in breakdown_chart
+
+
+@pytest.mark.pure
+def test_a_slower_call_says_which_part_dominates():
+    from psc_jit.core import CallBreakdown
+    from psc_jit.widgets.summary import report_text
+    report = timed_report(breakdown=CallBreakdown(1.5e-3, 1e-5, 1e-5, 1e-5, 1.53e-3))
+    report.timings = Timings((1e-4,), (1.6e-3,), 2e-3, 0.1, 0.0,
+                             breakdown=report.timings.breakdown)
+    text = report_text(report)
+    assert "16× slower than plain Python" in text
+    assert "why slower: Python dispatch takes 1.5 ms of the 1.53 ms call" in text

@@ -31,7 +31,8 @@ def assert_same(got, want, where="result", rtol=0.0, close=False):
         else:
             assert np.array_equal(got, want, equal_nan=True), f"{where}: {got!r} != {want!r}"
     else:
-        assert got == want, f"{where}: {got!r} != {want!r}"
+        same_nan = isinstance(want, float) and isinstance(got, float) and want != want != got
+        assert got == want or same_nan, f"{where}: {got!r} != {want!r}"
 
 
 def _leaves(tree):

@@ -255,3 +255,17 @@ def test_uses_that_need_the_length_are_refused_with_the_line(use, words):
 def test_a_reduction_that_keeps_the_selected_axis_is_refused():
     with pytest.raises(UnsupportedError, match="axis=1, which keeps the selected axis"):
         jit(lambda x, m: x[m].sum(axis=1))(X, X[:, 0] > 0)
+
+
+@pytest.mark.parametrize("value", [-1.0, 300.0, 255.9, float("nan"), float("-inf"), 1.5])
+@pytest.mark.parametrize("size", [0, 2])
+def test_python_float_into_integer_mask_raises_as_numpy(value, size):
+    """A Python float written into uint8 goes through int(): NaN, infinity and values outside
+    the dtype's range raise even when the mask selects nothing."""
+    x, mask = np.zeros(size, np.uint8), np.arange(size) == 0
+    try:
+        _assign(None)(np.copy(x), mask, value)
+    except Exception:                  # noqa: BLE001
+        raises_like(_assign(None), x, mask, value)
+        return
+    compare(_assign(None), x, mask, value)

@@ -1151,9 +1151,11 @@ def test_in_place_updates_write_into_the_argument(name, dtype):
     assert not compare(a, expected_a), compare(a, expected_a)
 
 
-def test_full_with_a_traced_fill_value_says_what_to_write_instead():
-    with pytest.raises(TraceError) as info:
-        jit(lambda s: np.full((2, 2), s, dtype=np.float64)).trace(np.float64(2.0))
-    assert "np.full" in info.value.explain() and "full_like" in info.value.explain()
+def test_full_with_a_traced_fill_value_compiles_like_numpy():
+    """np.full(shape, traced) makes a traced buffer (the call is converted like the cell's
+    own), on every call with that call's value."""
+    f = jit(lambda s: np.full((2, 2), s, dtype=np.float64))
+    for s in (np.float64(2.0), np.float64(-3.5)):
+        np.testing.assert_array_equal(f(s), np.full((2, 2), s, dtype=np.float64))
     got = jit(lambda s: np.full((2, 2), s, like=s))(np.array(2.0))
     np.testing.assert_array_equal(got, np.full((2, 2), 2.0))

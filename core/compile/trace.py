@@ -1,0 +1,179 @@
+"""Tracing a call: run the function on tracers for its traced argument leaves and record
+the graph, what it read beyond its arguments (`control.reads`), how to rebuild its outputs
+(views of inputs included) and which inputs it updated in place.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Hashable
+
+import numpy as np
+
+from .. import passes
+from ..control.reads import Reads, Recorder, check_error_state, recording
+from ..control.runtime import unroll_notes
+from ..ir import Graph
+from ..numpy import MaskedSelection, check_outputs
+from ..tracing import (BudgetExceeded, ConcretizationError, Trace, Tracer, UnsupportedError,
+                       traceback_source, tracing)
+from ..tree_util import flatten_with_paths, unflatten
+from .signature import CallSpec, overlapping_inputs
+
+
+@dataclass(frozen=True)
+class OutSpec:
+    """How to rebuild one output leaf: from a graph output, a constant, or a static value; or
+    ("view") as the view NumPy hands back: the same view steps (`ViewOp`s) applied to the input
+    array it views (value = (leaf position, steps)) or to a graph output (index)."""
+    how: str            # "traced", "view", "const" or "static"
+    index: int = -1     # graph output index for "traced" (and "view" of a non-input)
+    kind: str = "array"
+    value: Any = None
+
+
+@dataclass
+class TraceResult:
+    """A traced call. Leaf positions count the call's argument leaves, then the implicit
+    inputs (`reads.inputs`: what the trace read from outside its arguments)."""
+    graph: Graph
+    out_structure: Hashable
+    out_specs: tuple[OutSpec, ...]
+    mutated: tuple[tuple[int, int], ...]    # (leaf position, graph output index)
+    trace_seconds: float
+    checks: tuple[tuple[str, type], ...] = ()   # run-time checks: (message, error)
+    check_index: int = -1                       # graph outputs: oks, then reported values
+    reads: Reads = Reads()
+    inputs: tuple[tuple[int, Any], ...] = ()    # per graph input: (leaf position, dtype of a
+                                                # scalar to make an array of, or None)
+
+
+def trace_function(call: Callable[[dict], Any], spec: CallSpec,
+                   on_reads: Callable[[Reads], None] = lambda reads: None) -> TraceResult:
+    """Run `call(arguments)` with tracers for the traced leaves; record the graph and what it
+    read from outside them (`on_reads` is told even when the trace fails)."""
+    start = time.perf_counter()
+    trace = Trace()
+    tracers: dict[int, Tracer] = {}
+    by_object: dict[int, Tracer] = {}
+    leaf_values = list(spec.leaves)
+    for i in spec.traced_index:
+        leaf = spec.signature.leaves[i]
+        value = spec.leaves[i]
+        shared = by_object.get(id(value)) if isinstance(value, np.ndarray) else None
+        tracer = shared if shared is not None else trace.new_input(
+            leaf.aval, leaf.kind, leaf.strides)
+        by_object.setdefault(id(value), tracer)
+        tracers[i] = tracer
+        leaf_values[i] = tracer
+    arguments = unflatten(spec.signature.structure, leaf_values)
+    recorder = Recorder(trace, list(spec.leaves), tracers, spec.paths)
+    try:
+        check_error_state()
+        with tracing(trace), recording(recorder):
+            result = call(arguments)
+    except BudgetExceeded as err:
+        notes = unroll_notes(trace.to_graph((), ()), limit=0)
+        raise BudgetExceeded(err.message, err.source, "; ".join(notes) or err.hint) from None
+    except ValueError as err:
+        if "setting an array element with a sequence" not in str(err):
+            raise
+        raise ConcretizationError(
+            "a traced value is written into a NumPy array that is not traced",
+            traceback_source(err.__traceback__), "make that array in the traced code itself "
+            "(np.zeros, np.empty_like(x), ...) so that psc_jit traces it, or pass it in as an "
+            "argument") from err
+    finally:
+        on_reads(recorder.finish())
+    n = len(spec.leaves)
+    tracers.update({n + k: t for k, t in enumerate(recorder.input_tracers)})
+    leaves = list(spec.leaves) + recorder.input_values
+    return _finish_trace(trace, spec, tracers, leaves, result, start, recorder.finish())
+
+
+def _finish_trace(trace, spec, tracers, leaves, result, start, reads) -> TraceResult:
+    out_leaves, out_structure = flatten_with_paths(result)
+    out_atoms, out_specs = [], []
+    input_leaf: dict[int, int] = {}
+    for i, t in tracers.items():
+        input_leaf.setdefault(id(t._buffer), i)
+    buffer_outs: dict[int, int] = {}
+    for _, value in out_leaves:
+        if isinstance(value, MaskedSelection):
+            raise value.refuse("the result is", at_creation=True)
+        if getattr(value, "__psc_window__", False):
+            value.refuse("returning the value")
+        steps = value.view_rebuilders() if isinstance(value, Tracer) and value.kind == "array" \
+            else None
+        if steps is not None:
+            out_specs.append(_view_out_spec(value, steps, input_leaf, buffer_outs, out_atoms))
+        elif isinstance(value, Tracer):
+            out_specs.append(OutSpec("traced", len(out_atoms), value.kind))
+            out_atoms.append(value.ir_var)
+        elif isinstance(value, (np.ndarray, np.generic)):
+            out_specs.append(OutSpec("const", value=np.copy(value) if isinstance(
+                value, np.ndarray) else value))
+        else:
+            out_specs.append(OutSpec("static", value=value))
+    mutated, seen = [], {}
+    for i, tracer in tracers.items():
+        buf = tracer._buffer
+        if buf.mutated and input_leaf[id(buf)] == i:
+            if id(buf) not in seen:
+                seen[id(buf)] = len(out_atoms)
+                out_atoms.append(buf.var)
+            mutated.append((i, seen[id(buf)]))
+    _check_overlaps(spec, mutated)
+    check_index = len(out_atoms)
+    if trace.checks:
+        out_atoms.extend(check_outputs(trace))
+    inputs = _graph_inputs(tracers, leaves)
+    in_vars = [tracers[i]._buffer.initial for i, _ in inputs]
+    graph = passes.simplify(trace.to_graph(in_vars, out_atoms))
+    return TraceResult(graph, out_structure, tuple(out_specs), tuple(mutated),
+                       time.perf_counter() - start,
+                       tuple((c.message, c.error) for c in trace.checks), check_index,
+                       reads, inputs)
+
+
+def _graph_inputs(tracers: dict[int, Tracer], leaves) -> tuple[tuple[int, Any], ...]:
+    """One entry per distinct input buffer, in order: its first leaf position, and the dtype
+    a scalar leaf is made an array of (None for an array)."""
+    seen, inputs = set(), []
+    for i, tracer in tracers.items():
+        var = tracer._buffer.initial
+        if id(var) not in seen:
+            seen.add(id(var))
+            dtype = None if isinstance(leaves[i], np.ndarray) else var.aval.dtype
+            inputs.append((i, dtype))
+    return tuple(inputs)
+
+
+def _view_out_spec(value: Tracer, steps, input_leaf, buffer_outs, out_atoms) -> OutSpec:
+    """A returned array that is (a view of) an input or of another array: rebuilt as that
+    view of the caller's array (after write-back) or of one shared output array, so that it
+    aliases what it aliases in NumPy. A traced index the view depends on becomes an output."""
+    rebuilders = []
+    for fn, operands in steps:
+        rebuilders.append((fn, tuple(range(len(out_atoms), len(out_atoms) + len(operands)))))
+        out_atoms.extend(t.ir_var for t in operands)
+    buf = value._buffer
+    if id(buf) in input_leaf:
+        return OutSpec("view", -1, "array", (input_leaf[id(buf)], tuple(rebuilders)))
+    if id(buf) not in buffer_outs:
+        buffer_outs[id(buf)] = len(out_atoms)
+        out_atoms.append(buf.var)
+    return OutSpec("view", buffer_outs[id(buf)], "array", (-1, tuple(rebuilders)))
+
+
+def _check_overlaps(spec: CallSpec, mutated) -> None:
+    if not mutated:
+        return
+    paths = spec.paths
+    mutated_paths = {paths[i] for i, _ in mutated if i < len(paths)}
+    for p1, p2 in overlapping_inputs(spec):
+        if p1 in mutated_paths or p2 in mutated_paths:
+            raise UnsupportedError(
+                f"{p1} and {p2} share memory (one is a view of the other) and the code updates "
+                "one of them in place: psc_jit cannot follow that aliasing exactly",
+                None, f"pass a copy ({p2}.copy()) or update the array through one name only")

@@ -1,0 +1,458 @@
+"""Converting code for tracing: a cell, a jitted function, and the user functions they call.
+
+A converted function is the same function recompiled from its source with
+
+- its reads made visible (`expose_reads`, after the two passes below): a global or closure variable `K` becomes
+  `__psc_rd.load(K, __psc_fn, 'K')`, `obj.attr` becomes `__psc_rd.attr(obj, 'attr')`,
+  `obj[key]` becomes `__psc_rd.item(obj, key)`, and `f(...)` becomes `__psc_rd.call(f, ...)`,
+  so that while `jit` traces, what the code reads from outside becomes an input or a guard
+  (see `reads`) and the user functions it calls are converted in turn;
+- its `return`s inside `if` statements made into one return at the end (`single_exit`), so
+  that such an `if` on a traced value can become a conditional;
+- its loops and branches rolled (`rewrite.roll_loops`).
+
+User functions are those defined in a notebook or in the user's own files: not the standard
+library, installed packages, NumPy or psc_jit (`reads.is_user_function`). A function whose
+source Python cannot give is called as it is.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+import inspect
+import sys
+import textwrap
+import types
+import weakref
+
+from .cell import CellAnalysis, cell_function_ast
+from ..tracing import Tracer
+from . import reads
+from .reads import FunctionInfo, guard_globals, is_user_function, item, load, recording_active
+from .rewrite import roll_loops
+
+RD = "__psc_rd"           # this module, in converted code
+FN = "__psc_fn"           # the FunctionInfo of the converted function
+RETURN = "__psc_return"   # the one return value of a function made single-exit
+
+__all__ = ["attr", "item", "load", "call", "converted", "converted_function", "cell_function"]
+
+# Builtins that look at the calling frame: called directly, never through `call`.
+_FRAME_BUILTINS = frozenset({"super", "locals", "globals", "vars", "dir", "eval", "exec"})
+
+
+# -- the helpers converted code calls ---------------------------------------------------------
+
+def call(fn, *args, **kwargs):
+    """`fn(*args, **kwargs)`; while tracing, a user function is called converted (one whose
+    source Python cannot give is called as it is, its globals guarded by value)."""
+    if recording_active():
+        made = converted(fn)
+        if made is fn and is_user_function(getattr(fn, "__func__", fn)):
+            guard_globals(getattr(fn, "__func__", fn))
+        fn = made
+    return fn(*args, **kwargs)
+
+
+def attr(obj, name: str):
+    """`obj.name`; while tracing, a property of a user class runs converted (what its getter
+    reads is seen, as for any user function)."""
+    if recording_active() and not isinstance(obj, Tracer):
+        found = inspect.getattr_static(type(obj), name, None)
+        if isinstance(found, property) and found.fget is not None and \
+                is_user_function(found.fget):
+            return call(found.fget, obj)
+    return reads.attr(obj, name)
+
+
+_CONVERTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def converted(fn):
+    """fn as traced code calls it: converted when it is a user function (or a method of one),
+    else fn itself."""
+    if isinstance(fn, types.MethodType):
+        func = converted(fn.__func__)
+        return fn if func is fn.__func__ else types.MethodType(func, fn.__self__)
+    if not is_user_function(fn):
+        return fn
+    found = _CONVERTED.get(fn)
+    if found is None:
+        made = converted_function(fn)
+        found = _CONVERTED[fn] = (made,) if made is not fn else ()
+    return found[0] if found else fn
+
+
+# -- functions --------------------------------------------------------------------------------
+
+def converted_function(fun, roll: bool = True):
+    """`fun` recompiled with its reads visible, its returns made one and (roll) its loops and
+    branches rolled; `fun` itself when its source is not available. A bound method is the
+    same method of its converted function."""
+    if isinstance(fun, types.MethodType):
+        func = converted_function(fun.__func__, roll)
+        return fun if func is fun.__func__ else types.MethodType(func, fun.__self__)
+    if not isinstance(fun, types.FunctionType):
+        return fun
+    module = function_source(fun)
+    if module is None:
+        return fun
+    code = fun.__code__
+    info = FunctionInfo(fun.__qualname__.split("<locals>.")[-1], fun.__globals__,
+                        dict(zip(code.co_freevars, fun.__closure__ or (), strict=True)))
+    single_exit(module.body[0])
+    if roll:
+        module = roll_loops(module)
+    expose_reads(module.body[0], fun.__globals__, info.cells)
+    made = build_function(module, code.co_filename, fun.__globals__, info)
+    made.__defaults__, made.__kwdefaults__ = fun.__defaults__, fun.__kwdefaults__
+    made.__name__, made.__qualname__ = fun.__name__, fun.__qualname__
+    made.__doc__ = fun.__doc__
+    return made
+
+
+def cell_function(analysis: CellAnalysis, inputs: list[str], user_ns: dict):
+    """The cell as a converted function of its inputs, run in the user's namespace."""
+    module = roll_loops(cell_function_ast(analysis, inputs))
+    expose_reads(module.body[0], user_ns)
+    return build_function(module, analysis.filename, user_ns,
+                          FunctionInfo("the cell", user_ns, {}))
+
+
+def function_source(fun) -> ast.Module | None:
+    """A module holding `def <name>(...)` for fun (a lambda becomes a def), at fun's lines;
+    None when Python cannot give its source or it cannot be found in it."""
+    try:
+        lines, start = inspect.getsourcelines(fun)
+        text = "".join(lines)
+        dedented = textwrap.dedent(text)
+        tree = ast.parse(dedented)
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return None
+    ast.increment_lineno(tree, start - 1)
+    _shift_columns(tree, _indent(text) - _indent(dedented))
+    if fun.__name__ == "<lambda>":
+        module = _lambda_module(tree, fun.__code__)
+    elif len(tree.body) == 1 and isinstance(tree.body[0], ast.FunctionDef) and \
+            tree.body[0].name == fun.__name__:
+        module = tree
+    else:
+        return None
+    if module is not None:
+        _signature_only(module.body[0])
+    return module
+
+
+def _indent(text: str) -> int:
+    first = next(line for line in text.splitlines() if line.strip())
+    return len(first) - len(first.lstrip())
+
+
+def _shift_columns(tree: ast.AST, columns: int) -> None:
+    """Columns as in the source file (the function was parsed dedented), so that errors can
+    quote the expression."""
+    if not columns:
+        return
+    for node in ast.walk(tree):
+        if "col_offset" in node._attributes:
+            node.col_offset += columns
+            if getattr(node, "end_col_offset", None) is not None:
+                node.end_col_offset += columns
+
+
+def _signature_only(fn: ast.FunctionDef) -> None:
+    """Drop what a `def` evaluates where it stands (decorators, defaults, annotations): the
+    converted function takes fun's own defaults, and those expressions may name variables
+    of a scope the recompiled code does not have."""
+    fn.decorator_list = []
+    fn.returns = None
+    args = fn.args
+    args.defaults = []
+    args.kw_defaults = [None] * len(args.kwonlyargs)
+    for arg in args.posonlyargs + args.args + args.kwonlyargs + [
+            a for a in (args.vararg, args.kwarg) if a is not None]:
+        arg.annotation = None
+
+
+def _lambda_module(tree: ast.Module, code) -> ast.Module | None:
+    params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    found = [node for node in ast.walk(tree) if isinstance(node, ast.Lambda)
+             and node.lineno == code.co_firstlineno
+             and tuple(a.arg for a in node.args.posonlyargs + node.args.args
+                       + node.args.kwonlyargs) == params]
+    if len(found) != 1:
+        return None
+    lam = found[0]
+    body = [ast.copy_location(ast.Return(value=lam.body), lam.body)]
+    fn = ast.copy_location(ast.FunctionDef(name="__psc_lambda", args=lam.args, body=body,
+                                           decorator_list=[], returns=None, type_params=[]), lam)
+    return ast.fix_missing_locations(ast.Module(body=[fn], type_ignores=[]))
+
+
+def build_function(module: ast.Module, filename: str, globals_ns: dict, info: FunctionInfo):
+    """Compile the one function of module, with info's closure cells as its free variables
+    (the function is compiled inside `def __psc_outer(<free names>, __psc_fn, __psc_rd)`)."""
+    fn_node = module.body[0]
+    params = [*info.cells, FN, RD]
+    outer = ast.FunctionDef(
+        name="__psc_outer", args=ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params],
+                                               kwonlyargs=[], kw_defaults=[], defaults=[]),
+        body=[fn_node, ast.Return(value=ast.Name(fn_node.name, ast.Load()))],
+        decorator_list=[], returns=None, type_params=[])
+    wrapper = ast.Module(body=[ast.copy_location(outer, fn_node)], type_ignores=[])
+    ast.fix_missing_locations(wrapper)
+    scope: dict = {}
+    exec(compile(wrapper, filename, "exec"), globals_ns, scope)
+    made = scope["__psc_outer"](*([None] * len(info.cells)), info, sys.modules[__name__])
+    cells = dict(zip(made.__code__.co_freevars, made.__closure__ or (), strict=True))
+    cells.update({n: c for n, c in info.cells.items() if n in cells})
+    closure = tuple(cells[n] for n in made.__code__.co_freevars) or None
+    result = types.FunctionType(made.__code__, globals_ns, made.__name__, None, closure)
+    result.__psc_converted__ = True
+    return result
+
+
+# -- making reads visible ---------------------------------------------------------------------
+
+def expose_reads(fn: ast.FunctionDef, globals_ns: dict, cells=()) -> None:
+    """Rewrite fn's reads of globals and closure variables, attributes and items, and its
+    calls, into the helpers above (in place). Class bodies inside it are left as they are.
+    Builtins (names neither global nor closure variables) are read as they are."""
+    outer, builtin = set(), set()
+    for name in outer_loads(fn):
+        if name.id.startswith("__psc"):
+            continue
+        if name.id in globals_ns or name.id in cells or not hasattr(builtins, name.id):
+            outer.add(id(name))
+        else:
+            builtin.add(id(name))
+    fn.body = [_ExposeReads(outer, builtin).visit(stmt) for stmt in fn.body]
+
+
+def _rd(name: str) -> ast.Attribute:
+    return ast.Attribute(value=ast.Name(RD, ast.Load()), attr=name, ctx=ast.Load())
+
+
+def _helper_call(name: str, args: list, keywords=(), like=None) -> ast.Call:
+    node = ast.Call(func=_rd(name), args=args, keywords=list(keywords))
+    return ast.copy_location(node, like) if like is not None else node
+
+
+class _ExposeReads(ast.NodeTransformer):
+    """outer: the Name nodes read from a global or closure variable; builtin: those read from
+    builtins (called directly: `range(n)` must stay what the loop pass recognises)."""
+
+    def __init__(self, outer: set[int], builtin: set[int]):
+        self.outer = outer
+        self.builtin = builtin
+
+    def visit_ClassDef(self, node):
+        return node
+
+    def visit_Name(self, node):
+        if id(node) in self.outer:
+            return _helper_call("load", [node, ast.Name(FN, ast.Load()),
+                                         ast.Constant(node.id)], like=node)
+        return node
+
+    def visit_Attribute(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.ctx, ast.Load) or _generated(node.value):
+            return node
+        return _helper_call("attr", [node.value, ast.Constant(node.attr)], like=node)
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.ctx, ast.Load) or _generated(node.value):
+            return node
+        return _helper_call("item", [node.value, _index_expr(node.slice)], like=node)
+
+    def visit_Call(self, node):
+        direct = isinstance(node.func, ast.Name) and (
+            node.func.id in _FRAME_BUILTINS or id(node.func) in self.builtin) or \
+            _generated(node.func)
+        self.generic_visit(node)
+        if direct:
+            return node
+        return _helper_call("call", [node.func, *node.args], node.keywords, like=node)
+
+
+def _generated(node) -> bool:
+    """Code the loop pass wrote (`__psc_rt.roll_for(...)`, `__psc_locals__[k]`): left as it
+    is."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id.startswith("__psc")
+
+
+def _index_expr(index: ast.expr) -> ast.expr:
+    """An index as an expression: `a:b:c` becomes `slice(a, b, c)` (inside tuples too)."""
+    if isinstance(index, ast.Slice):
+        parts = [p if p is not None else ast.Constant(None)
+                 for p in (index.lower, index.upper, index.step)]
+        return ast.copy_location(_helper_call("make_slice", parts), index)
+    if isinstance(index, ast.Tuple):
+        return ast.copy_location(ast.Tuple(elts=[_index_expr(e) for e in index.elts],
+                                           ctx=ast.Load()), index)
+    return index
+
+
+make_slice = builtins.slice          # `a:b:c` in converted code
+
+
+# -- scopes: which names a function reads from outside ----------------------------------------
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def outer_loads(fn) -> list[ast.Name]:
+    """The Name loads in fn (nested functions and comprehensions included, class bodies not)
+    that refer to no variable of fn or of a scope inside it: globals, builtins and fn's
+    closure variables, by Python's scoping rules."""
+    found: list[ast.Name] = []
+
+    def visit(node, scopes: list[set[str]]):
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load) and not any(node.id in s for s in scopes):
+                found.append(node)
+        elif isinstance(node, _FUNCTIONS):
+            args = node.args
+            for default in args.defaults + [d for d in args.kw_defaults if d is not None] + \
+                    getattr(node, "decorator_list", []):
+                visit(default, scopes)
+            inner = scopes + [bound_names(node)]
+            for stmt in (node.body if isinstance(node.body, list) else [node.body]):
+                visit(stmt, inner)
+        elif isinstance(node, _COMPREHENSIONS):
+            visit(node.generators[0].iter, scopes)
+            inner = scopes + [bound_names(node)]
+            for child in ast.iter_child_nodes(node):
+                if child is not node.generators[0]:
+                    visit(child, inner)
+            first = node.generators[0]
+            for child in [first.target, *first.ifs]:
+                visit(child, inner)
+        elif not isinstance(node, ast.ClassDef):
+            for child in ast.iter_child_nodes(node):
+                visit(child, scopes)
+
+    visit(fn, [])
+    return found
+
+
+def bound_names(scope) -> set[str]:
+    """The names a function, lambda or comprehension binds itself (parameters, assignments,
+    imports, defs, except names, match captures; walrus targets of its comprehensions), less
+    those it declares global."""
+    if isinstance(scope, _COMPREHENSIONS):
+        return {n.id for g in scope.generators for n in ast.walk(g.target)
+                if isinstance(n, ast.Name)}
+    args = scope.args
+    bound = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    bound |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+    declared = set()
+    for node in _scope_nodes(scope.body if isinstance(scope.body, list) else [scope.body]):
+        bound |= _binds(node)
+        if isinstance(node, ast.Global):
+            declared |= set(node.names)
+    return bound - declared
+
+
+def _binds(node) -> set[str]:
+    if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        return {node.id}
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"}
+    if isinstance(node, ast.ExceptHandler) and node.name:
+        return {node.name}
+    if isinstance(node, ast.NamedExpr):
+        return {node.target.id}
+    if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+        return {node.name}
+    if isinstance(node, ast.MatchMapping) and node.rest:
+        return {node.rest}
+    return set()
+
+
+def _scope_nodes(stmts):
+    """The nodes of one scope: nested functions and classes not entered (their names are
+    bound here), comprehensions entered only for walrus targets (which bind here)."""
+    stack = list(stmts)
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
+            continue
+        if isinstance(node, _COMPREHENSIONS):
+            yield from (n for n in ast.walk(node) if isinstance(n, ast.NamedExpr))
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+# -- one return at the end --------------------------------------------------------------------
+
+def single_exit(fn: ast.FunctionDef) -> None:
+    """`if t: return a` ... `return b` becomes `if t: r = a` `else: ...; r = b` and one
+    `return r` at the end (in place), so that the `if` can become a conditional. Left as it
+    is when no return is inside an `if`, or one is inside a loop, `with` or `try`."""
+    if not any(isinstance(s, ast.If) and _has_return(s) for s in _statements(fn.body)):
+        return
+    if any(isinstance(s, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try))
+           and _has_return(s) for s in _statements(fn.body)):
+        return
+    end = fn.body[-1]
+    body = _assign_returns(fn.body)
+    if not _always_returns(fn.body):
+        body = [ast.copy_location(_assign_return(ast.Constant(None)), fn.body[0])] + body
+    ret = ast.Return(value=ast.Name(RETURN, ast.Load()))
+    fn.body = body + [ast.copy_location(ret, end)]
+    ast.fix_missing_locations(fn)
+
+
+def _statements(stmts):
+    """Every statement in these, in if-branches and other blocks too (not nested functions)."""
+    for stmt in stmts:
+        yield stmt
+        if isinstance(stmt, (*_FUNCTIONS, ast.ClassDef)):
+            continue
+        for fieldname in ("body", "orelse", "finalbody"):
+            yield from _statements(getattr(stmt, fieldname, []) or [])
+        for handler in getattr(stmt, "handlers", []):
+            yield from _statements(handler.body)
+
+
+def _has_return(stmt) -> bool:
+    return any(isinstance(s, ast.Return) for s in _statements([stmt]))
+
+
+def _always_returns(stmts) -> bool:
+    return any(isinstance(s, ast.Return) or isinstance(s, ast.If) and _always_returns(s.body)
+               and _always_returns(s.orelse) for s in stmts)
+
+
+def _assign_return(value) -> ast.Assign:
+    return ast.Assign(targets=[ast.Name(RETURN, ast.Store())], value=value)
+
+
+def _assign_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """stmts with each `return v` made `__psc_return = v` and the statements after an `if`
+    holding a return moved into its branches that do not return."""
+    out: list[ast.stmt] = []
+    for k, stmt in enumerate(stmts):
+        if isinstance(stmt, ast.Return):
+            out.append(ast.copy_location(_assign_return(stmt.value or ast.Constant(None)), stmt))
+            return out
+        if isinstance(stmt, ast.If) and _has_return(stmt):
+            rest = stmts[k + 1:]
+            branches = [_assign_returns(b + ([] if _always_returns(b) else copy.deepcopy(rest)))
+                        for b in (stmt.body, stmt.orelse)]
+            body = branches[0] or [ast.copy_location(ast.Pass(), stmt)]
+            out.append(ast.copy_location(ast.If(test=stmt.test, body=body, orelse=branches[1]),
+                                         stmt))
+            return out
+        out.append(stmt)
+    return out

@@ -1,0 +1,427 @@
+"""What a trace reads from outside its arguments: made inputs, or guarded, never baked in.
+
+Code converted by `convert` (a cell, a jitted function, and every user function they call)
+reads globals, closure variables, attributes and items through `load`, `attr` and `item`,
+and calls functions through `call`. While `jit` traces, a `Recorder` is current; each value
+read through a `Source` it can fetch again (a global of a function, a closure cell, an
+argument, and attributes or items of those) becomes:
+
+- an *input* of the compiled program when it is an array, a NumPy scalar or a Python float
+  or complex (`ImplicitInput`): a changed value, or an array changed in place, is simply a new
+  argument on the next run;
+- a *guard* otherwise (`Guard`): ints, bools, strings, None and tuples of those by value;
+  functions, modules, classes and dtypes by identity. A re-run checks every guard before it
+  runs the program; one that fails is a cache miss whose reason names what changed
+  (`K (read by f): 2 → 5`).
+
+NumPy's error state is guarded too. Outside a trace the helpers only do what the code says.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import inspect
+import os
+import sys
+import sysconfig
+import types
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..tracing import Trace, Tracer, UnsupportedError, adopting, context_value, is_traced_value
+from .sources import (FETCH_ERRORS, Guard, ImplicitInput, Missing, Source, describe_key,
+                      key_aval, modes_text, short_repr, strict_error_modes, value_key)
+
+
+# -- the reads of one trace -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Reads:
+    """Everything a trace read from outside its arguments, in the order it read it. `check`
+    runs on every re-run: the implicit inputs' values, or None when something changed."""
+    items: tuple[Guard | ImplicitInput, ...] = ()
+    n_args: int = 0                         # argument leaves before the implicit inputs
+    arg_arrays: tuple[int, ...] = ()        # positions of the traced array arguments
+
+    @property
+    def inputs(self) -> tuple[ImplicitInput, ...]:
+        return tuple(r for r in self.items if isinstance(r, ImplicitInput))
+
+    @property
+    def guards(self) -> tuple[Guard, ...]:
+        return tuple(r for r in self.items if isinstance(r, Guard))
+
+    def check(self, leaves) -> list | None:
+        """The implicit inputs' values for a call with these argument leaves, or None when
+        a guard fails or an implicit input's type changed (this runs on every re-run)."""
+        extra: list = []
+        for fetch, holds, read in self._plan:
+            try:
+                value = fetch(leaves)
+            except FETCH_ERRORS:
+                return None
+            if holds is not None:
+                if not holds(value):
+                    return None
+            elif self._input_fits(read, value, leaves, extra):
+                extra.append(value)
+            else:
+                return None
+        return extra
+
+    @functools.cached_property
+    def _plan(self) -> tuple:
+        return tuple((r.source.fetch, r.holds if isinstance(r, Guard) else None, r)
+                     for r in self.items)
+
+    def _input_fits(self, read: ImplicitInput, value, leaves, extra) -> bool:
+        if value_key(value) != read.key:
+            return False
+        if read.same_as >= 0:
+            target = leaves[read.same_as] if read.same_as < self.n_args else \
+                extra[read.same_as - self.n_args]
+            return value is target
+        if read.key[0] != "array":
+            return True
+        return not any(value is leaves[p] for p in self.arg_arrays) and \
+            not any(value is e for e in extra)
+
+    def explain(self, leaves) -> str:
+        """What changed, in the user's words (the first read that no longer holds)."""
+        extra: list = []
+        for read in self.items:
+            value = read.source.get(leaves)
+            if type(read) is Guard:
+                if isinstance(value, Missing) or not read.holds(value):
+                    return read.change(value)
+            elif isinstance(value, Missing) or not self._input_fits(read, value, leaves, extra):
+                return read.change(value)
+            else:
+                extra.append(value)
+        return ""
+
+    def describe(self) -> str:
+        """`cfg.scale: f64[] (input); K (read by f) == 2`."""
+        parts = []
+        for read in self.items:
+            if isinstance(read, ImplicitInput):
+                parts.append(f"{read.source.text()}: {describe_key(read.key)} (input)")
+            elif read.source.root != "errstate":
+                op = {"value": "==", "content": "holds", "length": "has length",
+                      "keys": "has keys"}.get(read.test, "is")
+                parts.append(f"{read.source.text()} {op} {short_repr(read.expected)}")
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class FunctionInfo:
+    """What converted code needs to know about the function it came from: who it is (for
+    messages), its globals, and its closure cells by name."""
+    label: str
+    globals: dict
+    cells: dict[str, Any]
+
+
+class Recorder:
+    """The reads of one trace. Arrays and floats become inputs of `trace` (the outermost
+    trace, also when read inside a loop body); the rest become guards."""
+
+    def __init__(self, trace: Trace, arg_leaves: list, arg_tracers: dict[int, Tracer],
+                 arg_names: list[str]):
+        self.trace = trace
+        self.n_args = len(arg_leaves)
+        self.items: list[Guard | ImplicitInput] = []
+        self.input_tracers: list[Tracer] = []
+        self.input_values: list = []
+        self._by_source: dict[tuple, Any] = {}
+        self._by_array: dict[int, tuple[int, Tracer]] = {
+            id(arg_leaves[i]): (i, t) for i, t in arg_tracers.items()
+            if isinstance(arg_leaves[i], np.ndarray)}
+        self._arg_arrays = tuple(i for i, _ in self._by_array.values())
+        self._sources: dict[int, tuple[Any, Source]] = {}
+        self._elements: dict[int, tuple[np.ndarray, Source]] = {}
+        for i, (name, value) in enumerate(zip(arg_names, arg_leaves, strict=True)):
+            if i not in arg_tracers and _has_attributes(value):
+                self._sources[id(value)] = (value, Source("arg", i, name))
+        self.guard(Source("errstate", None, "NumPy's error state"), "value",
+                   strict_error_modes())
+
+    def finish(self) -> Reads:
+        return Reads(tuple(self.items), self.n_args, self._arg_arrays)
+
+    # recording -----------------------------------------------------------------------------
+    def guard(self, source: Source, test: str, expected) -> None:
+        key = source.key
+        if key not in self._by_source:
+            self._by_source[key] = expected
+            self.items.append(Guard(source, test, expected))
+
+    def guard_baked(self, value, source: Source) -> None:
+        """Guard a value that code psc_jit cannot see reads (so it is baked into the trace)."""
+        if isinstance(value, np.ndarray) and value.nbytes <= BAKED_CONTENT_BYTES:
+            self.guard(source, "content", (value.dtype, value.shape, value.tobytes()))
+        elif isinstance(value, (float, complex, np.generic)) and not isinstance(value, bool):
+            self.guard(source, "value", value)
+        else:
+            test = _guard_test(value)
+            if test is not None:
+                self.guard(source, test, getattr(value, "__func__", value)
+                           if test == "identity" else value)
+
+    def source_of(self, obj) -> Source | None:
+        found = self._sources.get(id(obj))
+        return found[1] if found is not None and found[0] is obj else None
+
+    def read(self, value, source: Source):
+        """The value the code should see for a value read through `source`."""
+        if isinstance(value, Tracer):
+            return value
+        known = self._by_source.get(source.key)
+        if isinstance(known, Tracer):
+            return known
+        if _is_small_index(value):
+            self.guard(source, "content", (value.dtype, value.shape, value.tobytes()))
+            return value
+        if is_traced_value(value) and value_key(value) is not None:
+            return self._input(value, source)
+        if type(value) is tuple:
+            return tuple(self.read(v, source.then("item", i)) for i, v in enumerate(value))
+        test = _guard_test(value)
+        if test is not None:
+            self.guard(source, test, getattr(value, "__func__", value) if test == "identity"
+                       else value)
+        if _has_attributes(value):
+            self._sources.setdefault(id(value), (value, source))
+        if type(value) in (list, dict):
+            self._container(value, source)
+        return value
+
+    def _container(self, value, source: Source) -> None:
+        """A list or dict read from outside: its length (or keys) is guarded, as loops over
+        it depend on them, and its arrays become inputs when the trace takes them as they
+        are (iterated over, or handed to zip, ...) instead of through `item` (`adopt`)."""
+        if type(value) is list:
+            self.guard(source, "length", len(value))
+            items = enumerate(value)
+        else:
+            self.guard(source, "keys", tuple(value))
+            items = value.items()
+        for key, element in items:
+            if type(element) is np.ndarray:
+                self._elements.setdefault(id(element), (element, source.then("item", key)))
+
+    def adopt(self, array: np.ndarray):
+        """The input standing for an array from outside, when it is an element of a list or
+        dict the trace read (None: a constant of the trace's own)."""
+        found = self._elements.get(id(array))
+        if found is None or found[0] is not array:
+            return None
+        result = self.read(array, found[1])
+        return result if isinstance(result, Tracer) else None
+
+    def _input(self, value, source: Source) -> Tracer:
+        key = value_key(value)
+        same = self._by_array.get(id(value)) if key[0] == "array" else None
+        if same is not None:
+            position, tracer = same
+        else:
+            aval, kind, strides = key_aval(key)
+            tracer = self.trace.new_input(aval, kind, strides)
+            position = -1
+            if key[0] == "array":
+                self._by_array[id(value)] = (self.n_args + len(self.input_values), tracer)
+        self.items.append(ImplicitInput(source, key, position))
+        self._by_source[source.key] = tracer
+        self.input_tracers.append(tracer)
+        self.input_values.append(value)
+        return tracer
+
+
+SMALL_INDEX = 4096     # elements: integer and boolean arrays up to this size are guarded
+BAKED_CONTENT_BYTES = 1 << 16   # arrays read unseen: compared by contents up to this size
+
+
+def _is_small_index(value) -> bool:
+    """An integer or boolean array small enough to compare on every re-run: it stays static
+    (code uses such arrays as indices and masks, which must be known to trace)."""
+    return type(value) is np.ndarray and value.dtype.kind in "biu" and \
+        value.size <= SMALL_INDEX
+
+
+def _guard_test(value) -> str | None:
+    """How to guard a static value: by "value", by "identity", or not at all (None: an
+    object whose attributes are guarded one by one as they are read)."""
+    if value is None or value is Ellipsis or isinstance(value, (bool, int, str, bytes, np.dtype)):
+        return "value"
+    if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                          types.ModuleType, type, np.ufunc)) or callable(value) and \
+            not _has_attributes(value):
+        return "identity"
+    if isinstance(value, np.ndarray):
+        return "identity"             # a dtype psc_jit does not trace: it will not compile
+    return None
+
+
+def _has_attributes(value) -> bool:
+    """An object whose attributes or items the code may read (and we then follow): not a
+    number, string, array or function; a module or class only of the user's own code."""
+    if isinstance(value, type):
+        return _is_user_class(value)
+    if isinstance(value, (Tracer, np.ndarray, np.generic, bool, int, float, complex, str,
+                          bytes, type(None), types.FunctionType, types.BuiltinFunctionType,
+                          types.MethodType, np.ufunc, np.dtype)):
+        return False
+    if isinstance(value, types.ModuleType):
+        return is_user_file(getattr(value, "__file__", None) or "")
+    return True
+
+
+def _is_user_class(cls: type) -> bool:
+    """A class of the user's own code: of a notebook, or of a file of theirs (found by its
+    module, or by its methods' code when the module is not imported by name)."""
+    if cls.__module__ == "__main__":
+        return True
+    filename = getattr(sys.modules.get(cls.__module__), "__file__", None)
+    if filename is None:
+        code = next((f.__code__ for f in vars(cls).values()
+                     if isinstance(f, types.FunctionType)), None)
+        filename = code.co_filename if code is not None else None
+    return bool(filename) and is_user_file(filename)
+
+
+def _class_attribute(obj, name: str) -> bool:
+    """Whether obj.name comes from obj's class as a plain value or a method (not from the
+    instance, and not computed by a property or another descriptor)."""
+    if name in getattr(obj, "__dict__", ()):
+        return False
+    found = inspect.getattr_static(type(obj), name, None)
+    return not hasattr(found, "__get__") or isinstance(
+        found, (types.FunctionType, staticmethod, classmethod))
+
+
+_recorder: contextvars.ContextVar[Recorder | None] = contextvars.ContextVar(
+    "psc_jit_reads", default=None)
+
+
+def guard_globals(fn: types.FunctionType) -> None:
+    """A user function psc_jit cannot convert (Python cannot give its source) reads its
+    globals unseen, and the trace bakes what it reads in: guard each global its code names
+    by value (arrays by their contents when small, by identity when large)."""
+    recorder = _recorder.get()
+    if recorder is None:
+        return
+    label = fn.__qualname__.split("<locals>.")[-1]
+    for name in sorted(_code_names(fn.__code__)):
+        if name in fn.__globals__:
+            source = Source("global", fn.__globals__, name, reader=label)
+            recorder.guard_baked(fn.__globals__[name], source)
+
+
+def _code_names(code) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _code_names(const)
+    return names
+
+
+def recording_active() -> bool:
+    return _recorder.get() is not None
+
+
+@contextlib.contextmanager
+def recording(recorder: Recorder):
+    with context_value(_recorder, recorder), adopting(recorder.adopt):
+        yield recorder
+
+
+def check_error_state() -> None:
+    """Compiled code computes inf and nan where NumPy would raise: refuse to trace while
+    NumPy's error state asks to raise (or call a function)."""
+    strict = strict_error_modes()
+    if strict:
+        raise UnsupportedError(
+            f"NumPy's error state asks to {strict[0][1]} on floating-point errors "
+            f"(np.seterr({modes_text(strict)})), and compiled code does not check for them",
+            None, "run it without psc_jit, or reset it with np.seterr("
+            + ", ".join(f"{k}='warn'" for k, _ in strict) + ")")
+
+
+# -- the helpers converted code calls ---------------------------------------------------------
+
+def load(value, info: FunctionInfo, name: str):
+    """`NAME`, a global or closure variable of the converted function `info`."""
+    recorder = _recorder.get()
+    if recorder is None or isinstance(value, Tracer):
+        return value
+    if name in info.cells:
+        source = Source("closure", info.cells[name], name, reader=info.label)
+    elif name in info.globals:
+        source = Source("global", info.globals, name, reader=info.label)
+    else:
+        return value                  # a builtin
+    return recorder.read(value, source)
+
+
+def attr(obj, name: str):
+    """`obj.name`."""
+    value = getattr(obj, name)
+    recorder = _recorder.get()
+    if recorder is None or isinstance(obj, Tracer) or isinstance(value, Tracer):
+        return value
+    source = recorder.source_of(obj)
+    if source is None and not isinstance(obj, type) and _class_attribute(obj, name):
+        source = recorder.source_of(type(obj))     # an object made by the traced code itself
+    return value if source is None else recorder.read(value, source.then("attr", name))
+
+
+def item(obj, key):
+    """`obj[key]` (a read)."""
+    value = obj[key]
+    recorder = _recorder.get()
+    if recorder is None or isinstance(obj, (Tracer, np.ndarray)) or isinstance(value, Tracer) \
+            or not isinstance(key, (int, str, bytes, tuple)) or isinstance(key, bool):
+        return value
+    source = recorder.source_of(obj)
+    return value if source is None else recorder.read(value, source.then("item", key))
+
+
+# -- user code --------------------------------------------------------------------------------
+
+def _library_dirs() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    dirs = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    dirs.add(os.path.dirname(np.__file__))
+    dirs.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # psc_jit's core
+    dirs.add(os.path.dirname(os.__file__))
+    return tuple(sorted(os.path.abspath(d) + os.sep for d in dirs))
+
+
+_LIBRARY_DIRS = _library_dirs()
+_user_files: dict[str, bool] = {}
+
+
+def is_user_file(filename: str) -> bool:
+    """Code of the user's own (a notebook cell, a script, a module of theirs), not of the
+    standard library, an installed package, NumPy or psc_jit."""
+    known = _user_files.get(filename)
+    if known is None:
+        path = os.path.abspath(filename) if filename and not filename.startswith("<") else ""
+        known = bool(filename) and not filename.startswith("<frozen") and not (
+            path.startswith(_LIBRARY_DIRS) or "site-packages" in path
+            or "dist-packages" in path)
+        _user_files[filename] = known
+    return known
+
+
+def is_user_function(fn) -> bool:
+    """A function of the user's own code, not yet converted: neither converted itself nor
+    defined inside converted code (which was converted with it: it closes over `__psc_fn` or
+    `__psc_rd`)."""
+    return isinstance(fn, types.FunctionType) and not getattr(fn, "__psc_converted__", False) \
+        and not any(name.startswith("__psc_") for name in fn.__code__.co_freevars) \
+        and is_user_file(fn.__code__.co_filename)
+

@@ -1,0 +1,91 @@
+"""Where the time of a compiled call goes: Python dispatch, input transfer, XLA execution and
+output handling, measured on a real call; the parts add up to the call, copied inputs are
+named with their reason, and a slower call says which part dominates and what would help."""
+import numpy as np
+import psc_jit
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from psc_jit.core import CallBreakdown, jit
+from psc_jit.widgets.summary import report_text
+from psc_jit.widgets.timing import timing_html
+
+pytestmark = pytest.mark.xla
+
+
+def at_offset(n: int, offset: int) -> np.ndarray:
+    """n float64 zeros whose data starts `offset` bytes after a 64-byte boundary."""
+    buffer = np.zeros(n + 16)
+    shift = (-buffer.ctypes.data % 64 + offset) // 8
+    return buffer[shift:shift + n]
+
+
+def affine(x):
+    return x * 2.0 + 1.0
+
+
+def test_the_parts_add_up_to_the_measured_call():
+    f = jit(affine)
+    x = np.ones(1000)
+    f(x)
+    result, breakdown = f.time_call(x)
+    np.testing.assert_array_equal(result, affine(x))
+    assert breakdown.total == pytest.approx(breakdown.measured, rel=1e-9, abs=1e-12)
+    assert all(seconds >= 0 for _, seconds in breakdown.parts)
+    assert [name for name, _ in breakdown.parts] == list(CallBreakdown.PART_NAMES)
+
+
+def test_a_misaligned_input_is_named_with_the_bytes_copied():
+    f = jit(affine)
+    x = at_offset(1 << 20, 16)
+    f(x)
+    _, breakdown = f.time_call(x)
+    assert breakdown.copies == ("x is not 64-byte aligned: 8 MiB copied",)
+    assert f.time_call(at_offset(1 << 20, 0))[1].copies == ()
+
+
+def test_a_global_array_read_by_the_function_is_named_as_the_user_reads_it(tmp_path):
+    import importlib.util
+    path = tmp_path / "breakdown_helper.py"
+    path.write_text("W = None\ndef run(x):\n    return x + W\n")
+    spec = importlib.util.spec_from_file_location("breakdown_helper", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.W = at_offset(4096, 32)
+    f = jit(module.run)
+    x = at_offset(4096, 0)
+    f(x)
+    _, breakdown = f.time_call(x)
+    assert breakdown.copies == ("W (read by run) is not 64-byte aligned: 32 KiB copied",)
+
+
+def test_advice_names_the_dominant_part():
+    slow_dispatch = CallBreakdown(9e-5, 1e-6, 5e-6, 4e-6, 1e-4)
+    assert slow_dispatch.advice(plain_seconds=5e-6).startswith(
+        "Python dispatch takes 90 µs of the 100 µs call: the cell does too little work")
+    copying = CallBreakdown(1e-5, 9e-3, 1e-3, 1e-4, 1.011e-2,
+                            ("x is not 64-byte aligned: 8 MiB copied",))
+    assert "input transfer takes 9 ms" in copying.advice(plain_seconds=1e-3)
+    assert "x is not 64-byte aligned: 8 MiB copied; allocate inputs 64-byte aligned" in \
+        copying.advice(plain_seconds=1e-3)
+    assert copying.advice(plain_seconds=1.0) is None
+
+
+@pytest.mark.ipython
+def test_the_magic_reports_the_breakdown_and_why_it_is_slower():
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "psc_jit")
+    shell.user_ns.update(np=np, tiny=np.ones(3))
+    shell.run_cell_magic("psc_jit", "--quiet --compare --name tiny-breakdown",
+                         "small = tiny + 1.0\n")
+    report = psc_jit.last_report()
+    breakdown = report.breakdown
+    assert breakdown is not None and breakdown is report.timings.breakdown
+    assert breakdown.total == pytest.approx(breakdown.measured, rel=1e-9, abs=1e-12)
+    html = timing_html(report)
+    for name in CallBreakdown.PART_NAMES:
+        assert name in html
+    if report.timings.speedup < 1 and breakdown.measured > report.timings.plain_median:
+        assert "why slower: " in report_text(report)
+        assert "slower than plain Python" in report_text(report)
+    for name in ("tiny", "small"):
+        shell.user_ns.pop(name)
