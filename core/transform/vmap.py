@@ -5,7 +5,8 @@ f is traced once on one member (the mapped arguments without their mapped axis),
 graph is batched (`batching`): each equation by its primitive's rule. `in_axes` and `out_axes`
 are an int, None, or a tree prefix of the arguments (the outputs) whose leaves are ints (the
 mapped axis, negative counting from the end) or None (not mapped: the same for every member);
-keyword arguments are mapped along axis 0. An argument f updates in place is updated along its
+the arrays among keyword arguments are mapped along axis 0 (as in JAX; their other values are
+passed as they are). An argument f updates in place is updated along its
 mapped axis; a run-time check (an index out of bounds) raises if it fails for any member.
 """
 from __future__ import annotations
@@ -71,7 +72,7 @@ def _leaf_axes(fun, in_axes, args, kwargs) -> tuple[list, list[int | None], list
         paths += [path for path, _ in flatten_with_paths(arg, path=name)[0]]
     for key, value in kwargs.items():
         pairs = flatten_with_paths(value, path=key)[0]
-        axes += [0] * len(pairs)
+        axes += [0 if isinstance(leaf, (np.ndarray, Tracer)) else None for _, leaf in pairs]
         paths += [path for path, _ in pairs]
     leaves = flatten((tuple(args), dict(kwargs)))[0]
     return leaves, [_normalized(a, leaf, path) for a, leaf, path in zip(axes, leaves, paths,

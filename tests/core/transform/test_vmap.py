@@ -152,10 +152,12 @@ def test_in_axes_ints_negative_none_and_tree_prefixes():
 
 
 def test_keyword_arguments_are_mapped_along_axis_zero():
-    def f(x, *, scale):
-        return x * scale
+    def f(x, *, scale, how="times"):
+        return x * scale if how == "times" else x + scale
     assert_same(vmap(f, in_axes=None, axis_size=5)(X[0], scale=np.arange(5.0)),
                 np.arange(5.0)[:, None] * X[0])
+    assert_same(vmap(f, in_axes=None)(X[0], scale=np.arange(5.0), how="plus"),
+                np.arange(5.0)[:, None] + X[0])
 
 
 def test_out_axes_place_the_batch_axis_and_none_passes_through():
