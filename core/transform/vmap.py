@@ -163,9 +163,9 @@ def _write_back(ft: FlatTrace, ops: Ops, outs, out_b, axes, paths, size) -> None
 
 def _hand_over_checks(ft: FlatTrace, ops: Ops, outs, out_b, size) -> None:
     """Each run-time check holds if it holds for every member; it reports the value of the
-    first member it fails for."""
+    first member it fails for. (An empty batch has nothing to check.)"""
     trace = current_trace()
-    for ok, value, message, error in ft.checks:
+    for ok, value, message, error in ft.checks if size else ():      # no member, no check
         holds, shown = outs[ok], outs[value]
         if out_b[ok] or out_b[value]:
             each = holds if out_b[ok] else with_batch(ops, holds, size)

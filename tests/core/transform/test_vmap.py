@@ -286,3 +286,10 @@ def test_the_compiled_program_is_reused():
     again = vmap(layer, in_axes=(0, None))
     again(X, W)
     assert again.jitted.last_call.cache_hit
+
+
+def test_an_empty_batch_gives_empty_results():
+    empty = np.zeros((0, 4))
+    assert vmap(layer, in_axes=(0, None))(empty, W).shape == (0, 3)
+    assert vmap(lambda x, i: x[i])(empty, np.zeros(0, np.int64)).shape == (0,)
+    assert vmap(newton_sqrt)(empty)[0].shape == (0, 4)
