@@ -293,3 +293,20 @@ def test_an_empty_batch_gives_empty_results():
     assert vmap(layer, in_axes=(0, None))(empty, W).shape == (0, 3)
     assert vmap(lambda x, i: x[i])(empty, np.zeros(0, np.int64)).shape == (0,)
     assert vmap(newton_sqrt)(empty)[0].shape == (0, 4)
+
+
+def test_an_unmapped_argument_updated_in_place():
+    def count(x, seen):
+        seen[0] = 1.0
+        return x.sum()
+
+    seen = np.zeros(2)
+    assert_same(vmap(count, in_axes=(0, None))(X, seen), X.sum(axis=1))
+    assert seen.tolist() == [1.0, 0.0]
+
+    def record(x, last):
+        last[0] = x.sum()
+        return x
+
+    with pytest.raises(ValueError, match="argument last in place.*differ from member"):
+        vmap(record, in_axes=(0, None))(X, np.zeros(2))
