@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import ensure_tracer, reshape, unsupported
+from .linalg_api import GUFUNCS
 from .products import matmul
 from .reductions import UFUNC_ACCUMULATORS, UFUNC_REDUCERS
 from .ufuncs import call_ufunc, no_python_scalar
@@ -24,6 +25,8 @@ def _ufunc_method(ufunc: np.ufunc, method: str, *inputs, **kwargs):
     if method == "__call__":
         if ufunc is np.matmul:
             return matmul(*inputs, **kwargs)
+        if ufunc in GUFUNCS:
+            return GUFUNCS[ufunc](*inputs, **kwargs)
         return call_ufunc(ufunc, *inputs, **kwargs)
     if method == "reduce" and ufunc in UFUNC_REDUCERS:
         return UFUNC_REDUCERS[ufunc](*inputs, **kwargs)

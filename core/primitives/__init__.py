@@ -7,6 +7,9 @@ Categories, each a module defining its primitives as values (`exp_p`, `reshape_p
     reductions      reduce_*, argmax/argmin, cumulative reductions, sort
     structural      broadcast, reshape, transpose, slices, pad, iota, gather and scatter
     contraction     dot_general
+    linalg          cholesky, triangular_solve, lu, eigh, svd, geqrf, householder_product,
+                    householder_apply
+    fft             the discrete Fourier transform (stablehlo.fft)
     control         while_loop and cond, whose operands include sub-graphs
 
 Each record holds its rules of differentiation too (see `record`): `autodiff` has the shapes
@@ -18,8 +21,8 @@ those of the primitives that take indices, `control_batching` those of while_loo
 Importing this package registers them all in `PRIMITIVES` (name -> record). Code refers to a
 primitive by its value, never by a string.
 """
-from . import (arithmetic, contraction, control, elementwise, reductions,  # noqa: F401
-               structural, transcendental)
+from . import (arithmetic, contraction, control, elementwise, fft, linalg,  # noqa: F401
+               reductions, structural, transcendental)
 from .control import branch_index
 from .record import PRIMITIVES, Primitive
 

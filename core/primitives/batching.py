@@ -6,7 +6,8 @@ A batched operand carries the batch axis first; every rule keeps it first in its
 A rule writes equations through its `ctx` (`ctx.apply` binds the rule's own primitive with new
 params), never by importing the layer that interprets it.
 
-    elementwise_batch   operands of one shape: the unbatched ones get the batch axis too
+    leading_batch       primitives mapped over their operands' leading axes (elementwise ones,
+                        linear algebra and FFTs on stacks): every operand gets the batch axis
     shifted(names...)   params naming axes (`axes`, `dimension`) move one up
 """
 from __future__ import annotations
@@ -27,9 +28,10 @@ def member_shape(x) -> tuple[int, ...]:
     return x.aval.shape[1:]
 
 
-def elementwise_batch(ctx, operands, batched, **params):
-    """Operands of one shape (elementwise primitives, select, sort): the unbatched ones are
-    broadcast along the batch axis."""
+def leading_batch(ctx, operands, batched, **params):
+    """A primitive mapped over its operands' leading axes (the elementwise primitives, whose
+    operands have one shape; linear algebra and FFTs on stacks of matrices): every operand
+    gets the batch axis as one more leading axis (the unbatched ones are broadcast along it)."""
     args = [ctx.with_batch(x, b) for x, b in zip(operands, batched, strict=True)]
     return all_batched(ctx.apply(args, **params))
 

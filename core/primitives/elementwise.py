@@ -19,7 +19,7 @@ from .autodiff import (LINEAR, abs_partial, add_transpose, complex_transpose, co
                        convert_jvp, convert_transpose, copysign_partial, extremum_jvp,
                        imag_transpose, linear_in, multiply_transpose, negative_transpose,
                        partials, real_transpose, select_transpose, subtract_transpose, zero_jvp)
-from .batching import elementwise_batch
+from .batching import leading_batch
 from .record import (Primitive, bool_dtype_rule, never_weak, register, same_dtype_rule,
                      same_shape_rule)
 
@@ -330,7 +330,7 @@ def elementwise(name: str, ufuncs, lowering, *, impl=None, dtype_rule=same_dtype
     impl = impl or partial(ufunc_impl, ufuncs[0])
     return register(Primitive(name, same_shape_rule, dtype_rule, impl, lowering,
                               weak_type_rule=weak_rule, doc=doc, ufuncs=ufuncs,
-                              batch=elementwise_batch, **derivatives))
+                              batch=leading_batch, **derivatives))
 
 
 def single_op(op_name: str):
@@ -471,8 +471,8 @@ complex_p = elementwise("complex", None, single_op("stablehlo.complex"),
 select_p = register(Primitive(
     "select", select_shape_rule, select_dtype_rule, lambda pred, a, b, **_: np.where(pred, a, b),
     select_lowering, weak_type_rule=select_weak_rule, doc="np.where on one shape and dtype",
-    jvp=linear_in(1, 2), linear=True, transpose=select_transpose, batch=elementwise_batch))
+    jvp=linear_in(1, 2), linear=True, transpose=select_transpose, batch=leading_batch))
 convert_element_type_p = register(Primitive(
     "convert_element_type", same_shape_rule, convert_dtype_rule, _convert_impl, convert_lowering,
     weak_type_rule=convert_weak_rule, doc="astype", jvp=convert_jvp, linear=True,
-    transpose=convert_transpose, batch=elementwise_batch))
+    transpose=convert_transpose, batch=leading_batch))

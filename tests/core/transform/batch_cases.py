@@ -4,7 +4,8 @@ A case is a primitive, its operands and params (`rule_cases.Case`). Operands are
 for every member of a batch, so that batched indices, starts and predicates differ from member
 to member: floats uniformly from a range, integers from a range (start positions beyond the
 array's bounds included, to check the clamping), distinct rows of indices where a scatter that
-sets would otherwise depend on the order of repeated positions, and bools. The loop and branch
+sets would otherwise depend on the order of repeated positions, bools, and well-conditioned
+(or positive definite) matrices for the factorizations and solves. The loop and branch
 primitives are made by tracing small Python functions (among them a `while` whose number of
 iterations depends on the member's data, and a branch whose side depends on it).
 """
@@ -60,6 +61,24 @@ class Bools:
     @property
     def aval(self) -> ShapedArray:
         return ShapedArray(self.shape, np.dtype(bool))
+
+
+@dataclass(frozen=True)
+class Square:
+    """A well-conditioned n x n matrix: random, plus 2n on the diagonal; `definite`: a a^T
+    plus n on the diagonal (symmetric positive definite)."""
+    n: int
+    definite: bool = False
+
+    def draw(self, rng) -> np.ndarray:
+        a = rng.uniform(-1.0, 1.0, (self.n, self.n))
+        if self.definite:
+            return a @ a.T + self.n * np.eye(self.n)
+        return a + 2 * self.n * np.eye(self.n)
+
+    @property
+    def aval(self) -> ShapedArray:
+        return ShapedArray((self.n, self.n), np.dtype(np.float64))
 
 
 S = (2, 3)
@@ -132,6 +151,25 @@ STRUCTURAL = [
          {"num_indexed": 1, "mode": "add"}, "add"),
 ]
 
+SOLVE = {"left_side": True, "lower": True, "transpose_a": "NO_TRANSPOSE", "unit_diagonal": False}
+LINALG = [
+    Case("cholesky", (Square(3, definite=True),)),
+    Case("triangular_solve", (Square(3), Float((3, 2))), SOLVE),
+    Case("triangular_solve", (Square(3), Float((2, 3))),
+         {**SOLVE, "left_side": False, "lower": False, "transpose_a": "TRANSPOSE",
+          "unit_diagonal": True}, "right"),
+    Case("lu", (Float((3, 4)),)),
+    Case("eigh", (Square(3, definite=True),), {"lower": True, "compute_v": True}),
+    Case("svd", (Float((4, 3)),), {"full_matrices": False, "compute_uv": True}),
+    Case("geqrf", (Float((4, 3)),)),
+    Case("householder_product", (Float((4, 3)), Float((3,)))),
+    Case("householder_apply", (Float((4, 3)), Float((3,)), Float((4, 2)))),
+    Case("fft", (Float((2, 8), dtype=C128),), {"fft_type": "FFT", "fft_lengths": (8,)}),
+    Case("fft", (Float((2, 8)),), {"fft_type": "RFFT", "fft_lengths": (8,)}, "real"),
+    Case("fft", (Float((2, 5), dtype=C128),), {"fft_type": "IRFFT", "fft_lengths": (8,)},
+         "inverse-real"),
+]
+
 
 def _newton(t, x0):
     """A while loop whose number of iterations depends on the data."""
@@ -163,4 +201,4 @@ CONTROL_BATCHING = CONTROL + [
     Case("while_loop", (Float((4, 3)), Float((3,))), label="indexed", traced=_indexed_in_a_loop),
 ]
 
-CASES = ELEMENTWISE + REDUCTIONS + STRUCTURAL + CONTRACTION + CONTROL_BATCHING
+CASES = ELEMENTWISE + REDUCTIONS + STRUCTURAL + CONTRACTION + LINALG + CONTROL_BATCHING

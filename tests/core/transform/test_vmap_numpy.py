@@ -6,7 +6,9 @@ those operands' values shuffled (so the values stay in their domain: integers, p
 indices). Every operand is mapped, or some are (x along its last axis) and the others are the
 same for every member; the result must equal the example run by NumPy on each member, stacked
 (dtype included; the values of np.empty and np.empty_like are whatever memory held, so only
-their type is compared).
+their type is compared). Where NumPy would shape a member's result otherwise than the program
+does (lstsq's residuals of a rank-deficient matrix), vmap raises DataDependentShapeError, as
+jit does for that member.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import warnings
 
 import numpy as np
 import pytest
-from psc_jit.core import TraceError, vmap
+from psc_jit.core import DataDependentShapeError, TraceError, jit, vmap
 from psc_jit.core.tree_util import flatten
 
 pytestmark = pytest.mark.xla
@@ -85,5 +87,20 @@ def test_vmap_of_a_numpy_function_is_numpy_on_each_member(name, example, mapped)
             got = vmap(example, in_axes=in_axes)(*args)
         except TraceError as err:
             pytest.fail(f"{name}: {err.explain()}")
+        except DataDependentShapeError:
+            _assert_jit_refuses_a_member(example, members)
+            return
         expected = [example(*[np.copy(o) for o in m]) for m in members]
     _compare(name, got, expected)
+
+
+def _assert_jit_refuses_a_member(example, members):
+    """NumPy's result for some member has another shape than the program's (lstsq of a
+    rank-deficient matrix): jit refuses that member as vmap refuses the batch."""
+    refused = 0
+    for m in members:
+        try:
+            jit(example)(*[np.copy(o) for o in m])
+        except DataDependentShapeError:
+            refused += 1
+    assert refused, "vmap raised DataDependentShapeError, but jit runs every member"
