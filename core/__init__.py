@@ -20,8 +20,9 @@ The layout is the pipeline; each layer imports only the layers above it in this 
     compile/           jit and the staged API, the trace and executable caches, the one
                        module that imports jaxlib (compile/xla.py), the fused kernels of the
                        optimized module, run reports and timing
-    transform/         grad, value_and_grad, vjp, jvp, jacfwd, jacrev: interpreters of the
-                       graphs driven by each primitive's rules of differentiation
+    transform/         grad, value_and_grad, vjp, jvp, jacfwd, jacrev, vmap: interpreters of
+                       the graphs driven by each primitive's rules of differentiation and
+                       batching
 
 extension/ and widgets/ import core only from here (and records from `psc_jit.core.ir`).
 """
@@ -45,13 +46,13 @@ from .lowering import LoweringError
 from .primitives import PRIMITIVES, Primitive
 from .tracing import (BudgetExceeded, ConcretizationError, DataDependentShapeError, TraceError,
                       UnsupportedError)
-from .transform import grad, jacfwd, jacrev, jvp, value_and_grad, vjp
+from .transform import grad, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap
 from .typecheck import GraphTypeError, check_graph
 
 __all__ = [
     "jit", "Jitted", "Traced", "Lowered", "Compiled", "CallSpec", "CallReport", "Fallback",
     "fori_loop", "while_loop", "cond", "switch", "scan",
-    "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev",
+    "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "vmap",
     "TraceError", "ConcretizationError", "UnsupportedError", "DataDependentShapeError",
     "BudgetExceeded", "LoweringError", "XlaError", "Budget", "budget",
     "GraphTypeError", "check_graph",

@@ -91,3 +91,26 @@ def leaf_count(structure: Hashable) -> int:
     if structure is LEAF:
         return 1
     return sum(leaf_count(child) for child in children(structure))
+
+
+def broadcast_prefix(prefix, tree, node_types=CONTAINERS, is_leaf=lambda p: p is None) -> list:
+    """For each leaf of `tree`, the leaf of `prefix` above it: `prefix` has the structure of
+    `tree` down to its own leaves, each of which stands for the whole subtree below it (as
+    JAX's in_axes stands for the arguments). ValueError where the structures differ."""
+    if is_leaf(prefix) or not _is_node(prefix, node_types):
+        return [prefix] * len(flatten(tree, node_types)[0])
+    if not _is_node(tree, node_types):
+        raise ValueError(f"{prefix!r} is a container where the value is a leaf ({tree!r})")
+    (prefix_pairs, prefix_kind), (tree_pairs, tree_kind) = (_children(prefix, ""),
+                                                            _children(tree, ""))
+    if isinstance(prefix, dict) and isinstance(tree, dict):
+        if set(prefix) != set(tree):
+            raise ValueError(f"keys {sorted(map(str, prefix))} where the value has keys "
+                             f"{sorted(map(str, tree))}")
+        return [p for k in tree for p in broadcast_prefix(prefix[k], tree[k], node_types,
+                                                          is_leaf)]
+    if prefix_kind[0] != tree_kind[0] or len(prefix_pairs) != len(tree_pairs):
+        raise ValueError(f"a {type(prefix).__name__} of {len(prefix_pairs)} where the value is "
+                         f"a {type(tree).__name__} of {len(tree_pairs)}")
+    return [p for (_, sub_prefix), (_, sub_tree) in zip(prefix_pairs, tree_pairs, strict=True)
+            for p in broadcast_prefix(sub_prefix, sub_tree, node_types, is_leaf)]

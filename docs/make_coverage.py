@@ -249,6 +249,11 @@ def methods() -> list[str]:
                   and n not in TRACER_OWN)
 
 
+def examples() -> list[tuple[str, Callable]]:
+    """(name, example) for every NumPy function and ufunc in the table: each example takes
+    the operands (x, y, v, i, b) of `OPERANDS`."""
+    return ([(numpy_name(f), EXAMPLES.get(f, _default_example(f))) for f in functions()]
+            + [(f"np.{u.__name__}", _ufunc_example(u)) for u in ufuncs()])
 
 
 def primitives_of(example, operands=OPERANDS) -> list[str]:

@@ -7,7 +7,7 @@
 fusion_explained.ipynb   what XLA fused, and which line went into which kernel
 cache_behaviour.ipynb    cache hits and misses: shapes, dtypes, static values, %psc_cache
 timing_comparisons.ipynb plain NumPy against compiled, cell by cell, and %psc_timings
-gradients.ipynb          %%psc_jit --grad, grad/jvp/vjp/jacobians of plain NumPy code
+gradients.ipynb          %%psc_jit --grad, grad/jvp/vjp/jacobians and vmap of plain NumPy code
 
 Edit the cells here and re-run it, so that the notebooks stay reviewable as diffs.
 (quickstart.ipynb has its own script, make_quickstart.py.)
@@ -333,6 +333,42 @@ try:
     psc_jit.grad(grow)(np.ones(3))
 except Exception as error:
     print(error.explain())"""),
+    ("markdown", """\
+## Batching with `psc_jit.vmap`
+
+`vmap(f)(X)` is `np.stack([f(x) for x in X])`, computed as one program over the whole batch:
+f is traced once, on one example, and each of its operations is rewritten to work on all of
+them (JAX's `vmap`, with its `in_axes`, `out_axes` and `axis_size`). Composed with `grad` it
+gives per-example gradients: `in_axes=(None, 0, 0)` shares the parameters and maps over the
+rows of `x` and `y`. Their mean is the gradient of the mean loss."""),
+    ("code", """\
+def example_loss(params, x, y):
+    h = np.tanh(x @ params["w1"] + params["b1"])
+    return (((h @ params["w2"] + params["b2"]) - y) ** 2).sum()
+
+per_example = psc_jit.vmap(psc_jit.grad(example_loss), in_axes=(None, 0, 0))(params, x, y)
+one_by_one = [psc_jit.grad(example_loss)(params, x[i], y[i])["w1"] for i in range(4)]
+(per_example["w1"].shape,
+ bool(np.allclose(per_example["w1"][:4], one_by_one)),
+ bool(np.allclose(per_example["w1"].mean(axis=0), psc_jit.grad(loss_fn)(params, x, y)["w1"])))"""),
+    ("markdown", """\
+Control flow is batched too. A `while` loop whose number of iterations depends on each
+example's data runs until every example is done, each keeping its values from the iteration it
+finished (as in the Python loop over examples); a branch on an example's data takes each
+example's side."""),
+    ("code", """\
+def newton_sqrt(t):
+    x = np.ones_like(t)
+    err, steps = np.abs(t).max() + 1.0, 0
+    while err > 1e-12:
+        step = (x * x - t) / (2.0 * x)
+        x = x - step
+        err = np.abs(step).max()
+        steps += 1
+    return x, steps
+
+roots, steps = psc_jit.vmap(newton_sqrt)(np.array([[2.0, 3.0], [1e6, 5.0], [1.0, 4.0]]))
+roots, steps"""),
 ]
 
 NOTEBOOKS = {

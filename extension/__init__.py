@@ -7,17 +7,18 @@
     loss = (h ** 2).mean()
 
 `jit(f)` compiles a function the same way; `grad`, `value_and_grad`, `vjp`, `jvp`, `jacfwd`
-and `jacrev` differentiate one, as JAX's do (`%%psc_jit --grad loss --wrt w` binds `dloss_dw`);
+and `jacrev` differentiate one, as JAX's do (`%%psc_jit --grad loss --wrt w` binds `dloss_dw`),
+and `vmap` batches one (`vmap(f)(X)` is `np.stack([f(x) for x in X])`, in one program);
 `last_report()` is the record of the last `%%psc_jit` run.
 """
 from __future__ import annotations
 
 from .core import (cond, fori_loop, grad, jacfwd, jacrev, jit, jvp, scan, switch,
-                   value_and_grad, vjp, while_loop)
+                   value_and_grad, vjp, vmap, while_loop)
 from .runner import last_report
 
 __all__ = ["jit", "fori_loop", "while_loop", "cond", "switch", "scan", "last_report",
-           "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev",
+           "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "vmap",
            "load_ipython_extension", "unload_ipython_extension"]
 
 def load_ipython_extension(ipython) -> None:

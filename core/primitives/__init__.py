@@ -14,7 +14,9 @@ Categories, each a module defining its primitives as values (`exp_p`, `reshape_p
 
 Each record holds its rules of differentiation too (see `record`): `autodiff` has the shapes
 of rule that categories share (and the elementwise primitives' rules), `control_derivatives`
-the rules of while_loop and cond.
+the rules of while_loop and cond. And its batching rule (vmap): `batching` has the shapes that
+categories share and the rules of the structural primitives and dot_general, `index_batching`
+those of the primitives that take indices, `control_batching` those of while_loop and cond.
 
 Importing this package registers them all in `PRIMITIVES` (name -> record). Code refers to a
 primitive by its value, never by a string.

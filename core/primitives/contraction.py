@@ -10,6 +10,7 @@ import string
 import numpy as np
 
 from .autodiff import is_linear, partials
+from .batching import dot_general_batch
 from .record import Primitive, register, same_dtype_rule
 from .structural import transpose_p
 
@@ -131,4 +132,4 @@ dot_general_p = register(Primitive(
     doc="contraction over static dimensions (matmul, einsum, tensordot)",
     jvp=partials(lambda ctx, t, out, lhs, rhs, **dims: ctx.bind(dot_general_p, t, rhs, **dims),
                  lambda ctx, t, out, lhs, rhs, **dims: ctx.bind(dot_general_p, lhs, t, **dims)),
-    linear=True, transpose=dot_general_transpose))
+    linear=True, transpose=dot_general_transpose, batch=dot_general_batch))

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..interpreter import eval_graph
 from ..ir import Graph, ShapedArray
+from .control_batching import cond_batch, while_loop_batch
 from .control_derivatives import cond_jvp, cond_vjp, split_while, while_loop_jvp, while_loop_vjp
 from .record import Primitive, register
 
@@ -101,7 +102,8 @@ def while_loop_lowering(ctx, *args, cond_graph, body_graph, cond_nconsts, body_n
 while_loop_p = register(Primitive(
     "while_loop", while_loop_shape_rule, while_loop_dtype_rule, while_loop_impl,
     while_loop_lowering, multiple_results=True, weak_type_rule=while_loop_weak_rule,
-    doc="a Python loop rolled into one XLA while loop", jvp=while_loop_jvp, vjp=while_loop_vjp))
+    doc="a Python loop rolled into one XLA while loop", jvp=while_loop_jvp, vjp=while_loop_vjp,
+    batch=while_loop_batch))
 
 
 # -- cond -------------------------------------------------------------------------------------
@@ -153,4 +155,5 @@ def cond_lowering(ctx, index, *args, branches):
 cond_p = register(Primitive(
     "cond", cond_shape_rule, cond_dtype_rule, cond_impl, cond_lowering,
     multiple_results=True, weak_type_rule=cond_weak_rule,
-    doc="an if/else (or a switch) on a traced value: one XLA case", jvp=cond_jvp, vjp=cond_vjp))
+    doc="an if/else (or a switch) on a traced value: one XLA case", jvp=cond_jvp, vjp=cond_vjp,
+    batch=cond_batch))

@@ -56,7 +56,7 @@ def _varying(graph: Graph, inputs) -> set[int]:
     return found
 
 
-def _settle(grow, start: list[bool]) -> list[bool]:
+def settle(grow, start: list[bool]) -> list[bool]:
     """The least fixpoint above `start` of mask -> mask | grow(mask) (carried values that
     become active, or get tangents, in some iteration)."""
     mask = list(start)
@@ -74,7 +74,7 @@ def while_loop_jvp(ctx, primals, tangents, *, cond_graph, body_graph, cond_ncons
     cond_consts, body_consts, carried = split_while(primals, cond_nconsts, body_nconsts)
     _, const_tangents, carried_tangents = split_while(tangents, cond_nconsts, body_nconsts)
     const_nz = [t is not None for t in const_tangents]
-    carried_nz = _settle(lambda nz: ctx.jvp_graph(body_graph, const_nz + nz)[1],
+    carried_nz = settle(lambda nz: ctx.jvp_graph(body_graph, const_nz + nz)[1],
                          [t is not None for t in carried_tangents])
     body, _ = ctx.jvp_graph(body_graph, const_nz + carried_nz, instantiate=carried_nz)
     nb, nc, nt = len(body_consts), len(carried), sum(const_nz)
@@ -100,7 +100,7 @@ def while_loop_vjp(ctx, primals, active, *, cond_graph, body_graph, cond_nconsts
                    trip_count=None):
     cond_consts, body_consts, carried = split_while(primals, cond_nconsts, body_nconsts)
     _, const_active, carried_active = split_while(active, cond_nconsts, body_nconsts)
-    carried_active = _settle(lambda act: active_outputs(body_graph, const_active + act),
+    carried_active = settle(lambda act: active_outputs(body_graph, const_active + act),
                              [a and _inexact(c.aval) for a, c in zip(carried_active, carried,
                                                                      strict=True)])
     if trip_count is None:

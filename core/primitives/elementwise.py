@@ -19,6 +19,7 @@ from .autodiff import (LINEAR, abs_partial, add_transpose, complex_transpose, co
                        convert_jvp, convert_transpose, copysign_partial, extremum_jvp,
                        imag_transpose, linear_in, multiply_transpose, negative_transpose,
                        partials, real_transpose, select_transpose, subtract_transpose, zero_jvp)
+from .batching import leading_batch
 from .record import (Primitive, bool_dtype_rule, never_weak, register, same_dtype_rule,
                      same_shape_rule)
 
@@ -323,11 +324,13 @@ def elementwise(name: str, ufuncs, lowering, *, impl=None, dtype_rule=same_dtype
     """Register an elementwise primitive: operands of one shape; `ufuncs` (one or a tuple) are
     the NumPy ufuncs it is (the NumPy layer dispatches them to it), the first its reference
     implementation unless `impl` is given. `derivatives`: its rules of differentiation
-    (`jvp=`, `transpose=`, `linear=`, `differentiable=`; see `record`)."""
+    (`jvp=`, `transpose=`, `linear=`, `differentiable=`; see `record`). They share one
+    batching rule."""
     ufuncs = ufuncs if isinstance(ufuncs, tuple) else (ufuncs,) if ufuncs is not None else ()
     impl = impl or partial(ufunc_impl, ufuncs[0])
     return register(Primitive(name, same_shape_rule, dtype_rule, impl, lowering,
-                              weak_type_rule=weak_rule, doc=doc, ufuncs=ufuncs, **derivatives))
+                              weak_type_rule=weak_rule, doc=doc, ufuncs=ufuncs,
+                              batch=leading_batch, **derivatives))
 
 
 def single_op(op_name: str):
@@ -468,8 +471,8 @@ complex_p = elementwise("complex", None, single_op("stablehlo.complex"),
 select_p = register(Primitive(
     "select", select_shape_rule, select_dtype_rule, lambda pred, a, b, **_: np.where(pred, a, b),
     select_lowering, weak_type_rule=select_weak_rule, doc="np.where on one shape and dtype",
-    jvp=linear_in(1, 2), linear=True, transpose=select_transpose))
+    jvp=linear_in(1, 2), linear=True, transpose=select_transpose, batch=leading_batch))
 convert_element_type_p = register(Primitive(
     "convert_element_type", same_shape_rule, convert_dtype_rule, _convert_impl, convert_lowering,
     weak_type_rule=convert_weak_rule, doc="astype", jvp=convert_jvp, linear=True,
-    transpose=convert_transpose))
+    transpose=convert_transpose, batch=leading_batch))

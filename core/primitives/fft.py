@@ -22,6 +22,7 @@ import numpy as np
 from ..ir import Literal
 from ..lowering import i64_array
 from .autodiff import linear_in
+from .batching import leading_batch
 from .record import Primitive, register
 
 FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
@@ -109,4 +110,4 @@ fft_p = register(Primitive(
     "fft", fft_shape_rule, fft_dtype_rule, fft_impl, fft_lowering,
     weak_type_rule=lambda x, **_: False,
     doc="discrete Fourier transform over the trailing axes (stablehlo.fft)",
-    jvp=linear_in(), linear=True, transpose=fft_transpose))
+    jvp=linear_in(), linear=True, transpose=fft_transpose, batch=leading_batch))

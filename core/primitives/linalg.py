@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import ShapedArray
+from .batching import leading_batch
 from .record import Primitive, register
 
 LINALG_DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
@@ -167,7 +168,8 @@ def cholesky_lowering(ctx, a):
 
 cholesky_p = register(Primitive(
     "cholesky", cholesky_shape_rule, lambda a: a.dtype, cholesky_impl, cholesky_lowering,
-    weak_type_rule=_never_weak, doc="np.linalg.cholesky: the lower Cholesky factor"))
+    weak_type_rule=_never_weak, doc="np.linalg.cholesky: the lower Cholesky factor",
+    batch=leading_batch))
 
 
 # -- triangular_solve -------------------------------------------------------------------------
@@ -239,7 +241,8 @@ def triangular_solve_lowering(ctx, a, b, *, left_side, lower, transpose_a, unit_
 triangular_solve_p = register(Primitive(
     "triangular_solve", triangular_solve_shape_rule, lambda a, b, **_: b.dtype,
     triangular_solve_impl, triangular_solve_lowering, weak_type_rule=_never_weak,
-    doc="x with op(a) x = b (or x op(a) = b) for triangular a"))
+    doc="x with op(a) x = b (or x op(a) = b) for triangular a",
+    batch=leading_batch))
 
 
 # -- lu ---------------------------------------------------------------------------------------
@@ -356,7 +359,8 @@ def pivots_to_permutation(ctx, pivots, pivots_aval, perm_aval) -> str:
 lu_p = register(Primitive(
     "lu", lu_shape_rule, lu_dtype_rule, lu_impl, lu_lowering, multiple_results=True,
     weak_type_rule=lambda a: [False] * 3,
-    doc="LU with partial pivoting (getrf): packed L\\U, pivots, permutation"))
+    doc="LU with partial pivoting (getrf): packed L\\U, pivots, permutation",
+    batch=leading_batch))
 
 
 # -- eigh -------------------------------------------------------------------------------------
@@ -396,7 +400,8 @@ def eigh_lowering(ctx, a, *, lower, compute_v):
 eigh_p = register(Primitive(
     "eigh", eigh_shape_rule, eigh_dtype_rule, eigh_impl, eigh_lowering, multiple_results=True,
     weak_type_rule=lambda a, **p: [False] * (3 if p["compute_v"] else 2),
-    doc="eigenvalues (ascending) and eigenvectors of Hermitian matrices (syevd/heevd)"))
+    doc="eigenvalues (ascending) and eigenvectors of Hermitian matrices (syevd/heevd)",
+    batch=leading_batch))
 
 
 # -- svd --------------------------------------------------------------------------------------
@@ -447,7 +452,8 @@ def svd_lowering(ctx, a, *, full_matrices, compute_uv):
 svd_p = register(Primitive(
     "svd", svd_shape_rule, svd_dtype_rule, svd_impl, svd_lowering, multiple_results=True,
     weak_type_rule=lambda a, **p: [False] * (4 if p["compute_uv"] else 2),
-    doc="singular values (descending) and vectors (gesdd)"))
+    doc="singular values (descending) and vectors (gesdd)",
+    batch=leading_batch))
 
 
 # -- geqrf, householder_product ---------------------------------------------------------------
@@ -473,7 +479,8 @@ def geqrf_lowering(ctx, a):
 geqrf_p = register(Primitive(
     "geqrf", geqrf_shape_rule, lambda a: [a.dtype, a.dtype], geqrf_impl, geqrf_lowering,
     multiple_results=True, weak_type_rule=lambda a: [False, False],
-    doc="Householder QR in LAPACK's compact form (np.linalg.qr's 'raw')"))
+    doc="Householder QR in LAPACK's compact form (np.linalg.qr's 'raw')",
+    batch=leading_batch))
 
 
 def householder_product_shape_rule(a, taus):
@@ -513,7 +520,8 @@ def householder_product_lowering(ctx, a, taus):
 householder_product_p = register(Primitive(
     "householder_product", householder_product_shape_rule, lambda a, taus: a.dtype,
     householder_product_impl, householder_product_lowering, weak_type_rule=_never_weak,
-    doc="Q from Householder reflectors (orgqr/ungqr)"))
+    doc="Q from Householder reflectors (orgqr/ungqr)",
+    batch=leading_batch))
 
 
 def householder_apply_shape_rule(a, taus, c):
@@ -548,4 +556,5 @@ def householder_apply_lowering(ctx, a, taus, c):
 householder_apply_p = register(Primitive(
     "householder_apply", householder_apply_shape_rule, lambda a, taus, c: c.dtype,
     householder_apply_impl, householder_apply_lowering, weak_type_rule=_never_weak,
-    doc="Q^H c for Q from Householder reflectors, Q never formed (ormqr/unmqr)"))
+    doc="Q^H c for Q from Householder reflectors, Q never formed (ormqr/unmqr)",
+    batch=leading_batch))

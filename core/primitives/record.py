@@ -19,6 +19,15 @@ differentiation (`core.transform` is their interpreter):
 - `differentiable=False` declares a primitive whose results have no derivative (comparisons,
   integer and bit operations, argmax): their tangents are zero, without a rule.
 
+and its rule of automatic batching (`core.transform.batching` is its interpreter):
+
+- `batch(ctx, operands, batched, **params) -> (outs, which outs are batched)`: the equation on
+  operands that carry one more leading axis, the batch axis, where `batched` says so (axis 0,
+  always; an unbatched operand has its own shape). `ctx` (a `core.transform.BatchContext`)
+  emits equations, knows `axis_size`, gives an unbatched operand the batch axis
+  (`ctx.with_batch(x)`) and batches sub-graphs. The interpreter copies an equation none of whose
+  operands is batched without asking its rule.
+
 Categories share one rule through `functools.partial`. The modules of this package define the
 primitives as values (`exp_p`); `PRIMITIVES` is the closed set, by name.
 """
@@ -48,6 +57,7 @@ class Primitive:
     vjp: Callable[..., Any] | None = None         # reverse mode of control flow
     differentiable: bool = True                   # False: results have zero derivative
     linear: bool = False                          # linear in its inexact operands
+    batch: Callable[..., Any] | None = None       # rule of automatic batching (vmap)
     rewrite: Callable[..., Any] | None = None   # (eqn, producer) -> an equivalent Eqn or None
 
     def __repr__(self) -> str:

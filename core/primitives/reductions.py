@@ -13,6 +13,7 @@ import numpy as np
 from ..ir import ShapedArray
 from ..lowering import i64_array
 from .autodiff import linear_in
+from .batching import shifted
 from .elementwise import complex_parts, extremum, ordered
 from .record import Primitive, register
 
@@ -88,7 +89,8 @@ def _reduce(ctx, kind: str, x, axes, aval, out):
 def reduction(kind: str, reducer, **derivatives) -> Primitive:
     return register(Primitive(f"reduce_{kind}", reduce_shape_rule, _dtype_of,
                               partial(_impl, reducer), partial(reduce_lowering, kind),
-                              doc=f"np.{reducer.__name__} over static axes", **derivatives))
+                              doc=f"np.{reducer.__name__} over static axes",
+                              batch=shifted("axes"), **derivatives))
 
 
 def _kept(aval, axes) -> list[int]:
@@ -243,7 +245,8 @@ def arg_reduction(kind: str, fn) -> Primitive:
     return register(Primitive(f"arg{kind}", arg_shape_rule,
                               lambda aval, *, axis, index_dtype: np.dtype(index_dtype),
                               partial(arg_impl, fn), partial(arg_lowering, kind),
-                              weak_type_rule=lambda *a, **k: False, differentiable=False))
+                              weak_type_rule=lambda *a, **k: False, differentiable=False,
+                              batch=shifted("axis")))
 
 
 argmax_p = arg_reduction("max", np.argmax)
@@ -320,7 +323,7 @@ def _combine(ctx, kind: str, x, y, aval):
 def cumulative(kind: str, fn, **derivatives) -> Primitive:
     return register(Primitive(f"cum{kind}", lambda aval, *, axis, reverse: aval.shape, _dtype_of,
                               partial(cumulative_impl, fn), partial(cumulative_lowering, kind),
-                              **derivatives))
+                              batch=shifted("axis"), **derivatives))
 
 
 def cumsum_transpose(ctx, ct, x, *, axis, reverse):
@@ -489,4 +492,4 @@ def sort_jvp(ctx, primals, tangents, *, dimension, num_keys):
 sort_p = register(Primitive("sort", sort_shape_rule, lambda *avals, **_: [a.dtype for a in avals],
                             sort_impl, sort_lowering, multiple_results=True,
                             weak_type_rule=lambda *avals, **_: [a.weak_type for a in avals],
-                            jvp=sort_jvp))
+                            jvp=sort_jvp, batch=shifted("dimension")))

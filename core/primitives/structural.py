@@ -10,6 +10,10 @@ import numpy as np
 from ..ir import Literal, ShapedArray
 from ..lowering import i64_array
 from .autodiff import is_linear, linear_in
+from .batching import (broadcast_in_dim_batch, pad_batch, reshape_batch, shifted, slice_batch,
+                       transpose_batch)
+from .index_batching import (dynamic_slice_batch, dynamic_update_slice_batch, gather_batch,
+                             scatter_batch)
 from .record import Primitive, register, same_dtype_rule
 
 LINEAR = {"jvp": linear_in(), "linear": True}
@@ -68,7 +72,7 @@ def broadcast_in_dim_transpose(ctx, ct, x, *, shape, broadcast_dimensions):
 
 broadcast_in_dim_p = structural("broadcast_in_dim", broadcast_in_dim_shape_rule,
                                 broadcast_in_dim_impl, broadcast_in_dim_lowering, **LINEAR,
-                                transpose=broadcast_in_dim_transpose)
+                                transpose=broadcast_in_dim_transpose, batch=broadcast_in_dim_batch)
 
 
 # -- reshape ----------------------------------------------------------------------------------
@@ -85,7 +89,8 @@ def reshape_lowering(ctx, x, *, new_shape):
 
 reshape_p = structural("reshape", reshape_shape_rule,
                        lambda x, *, new_shape: np.reshape(x, new_shape), reshape_lowering,
-                       **LINEAR, transpose=lambda ctx, ct, x, **_: [ctx.reshape(ct, x.aval.shape)])
+                       **LINEAR, transpose=lambda ctx, ct, x, **_: [ctx.reshape(ct, x.aval.shape)],
+                       batch=reshape_batch)
 
 
 # -- transpose --------------------------------------------------------------------------------
@@ -107,7 +112,8 @@ def transpose_transpose(ctx, ct, x, *, permutation):
 
 transpose_p = structural("transpose", transpose_shape_rule,
                          lambda x, *, permutation: np.transpose(x, permutation).copy(),
-                         transpose_lowering, **LINEAR, transpose=transpose_transpose)
+                         transpose_lowering, **LINEAR, transpose=transpose_transpose,
+                         batch=transpose_batch)
 
 
 # -- slice (static, positive strides) ---------------------------------------------------------
@@ -143,7 +149,7 @@ def slice_transpose(ctx, ct, x, *, start_indices, limit_indices, strides):
 
 
 slice_p = structural("slice", slice_shape_rule, slice_impl, slice_lowering, **LINEAR,
-                     transpose=slice_transpose)
+                     transpose=slice_transpose, batch=slice_batch)
 
 
 # -- rev --------------------------------------------------------------------------------------
@@ -155,7 +161,8 @@ def rev_lowering(ctx, x, *, dimensions):
 
 rev_p = structural("rev", lambda aval, *, dimensions: aval.shape,
                    lambda x, *, dimensions: np.flip(x, dimensions).copy(), rev_lowering,
-                   **LINEAR, transpose=lambda ctx, ct, x, *, dimensions: [ctx.rev(ct, dimensions)])
+                   **LINEAR, transpose=lambda ctx, ct, x, *, dimensions: [ctx.rev(ct, dimensions)],
+                   batch=shifted("dimensions"))
 
 
 # -- concatenate ------------------------------------------------------------------------------
@@ -192,7 +199,7 @@ concatenate_p = register(Primitive("concatenate", concatenate_shape_rule,
                                    lambda *avals, dimension: same_dtype_rule(*avals),
                                    lambda *xs, dimension: np.concatenate(xs, axis=dimension),
                                    concatenate_lowering, **LINEAR,
-                                   transpose=concatenate_transpose))
+                                   transpose=concatenate_transpose, batch=shifted("dimension")))
 
 
 # -- pad --------------------------------------------------------------------------------------
@@ -203,13 +210,17 @@ def pad_shape_rule(aval, pad_value, *, low, high, interior):
 
 
 def pad_impl(x, pad_value, *, low, high, interior):
+    """Padded by the positive widths, then cropped by the negative ones (as XLA's pad)."""
+    grow_low, grow_high = [max(lo, 0) for lo in low], [max(hi, 0) for hi in high]
     out_shape = pad_shape_rule(ShapedArray(np.shape(x), np.asarray(x).dtype), None,
-                               low=low, high=high, interior=interior)
+                               low=grow_low, high=grow_high, interior=interior)
     out = np.full(out_shape, pad_value, dtype=np.asarray(x).dtype)
     index = tuple(slice(lo, lo + (d - 1) * (it + 1) + 1 if d else lo, it + 1)
-                  for d, lo, it in zip(np.shape(x), low, interior, strict=True))
+                  for d, lo, it in zip(np.shape(x), grow_low, interior, strict=True))
     out[index] = x
-    return out
+    crop = tuple(slice(max(-lo, 0), n - max(-hi, 0))
+                 for n, lo, hi in zip(out_shape, low, high, strict=True))
+    return out[crop]
 
 
 def pad_lowering(ctx, x, pad_value, *, low, high, interior):
@@ -234,7 +245,7 @@ def pad_transpose(ctx, ct, x, pad_value, *, low, high, interior):
 
 pad_p = structural("pad", pad_shape_rule, pad_impl, pad_lowering,
                    dtype_rule=lambda aval, pad_value, **_: same_dtype_rule(aval, pad_value),
-                   **LINEAR, transpose=pad_transpose)
+                   **LINEAR, transpose=pad_transpose, batch=pad_batch)
 
 
 # -- iota -------------------------------------------------------------------------------------
@@ -286,7 +297,7 @@ def dynamic_slice_transpose(ctx, ct, x, *starts, slice_sizes):
 
 dynamic_slice_p = structural("dynamic_slice", dynamic_slice_shape_rule, dynamic_slice_impl,
                              dynamic_slice_lowering, jvp=linear_in(0), linear=True,
-                             transpose=dynamic_slice_transpose)
+                             transpose=dynamic_slice_transpose, batch=dynamic_slice_batch)
 
 
 def dynamic_update_slice_shape_rule(aval, update, *starts):
@@ -319,7 +330,8 @@ def dynamic_update_slice_transpose(ctx, ct, x, update, *starts):
 dynamic_update_slice_p = structural(
     "dynamic_update_slice", dynamic_update_slice_shape_rule, dynamic_update_slice_impl,
     dynamic_update_slice_lowering, dtype_rule=lambda aval, update, *_: same_dtype_rule(aval, update),
-    jvp=linear_in(0, 1), linear=True, transpose=dynamic_update_slice_transpose)
+    jvp=linear_in(0, 1), linear=True, transpose=dynamic_update_slice_transpose,
+    batch=dynamic_update_slice_batch)
 
 
 # -- gather / scatter on leading axes ---------------------------------------------------------
@@ -376,7 +388,7 @@ def gather_transpose(ctx, ct, x, indices, *, num_indexed):
 
 gather_p = structural("gather", gather_shape_rule, gather_impl, gather_lowering,
                       dtype_rule=_int_indices_rule, jvp=linear_in(0), linear=True,
-                      transpose=gather_transpose)
+                      transpose=gather_transpose, batch=gather_batch)
 
 
 def scatter_shape_rule(aval, indices, updates, *, num_indexed, mode):
@@ -465,4 +477,5 @@ def _kept_updates(ctx, aval, indices, num_indexed):
 
 scatter_p = structural("scatter", scatter_shape_rule, scatter_impl, scatter_lowering,
                        dtype_rule=lambda aval, indices, updates, **p: same_dtype_rule(aval, updates),
-                       jvp=linear_in(0, 2), linear=True, transpose=scatter_transpose)
+                       jvp=linear_in(0, 2), linear=True, transpose=scatter_transpose,
+                       batch=scatter_batch)

@@ -8,8 +8,13 @@ primitive's rules of differentiation (`core.primitives.record`):
     flat.py      a function of pytrees as a graph of its traced leaves, and back
     api.py       grad, value_and_grad, vjp, jvp (JAX's signatures and meanings)
     jacobian.py  jacfwd, jacrev
+    batching.py  automatic batching: the batched graph (each equation by its primitive's
+                 batching rule)
+    vmap.py      vmap (JAX's signature and meaning)
 """
 from .api import grad, jvp, value_and_grad, vjp
+from .batching import BatchContext
 from .jacobian import jacfwd, jacrev
+from .vmap import vmap
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev"]
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "vmap", "BatchContext"]

@@ -111,14 +111,17 @@ def inline(graph: Graph, operands: Sequence[Any]) -> list:
     return Ops(current_trace().eqns).inline(graph, operands)
 
 
-def trace_flat(fun: Callable, args: Sequence, kwargs: dict, wrt: Sequence[int] = ()
-               ) -> FlatTrace:
+def trace_flat(fun: Callable, args: Sequence, kwargs: dict, wrt: Sequence[int] = (),
+               avals: dict[int, tuple[ShapedArray, str]] | None = None) -> FlatTrace:
+    """`avals`: {leaf position: (aval, kind)} to trace a leaf as, instead of its own (vmap
+    traces one member of a batched argument)."""
+    avals = avals or {}
     leaves, in_tree = flatten((tuple(args), dict(kwargs)))
     sub = SubTrace()
     inputs = [i for i, x in enumerate(leaves) if is_traced_leaf(x) or i in wrt]
     inner = list(leaves)
     for i in inputs:
-        inner[i] = sub.input(*leaf_aval(leaves[i]))
+        inner[i] = sub.input(*(avals.get(i) or leaf_aval(leaves[i])))
     inner_args, inner_kwargs = unflatten(in_tree, inner)
     with sub.active():
         result = rolled(fun)(*inner_args, **inner_kwargs)

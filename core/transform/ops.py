@@ -14,14 +14,15 @@ import numpy as np
 from ..control.subtrace import inline
 from ..ir import Eqn, Graph, Literal, ShapedArray, SourceInfo, Var
 from ..passes import dead_code_elimination
-from ..primitives import (abs_p, add_p, broadcast_in_dim_p, complex_p, concatenate_p,
-                          conjugate_p, convert_element_type_p, cos_p, cosh_p, cummax_p, cummin_p,
-                          cumprod_p, cumsum_p, divide_p, dot_general_p, dynamic_slice_p,
-                          dynamic_update_slice_p, equal_p, exp_p, floor_p, gather_p,
-                          greater_equal_p, greater_p, imag_p, iota_p, less_p, log_p, multiply_p,
-                          negative_p, pad_p, power_p, real_p, reduce_sum_p, reshape_p, rev_p,
-                          scatter_p, select_p, sign_p, sin_p, sinh_p, slice_p, sort_p, sqrt_p,
-                          subtract_p, transpose_p)
+from ..primitives import (abs_p, add_p, argmin_p, broadcast_in_dim_p, complex_p,
+                          concatenate_p, conjugate_p, convert_element_type_p, cos_p, cosh_p,
+                          cummax_p, cummin_p, cumprod_p, cumsum_p, divide_p, dot_general_p,
+                          dynamic_slice_p, dynamic_update_slice_p, equal_p, exp_p, floor_p,
+                          gather_p, greater_equal_p, greater_p, imag_p, iota_p, less_p, log_p,
+                          maximum_p, minimum_p, multiply_p, negative_p, pad_p, power_p, real_p,
+                          reduce_and_p, reduce_or_p, reduce_sum_p, reshape_p, rev_p, scatter_p,
+                          select_p, sign_p, sin_p, sinh_p, slice_p, sort_p, sqrt_p, subtract_p,
+                          transpose_p)
 from ..tracing import to_atom
 
 
@@ -117,6 +118,12 @@ class Ops:
         """x (of aval's shape) as exactly aval's dtype and weak type."""
         return self.convert(x, aval.dtype, aval.weak_type)
 
+    def maximum(self, x, y):
+        return self.bind(maximum_p, x, y)
+
+    def minimum(self, x, y):
+        return self.bind(minimum_p, x, y)
+
     def eq(self, x, y):
         return self.bind(equal_p, x, y)
 
@@ -194,6 +201,12 @@ class Ops:
             return x
         return self.bind(transpose_p, x, permutation=permutation)
 
+    def moveaxis(self, x, source: int, destination: int):
+        """x with its axis `source` moved to position `destination` (np.moveaxis)."""
+        order = [d for d in range(aval_of(x).ndim) if d != source]
+        order.insert(destination, source)
+        return self.transpose(x, order)
+
     def slice(self, x, starts, limits, strides=None):
         strides = tuple(strides) if strides is not None else (1,) * len(starts)
         return self.bind(slice_p, x, start_indices=tuple(starts), limit_indices=tuple(limits),
@@ -259,6 +272,15 @@ class Ops:
         if not axes:
             return x
         return self.bind(reduce_sum_p, x, axes=axes)
+
+    def reduce_or(self, x, axes):
+        return self.bind(reduce_or_p, x, axes=tuple(sorted(axes)))
+
+    def reduce_and(self, x, axes):
+        return self.bind(reduce_and_p, x, axes=tuple(sorted(axes)))
+
+    def argmin(self, x, axis, index_dtype=np.int64):
+        return self.bind(argmin_p, x, axis=axis, index_dtype=np.dtype(index_dtype))
 
     def cumsum(self, x, axis, reverse=False):
         return self.bind(cumsum_p, x, axis=axis, reverse=reverse)

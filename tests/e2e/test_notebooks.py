@@ -135,3 +135,7 @@ def test_gradients_notebook_binds_and_checks_the_gradients():
     assert check.strip().endswith("True"), check
     refused = runner.cell_text(_notebook_cells("gradients.ipynb", "psc_jit.grad(grow)")[0])
     assert "'while v.sum() < 10.0:'" in refused and "forward mode" in refused, refused
+    per_example = runner.cell_text(_notebook_cells("gradients.ipynb", "per_example =")[0])
+    assert "((256, 8, 32), True, True)" in per_example, per_example
+    newton = runner.cell_text(_notebook_cells("gradients.ipynb", "vmap(newton_sqrt)")[0])
+    assert "1000." in newton and "array([" in newton, newton
