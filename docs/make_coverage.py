@@ -94,6 +94,9 @@ EXAMPLES: dict[Callable, Callable] = {
     np.diag: lambda x, y, v, i, b: (np.diag(y), np.diag(x)),
     np.trace: lambda x, y, v, i, b: np.trace(x),
     np.size: lambda x, y, v, i, b: np.size(x),
+    np.astype: lambda x, y, v, i, b: np.astype(x, np.float32),
+    np.cumulative_sum: lambda x, y, v, i, b: np.cumulative_sum(x, axis=1, include_initial=True),
+    np.cumulative_prod: lambda x, y, v, i, b: np.cumulative_prod(v),
 }
 for _f in (np.asarray, np.asanyarray, np.ascontiguousarray, np.array):
     EXAMPLES[_f] = lambda x, y, v, i, b, f=_f: f(x, like=x)

@@ -147,6 +147,19 @@ UNCHANGED = (
 )
 
 
+def asarray_like(obj, /, *, dtype=None, device=None, copy=None):
+    """NumPy's asarray, dispatched to the first array in `obj` (NEP 35's `like=`): np.asarray
+    takes no protocol of its own, so a traced array would otherwise be read as data."""
+    arrays = [leaf for leaf in flatten(obj)[0] if not isinstance(leaf, (bool, int, float,
+                                                                         complex))]
+    like = {"like": arrays[0]} if arrays else {}
+    return np.asarray(obj, dtype=dtype, device=device, copy=copy, **like)
+
+
+# The NumPy callable compiled for a name where it is not NumPy's function of that name.
+TRACEABLE_FORMS = {"asarray": asarray_like}
+
+
 def _submodule(name: str, numpy_module, names) -> types.ModuleType:
     module = types.ModuleType(f"{__name__}.{name}")
     for function_name in names:
@@ -156,6 +169,7 @@ def _submodule(name: str, numpy_module, names) -> types.ModuleType:
 
 
 globals().update({name: getattr(np, name) for name in UNCHANGED})
-globals().update({name: compiled(getattr(np, name), name) for name in FUNCTIONS})
+globals().update({name: compiled(TRACEABLE_FORMS.get(name, getattr(np, name)), name)
+                  for name in FUNCTIONS})
 linalg = _submodule("linalg", np.linalg, LINALG_FUNCTIONS)
 fft = _submodule("fft", np.fft, FFT_FUNCTIONS)

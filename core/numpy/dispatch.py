@@ -21,8 +21,15 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
 def _array_function(self, func, types, args, kwargs):
     impl = NUMPY_FUNCTIONS.get(func)
     if impl is None:
-        raise unsupported(f"np.{func.__name__}")
+        raise unsupported(numpy_name(func))
     return impl(*args, **kwargs)
+
+
+def numpy_name(func) -> str:
+    """`np.sum`, `np.linalg.det`, `np.fft.fft`: the name a user writes."""
+    module = getattr(func, "__module__", None) or "numpy"
+    public = module.startswith("numpy") and "._" not in module
+    return ("np" + module[len("numpy"):] if public else "np") + "." + func.__name__
 
 
 _BINARY = {
