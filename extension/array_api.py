@@ -19,6 +19,7 @@ on (`PSC_JIT_ARRAY_API_STRICT=1` in the environment, or `set_strict(True)`) a re
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import types
 import os
@@ -40,6 +41,17 @@ def set_strict(strict: bool) -> None:
 
 def is_strict() -> bool:
     return _STRICT[0]
+
+
+@contextlib.contextmanager
+def strict_mode(strict: bool = True):
+    """`with strict_mode():` refusals raise inside the block (or with False: fall back)."""
+    before = is_strict()
+    set_strict(strict)
+    try:
+        yield
+    finally:
+        set_strict(before)
 
 
 # -- the compiled wrapper ---------------------------------------------------------------------

@@ -10,18 +10,14 @@ pytestmark = pytest.mark.xla
 
 @pytest.fixture
 def strict():
-    before = xp.is_strict()
-    xp.set_strict(True)
-    yield
-    xp.set_strict(before)
+    with xp.strict_mode(True):
+        yield
 
 
 @pytest.fixture
 def lenient():
-    before = xp.is_strict()
-    xp.set_strict(False)
-    yield
-    xp.set_strict(before)
+    with xp.strict_mode(False):
+        yield
 
 
 def test_every_function_of_the_standard_is_a_compiled_numpy_function():
