@@ -35,6 +35,8 @@ from .ir import Eqn, Graph, Literal, ShapedArray, SourceInfo, Var
 from .lowering import LoweringError
 from .primitives import PRIMITIVES, Primitive
 from .tracing import ConcretizationError, TraceError, UnsupportedError
+from .tree_util import flatten as tree_flatten
+from .tree_util import unflatten as tree_unflatten
 from .typecheck import GraphTypeError, check_graph
 
 __all__ = [
@@ -47,4 +49,5 @@ __all__ = [
     "RunReport", "Timings", "time_runs", "largest_difference",
     "CellAnalysis", "analyze_cell", "make_cell_function", "parse_cell", "roll_loops",
     "Graph", "Eqn", "Var", "Literal", "ShapedArray", "SourceInfo", "PRIMITIVES", "Primitive",
+    "tree_flatten", "tree_unflatten",
 ]

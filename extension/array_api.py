@@ -27,9 +27,10 @@ import os
 import numpy as np
 
 from .core import TraceError, jit
-from .core.tree_util import flatten, unflatten
+from .core import tree_flatten as flatten
+from .core import tree_unflatten as unflatten
 
-__array_api_version__ = "2023.12"
+__array_api_version__ = np.__array_api_version__     # the standard NumPy implements
 
 _STRICT = [os.environ.get("PSC_JIT_ARRAY_API_STRICT", "") not in ("", "0")]
 
