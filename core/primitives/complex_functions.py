@@ -220,7 +220,6 @@ def ccosh(p: Parts, a, b, z=None):
 def ctanh(p: Parts, a, b, z=None):
     """glibc's tanh(a + bi) = (sinh a cosh a + i sin b cos b) / (sinh² a + cos² b), with
     a real part of ±1 above half of t, then its cases for infinite and NaN parts."""
-    re, im = _ctanh_finite(p, a, b)
     sin_b, cos_b = _sincos(p, b)
     a_inf = p.isinf(a)
     big_b = p.all(p.isfinite(b), p.compare("GT", p.abs(b), 1.0))
@@ -228,14 +227,11 @@ def ctanh(p: Parts, a, b, z=None):
     inf_im = p.copysign(0.0, p.where(big_b, p.mul(sin_b, cos_b), b))
     nan_re = p.where(p.is_zero(b), a, p.where(p.is_zero(a), a, math.nan))
     nan_im = p.where(p.is_zero(b), b, math.nan)
-    special = p.not_(p.all(p.isfinite(a), p.isfinite(b)))
-    re = p.where(special, p.where(a_inf, inf_re, nan_re), re)
-    im = p.where(special, p.where(a_inf, inf_im, nan_im), im)
-    return re, im
+    special = p.where(a_inf, inf_re, nan_re), p.where(a_inf, inf_im, nan_im)
+    return _special(p, a, b, _ctanh_finite(p, a, sin_b, cos_b), special)
 
 
-def _ctanh_finite(p: Parts, a, b):
-    sin_b, cos_b = _sincos(p, b)
+def _ctanh_finite(p: Parts, a, sin_b, cos_b):
     t = _overflow_threshold(p, 2)
     abs_a = p.abs(a)
     # above t: ±1 + i 4 sin b cos b / exp(2|a|), divided in two steps as glibc does
