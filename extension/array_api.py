@@ -8,25 +8,25 @@ NumPy's own function wrapped in `psc_jit.jit`: its array arguments (NumPy arrays
 also inside lists and tuples) are traced, every other argument is static. A call without an
 array argument (`zeros(3)`, `asarray([1, 2])`) is NumPy's: traced, it would compute nothing
 (NumPy's function would run on the static values, the program would return constants).
-Constants, dtypes
-and the functions that only answer questions about dtypes (`finfo`, `iinfo`, `isdtype`,
-`result_type`, `can_cast`, `__array_namespace_info__`) are NumPy's, unchanged.
+Constants, dtypes and the functions that only answer questions about dtypes (`finfo`,
+`iinfo`, `isdtype`, `result_type`, `can_cast`, `__array_namespace_info__`) are NumPy's.
 
 The Array API conformance suite runs against this module (`make conformance`). When a call
 is refused by psc_jit (`TraceError`: a function or an argument it does not compile) the call
 is computed by NumPy, so that the suite measures the compiled results it gets; with `strict`
-on (`PSC_JIT_ARRAY_API_STRICT=1` in the environment, or `set_strict(True)`) a refusal raises.
+on (`PSC_JIT_ARRAY_API_STRICT=1` in the environment, `set_strict(True)` or `with
+strict_mode():`) a refusal raises.
 """
 from __future__ import annotations
 
 import contextlib
 import functools
-import types
 import os
+import types
 
 import numpy as np
 
-from .core import TraceError, jit
+from .core import Jitted, TraceError
 from .core import tree_flatten as flatten
 from .core import tree_unflatten as unflatten
 
@@ -83,9 +83,8 @@ _ARRAY = _ArraySlot()
 def compiled(numpy_function, name: str | None = None):
     """NumPy's `numpy_function` compiled by psc_jit.jit: arrays traced, the rest static."""
     name = name or numpy_function.__name__
-    jitted = jit(functools.partial(_numpy_call, numpy_function),
-                 static_argnames=("statics", "structure"), roll=False)
-    jitted.name = f"xp.{name}"
+    jitted = Jitted(functools.partial(_numpy_call, numpy_function),
+                    static_argnames=("statics", "structure"), name=f"xp.{name}", roll=False)
 
     @functools.wraps(numpy_function)
     def call(*args, **kwargs):
