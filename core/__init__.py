@@ -18,6 +18,8 @@ The layout is the pipeline; each layer imports only the layers above it in this 
     compile/           jit and the staged API, the trace and executable caches, the one
                        module that imports jaxlib (compile/xla.py), the fused kernels of the
                        optimized module, run reports and timing
+    transform/         grad, value_and_grad, vjp, jvp, jacfwd, jacrev: interpreters of the
+                       graphs driven by each primitive's rules of differentiation
 
 extension/ and widgets/ import core only from here (and records from `psc_jit.core.ir`).
 """
@@ -35,6 +37,7 @@ from .ir import Eqn, Graph, Literal, ShapedArray, SourceInfo, Var
 from .lowering import LoweringError
 from .primitives import PRIMITIVES, Primitive
 from .tracing import ConcretizationError, TraceError, UnsupportedError
+from .transform import grad, jacfwd, jacrev, jvp, value_and_grad, vjp
 from .tree_util import flatten as tree_flatten
 from .tree_util import unflatten as tree_unflatten
 from .typecheck import GraphTypeError, check_graph
@@ -42,6 +45,7 @@ from .typecheck import GraphTypeError, check_graph
 __all__ = [
     "jit", "Jitted", "Traced", "Lowered", "Compiled", "CallSpec", "CallReport",
     "fori_loop", "while_loop", "cond", "switch", "scan",
+    "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev",
     "TraceError", "ConcretizationError", "UnsupportedError", "LoweringError", "XlaError",
     "GraphTypeError", "check_graph",
     "TRACE_CACHE", "EXECUTABLE_CACHE", "CacheEvent", "CacheRecord", "Signature", "StaticLeaf",

@@ -7,6 +7,7 @@
 fusion_explained.ipynb   what XLA fused, and which line went into which kernel
 cache_behaviour.ipynb    cache hits and misses: shapes, dtypes, static values, %psc_cache
 timing_comparisons.ipynb plain NumPy against compiled, cell by cell, and %psc_timings
+gradients.ipynb          %%psc_jit --grad, grad/jvp/vjp/jacobians of plain NumPy code
 
 Edit the cells here and re-run it, so that the notebooks stay reviewable as diffs.
 (quickstart.ipynb has its own script, make_quickstart.py.)
@@ -229,10 +230,116 @@ g = np.tanh(m @ m.T) + 1.0"""),
     ("code", "%psc_timings"),
 ]
 
+# ---------------------------------------------------------------------------------------------
+# gradients
+# ---------------------------------------------------------------------------------------------
+
+MLP_GRAD = """\
+%%psc_jit --grad loss --wrt w1 b1 w2 b2 --name mlp
+h = np.tanh(x @ w1 + b1)
+pred = h @ w2 + b2
+loss = ((pred - y) ** 2).mean()"""
+
+HEAT_GRAD = """\
+%%psc_jit --grad energy --wrt u0 --name heat
+u = u0.copy()
+for step in range(200):
+    u[1:-1] = u[1:-1] + 0.25 * (u[2:] - 2 * u[1:-1] + u[:-2])
+energy = (u[20:40] ** 2).sum()"""
+
+GRADIENTS = [
+    ("markdown", """\
+# Gradients of plain NumPy code
+
+`%%psc_jit --grad OUT --wrt NAME ...` differentiates a cell: besides the cell's own outputs it
+binds the gradient of the scalar `OUT` with respect to each input `NAME` as `dOUT_dNAME`. The
+cell stays plain NumPy: no `jax.numpy`, in-place updates and Python loops included.
+
+The forward and the backward pass are one compiled program, and its report is like any
+other: the **Explorer** shows the backward graph before and after XLA's fusion, each
+equation on the line of the forward computation it came from (the derivative of `np.tanh` is
+on the `np.tanh` line)."""),
+    ("code", SETUP + """
+x = rng.standard_normal((256, 8))
+y = np.sin(x.sum(axis=1, keepdims=True))
+w1, b1 = 0.5 * rng.standard_normal((8, 32)), np.zeros(32)
+w2, b2 = 0.5 * rng.standard_normal((32, 1)), np.zeros(1)"""),
+    ("markdown", "## A two-layer MLP"),
+    ("code", MLP_GRAD),
+    ("code", "loss, dloss_dw1.shape, dloss_db1.shape, dloss_dw2.shape, dloss_db2.shape"),
+    ("markdown", """\
+The gradient is exact (up to rounding): a central finite difference of the plain NumPy loss
+agrees with it to about 1e-9."""),
+    ("code", """\
+def mlp_loss(w1):
+    h = np.tanh(x @ w1 + b1)
+    return (((h @ w2 + b2) - y) ** 2).mean()
+
+e = np.zeros_like(w1); e[3, 5] = 1e-6
+finite_difference = (mlp_loss(w1 + e) - mlp_loss(w1 - e)) / 2e-6
+bool(abs(finite_difference - dloss_dw1[3, 5]) < 1e-8)"""),
+    ("markdown", """\
+## Training with `psc_jit.value_and_grad`
+
+The same transformations are functions, with JAX's signatures: `grad`, `value_and_grad`,
+`vjp`, `jvp`, `jacfwd`, `jacrev`. They compose with `jit` and with each other, and take
+nested containers (here a dict of parameters)."""),
+    ("code", """\
+def loss_fn(params, x, y):
+    h = np.tanh(x @ params["w1"] + params["b1"])
+    return (((h @ params["w2"] + params["b2"]) - y) ** 2).mean()
+
+step = psc_jit.jit(psc_jit.value_and_grad(loss_fn))
+params = {"w1": w1, "b1": b1, "w2": w2, "b2": b2}
+losses = []
+for epoch in range(100):
+    value, grads = step(params, x, y)
+    params = {k: params[k] - 0.1 * grads[k] for k in params}
+    losses.append(value)
+losses[0], losses[-1]"""),
+    ("markdown", """\
+## Through a loop that updates an array in place
+
+The heat equation below runs 200 steps of an in-place stencil. psc_jit rolls the loop into
+one XLA loop; its reverse-mode derivative keeps each step's values in a stacked buffer and
+runs a second loop backwards, as JAX's `scan` would. The graph stays small however many steps
+there are."""),
+    ("code", "u0 = np.exp(-np.linspace(-3, 3, 64) ** 2)"),
+    ("code", HEAT_GRAD),
+    ("code", "denergy_du0.shape, psc_jit.last_report().n_primitives"),
+    ("markdown", """\
+## Forward mode, Jacobians, Hessians
+
+`jvp` pushes a tangent forward; `jacfwd` and `jacrev` build whole Jacobians (one rolled loop
+over the basis); composing them gives a Hessian."""),
+    ("code", """\
+def f(v):
+    return np.sum(np.sin(v) * v ** 2)
+
+v = np.array([0.1, 0.7, -1.2])
+psc_jit.jvp(f, (v,), (np.ones(3),)), psc_jit.jacfwd(psc_jit.jacrev(f))(v).round(4)"""),
+    ("markdown", """\
+A `while` loop whose number of iterations depends on the data can be differentiated in forward
+mode. Reverse mode would have to keep an unknown number of iterations, so it is refused, with
+the line and the reason (JAX refuses it too)."""),
+    ("code", """\
+def grow(v):
+    while v.sum() < 10.0:
+        v = v * 1.5
+    return v.sum()
+
+print(psc_jit.jvp(grow, (np.ones(3),), (np.ones(3),)))
+try:
+    psc_jit.grad(grow)(np.ones(3))
+except Exception as error:
+    print(error.explain())"""),
+]
+
 NOTEBOOKS = {
     "fusion_explained": FUSION_EXPLAINED,
     "cache_behaviour": CACHE_BEHAVIOUR,
     "timing_comparisons": TIMING_COMPARISONS,
+    "gradients": GRADIENTS,
 }
 
 

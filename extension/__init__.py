@@ -6,15 +6,18 @@
     h = np.tanh(x @ w + 1.0)
     loss = (h ** 2).mean()
 
-`jit(f)` compiles a function the same way; `last_report()` is the record of the last
-`%%psc_jit` run.
+`jit(f)` compiles a function the same way; `grad`, `value_and_grad`, `vjp`, `jvp`, `jacfwd`
+and `jacrev` differentiate one, as JAX's do (`%%psc_jit --grad loss --wrt w` binds `dloss_dw`);
+`last_report()` is the record of the last `%%psc_jit` run.
 """
 from __future__ import annotations
 
-from .core import cond, fori_loop, jit, scan, switch, while_loop
+from .core import (cond, fori_loop, grad, jacfwd, jacrev, jit, jvp, scan, switch,
+                   value_and_grad, vjp, while_loop)
 from .runner import last_report
 
 __all__ = ["jit", "fori_loop", "while_loop", "cond", "switch", "scan", "last_report",
+           "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev",
            "load_ipython_extension", "unload_ipython_extension"]
 
 def load_ipython_extension(ipython) -> None:

@@ -2,11 +2,10 @@
 call the runner, display the view."""
 from __future__ import annotations
 
+from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
-
-from IPython.core.error import UsageError
 
 from .config import PscJit
 from .core import EXECUTABLE_CACHE, TRACE_CACHE
@@ -14,7 +13,13 @@ from .runner import CellRunner, Options
 
 
 def _names(values) -> frozenset[str]:
-    return frozenset(n.strip() for v in values or () for n in v.split(",") if n.strip())
+    return frozenset(_ordered_names(values))
+
+
+def _ordered_names(values) -> tuple[str, ...]:
+    """Names given space- or comma-separated, each once, in order."""
+    names = (n.strip() for v in values or () for n in v.split(","))
+    return tuple(dict.fromkeys(n for n in names if n))
 
 
 def _settings(shell) -> PscJit:
@@ -47,6 +52,11 @@ class PscJitMagics(Magics):
               help="raise instead of running the cell as plain Python when it cannot compile")
     @argument("--quiet", action="store_true", help="show no report")
     @argument("--name", metavar="LABEL", help="a label for this cell in reports and the cache")
+    @argument("--grad", metavar="OUT",
+              help="also compute the gradient of the cell's scalar output OUT with respect to "
+                   "the inputs named by --wrt, bound as dOUT_dNAME (e.g. dloss_dw)")
+    @argument("--wrt", nargs="+", action="extend", metavar="NAME",
+              help="with --grad: the inputs to differentiate with respect to")
     @no_var_expand
     @cell_magic
     def psc_jit(self, line, cell):
@@ -56,15 +66,20 @@ class PscJitMagics(Magics):
         assigns. Arrays, NumPy scalars and Python floats are traced; Python ints, bools,
         strings, None, modules and functions are static (part of the cache key). A cell
         that cannot be compiled runs as plain Python and the report says why, at which line.
+        With --grad OUT --wrt NAME..., the gradient of the scalar OUT with respect to each NAME
+        is bound as dOUT_dNAME too.
         """
         args = parse_argstring(self.psc_jit, line)
         static, traced = _names(args.static), _names(args.traced)
         if static & traced:
             raise UsageError(f"{', '.join(sorted(static & traced))}: a name is either --static "
                              "or --traced, not both")
+        if args.wrt and not args.grad:
+            raise UsageError("--wrt names the inputs of a gradient: give --grad OUT too")
         options = Options(static=static, traced=traced, compare=args.compare,
                           strict=args.strict, quiet=args.quiet, name=args.name,
-                          budget=self.settings.timing_budget)
+                          budget=self.settings.timing_budget, grad=args.grad,
+                          wrt=_ordered_names(args.wrt))
         from .display import progress_display, show_report
         with progress_display(enabled=not options.quiet) as progress:
             report, value = self.runner.run(cell, options, cell_id=self._cell_id(),

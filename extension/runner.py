@@ -17,6 +17,7 @@ from typing import Any, Callable
 from .core import (TRACE_CACHE, CacheEvent, CallSpec, CellAnalysis, Compiled, Jitted,
                    LoweringError, RunReport, Timings, TraceError, XlaError, analyze_cell,
                    largest_difference, make_cell_function, parse_cell, roll_loops, time_runs)
+from .gradcell import gradient_cell, gradient_name, gradient_problem
 
 
 log = logging.getLogger("psc_jit")
@@ -55,6 +56,8 @@ class Options:
     quiet: bool = False
     name: str | None = None
     budget: float = 1.0                # seconds per side for the timing comparison (PscJit)
+    grad: str | None = None            # --grad OUT: also d{OUT}_d{NAME} for NAME in wrt
+    wrt: tuple[str, ...] = ()
 
 
 @dataclass
@@ -81,9 +84,12 @@ class CellRunner:
         identity = options.name or cell_id or analysis.digest
         report = RunReport(name=options.name or f"cell {analysis.digest[:8]}", source=source,
                            filename=analysis.filename, line_offset=analysis.line_offset,
-                           compiled=False, inputs=analysis.inputs, outputs=analysis.outputs)
+                           compiled=False, inputs=analysis.inputs,
+                           outputs=analysis.outputs + _gradient_names(options))
         self.reports.append(report)
         _set_last_report(report)
+        if options.grad is not None:
+            self._check_gradient(analysis, options)
         if analysis.findings:
             return self._fallback(report, analysis, analysis.findings[0].explain(), options)
         try:
@@ -113,21 +119,25 @@ class CellRunner:
         report.stage_seconds["run"] = time.perf_counter() - start
         self.user_ns.update(outputs)
         self._fill_report(report, compiled, program)
-        if options.compare or (options.compare is None and not report.cache_hit):
+        if options.compare or (options.compare is None and not report.cache_hit
+                               and options.grad is None):
             report.timings = self._compare(analysis, program, compiled, arguments, outputs,
                                            report, options)
         return report, last
 
     def _program(self, analysis, identity, options) -> _CellProgram:
         inputs = tuple(n for n in analysis.inputs if n in self.user_ns)
-        key = (identity, analysis.digest, inputs, options.static, options.traced)
+        key = (identity, analysis.digest, inputs, options.static, options.traced, options.grad,
+               options.wrt)
         program = self._programs.get(key)
         if program is None:
             fn = make_cell_function(analysis, list(inputs), self.user_ns, transform=roll_loops)
+            if options.grad is not None:
+                fn = gradient_cell(fn, inputs, options.grad, options.wrt)
             jitted = Jitted(fn, static_argnames=options.static, name=options.name or
                             f"cell {analysis.digest[:8]}", traced_argnames=options.traced,
                             roll=False)
-            jitted.owner_key = ("cell", identity, analysis.digest, inputs)
+            jitted.owner_key = ("cell", identity, analysis.digest, inputs) + key[-2:]
             program = self._programs[key] = _CellProgram(jitted, inputs, analysis)
         return program
 
@@ -190,9 +200,18 @@ class CellRunner:
                        max(diffs.values()) if diffs else None, diffs,
                        report.cost.get("flops"), report.cost.get("bytes accessed"))
 
+    def _check_gradient(self, analysis, options) -> None:
+        inputs = tuple(n for n in analysis.inputs if n in self.user_ns)
+        problem = gradient_problem(analysis, inputs, options.grad, options.wrt)
+        if problem is not None:
+            raise PscJitError(problem)
+
     # -- the plain path ------------------------------------------------------------------------
     def _fallback(self, report, analysis, reason: str, options):
         report.fallback_reason = reason
+        if options.grad is not None:
+            raise PscJitError(f"{report.name}: --grad needs the cell compiled, and it was not: "
+                              f"{reason}")
         log.info("%s runs as plain Python: %s", report.name, reason)
         if options.strict:
             raise PscJitError(f"{report.name} was not compiled: {reason}")
@@ -201,6 +220,12 @@ class CellRunner:
         value = run_plain(analysis, self.user_ns)
         report.stage_seconds["run"] = time.perf_counter() - start
         return report, value
+
+
+def _gradient_names(options: Options) -> tuple[str, ...]:
+    if options.grad is None:
+        return ()
+    return tuple(gradient_name(options.grad, name) for name in options.wrt)
 
 
 class _Fallback(Exception):

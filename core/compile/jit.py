@@ -23,7 +23,7 @@ from ..control.runtime import unroll_notes
 from ..ir import Graph, ShapedArray, Var
 from ..lowering import lower
 from ..numpy import check_outputs, verify_checks
-from ..tracing import Trace, Tracer, UnsupportedError, tracing
+from ..tracing import Trace, Tracer, UnsupportedError, current_trace, tracing
 from ..tree_util import flatten_with_paths, unflatten
 from . import xla
 from .cache import (EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, StaticLeaf,
@@ -417,7 +417,7 @@ class Jitted:
         self.traced_names = frozenset(traced_argnames)
         self.owner_key: Hashable = ("function", id(fun), self.name)
         self.last_call: CallReport | None = None
-        functools.update_wrapper(self, fun)
+        functools.update_wrapper(self, fun, updated=())   # its names, not its attributes
 
     def arguments(self, args, kwargs) -> dict[str, Any]:
         """The call's arguments by parameter name (so that cache reasons name them)."""
@@ -443,6 +443,8 @@ class Jitted:
         return call_spec(self.arguments(args, kwargs), self.static_names, self.traced_names)
 
     def __call__(self, *args, **kwargs):
+        if current_trace() is not None:     # inside another trace (grad(jit(f))): join it
+            return self.call_with(self.arguments(args, kwargs))
         spec = self.spec(args, kwargs)
         record = TRACE_CACHE.lookup(self.owner_key, spec.signature)
         if record is not None:

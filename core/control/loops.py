@@ -232,11 +232,21 @@ class _Loop:
                     *(inits[k] for k in carried),
                     cond_graph=cond_c.graph, body_graph=body_c.graph,
                     cond_nconsts=len(cond_c.consts) + len(consts),
-                    body_nconsts=len(body_c.consts) + len(consts))
+                    body_nconsts=len(body_c.consts) + len(consts), **self.trip_count())
         values = list(inits)
         for k, out in zip(carried, outs, strict=True):
             values[k] = out
         return values
+
+    def trip_count(self) -> dict[str, int]:
+        """{"trip_count": n} for a range loop whose bounds are Python ints (reverse-mode
+        differentiation needs to know it), else {}."""
+        if self.index is None or self.cond_fn is not None:
+            return {}
+        start, stop, step = self.index
+        if isinstance(start, Tracer) or isinstance(stop, Tracer):
+            return {}
+        return {"trip_count": len(range(int(start), int(stop), int(step)))}
 
     def results(self, types, values: list, checks) -> dict[str, Any]:
         values = iter(values)

@@ -97,11 +97,13 @@ def align_consts(closed: Sequence[ClosedGraph]) -> tuple[list[Graph], list[Any]]
 
 
 def inline(trace: Trace, graph: Graph, operands: Sequence[Any]) -> list[Any]:
-    """Append the graph's equations to `trace` (keeping their source lines); its outputs."""
+    """Append the graph's equations to `trace` (or anything with a list `eqns`), keeping their
+    source lines; its outputs. A variable the graph does not define is a value of the
+    enclosing trace (a graph traced from a closure): it stays itself."""
     env: dict[int, Any] = {id(v): to_atom(x) for v, x in zip(graph.in_vars, operands, strict=True)}
 
     def read(atom):
-        return atom if isinstance(atom, Literal) else env[id(atom)]
+        return env.get(id(atom), atom)
 
     for eqn in graph.eqns:
         outs = tuple(Var(v.aval) for v in eqn.outs)

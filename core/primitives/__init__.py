@@ -10,6 +10,10 @@ Categories, each a module defining its primitives as values (`exp_p`, `reshape_p
     contraction     dot_general
     control         while_loop and cond, whose operands include sub-graphs
 
+Each record holds its rules of differentiation too (see `record`): `autodiff` has the shapes
+of rule that categories share (and the elementwise primitives' rules), `control_derivatives`
+the rules of while_loop and cond.
+
 Importing this package registers them all in `PRIMITIVES` (name -> record). Code refers to a
 primitive by its value, never by a string.
 """

@@ -11,6 +11,7 @@ from functools import partial
 
 import numpy as np
 
+from .autodiff import is_linear, partials, zero_jvp
 from .complex_functions import complex_power
 from .elementwise import (complex_parts, copysign, elementwise, in_aval, is_float, make_complex,
                           zeros)
@@ -210,14 +211,49 @@ def fmod_dtype_rule(x, y, **_):
     return dtype
 
 
+# -- derivatives (see `record` and `autodiff`) ------------------------------------------------
+
+def divide_transpose(ctx, ct, x, y):
+    if is_linear(y):
+        raise TypeError("a division by a tangent is not linear")
+    return [ctx.div(ct, y), None]
+
+
+def quotient_partial(ctx, t, out, x, y):
+    """remainder and fmod are x - q y for a q that is constant almost everywhere: -q t."""
+    return ctx.neg(ctx.mul(t, ctx.div(ctx.sub(x, out), y)))
+
+
+def power_base_partial(ctx, t, out, x, y):
+    """y x**(y-1) t, and 0 where y is 0."""
+    slope = ctx.mul(y, ctx.pow(x, ctx.sub(y, ctx.full_like(y, 1))))
+    return ctx.select(ctx.eq(y, ctx.zeros_like(y)), ctx.zeros_like(t), ctx.mul(t, slope))
+
+
+def power_exponent_partial(ctx, t, out, x, y):
+    """log(x) x**y t, and 0 where x is 0."""
+    slope = ctx.mul(ctx.log(x), out)
+    return ctx.select(ctx.eq(x, ctx.zeros_like(x)), ctx.zeros_like(t), ctx.mul(t, slope))
+
+
 # -- the primitives ---------------------------------------------------------------------------
 
-divide_p = elementwise("divide", np.divide, divide_lowering)
-floor_divide_p = elementwise("floor_divide", np.floor_divide, floor_divide_lowering)
-remainder_p = elementwise("remainder", np.remainder, remainder_lowering)
+divide_p = elementwise("divide", np.divide, divide_lowering,
+                       jvp=partials(lambda ctx, t, out, x, y: ctx.div(t, y),
+                                    lambda ctx, t, out, x, y: ctx.neg(ctx.div(ctx.mul(t, out), y))),
+                       linear=True, transpose=divide_transpose)
+floor_divide_p = elementwise("floor_divide", np.floor_divide, floor_divide_lowering, jvp=zero_jvp)
+remainder_p = elementwise("remainder", np.remainder, remainder_lowering,
+                          jvp=partials(lambda ctx, t, out, x, y: t, quotient_partial))
 fmod_p = elementwise("fmod", np.fmod, fmod_lowering, dtype_rule=fmod_dtype_rule,
-                     doc="np.fmod: C's fmod (sign of the dividend); integer x % 0 is 0")
-power_p = elementwise("power", np.power, power_lowering)
-square_p = elementwise("square", np.square, square_lowering)
-reciprocal_p = elementwise("reciprocal", np.reciprocal, reciprocal_lowering)
-hypot_p = elementwise("hypot", np.hypot, hypot_lowering)
+                     doc="np.fmod: C's fmod (sign of the dividend); integer x % 0 is 0",
+                     jvp=partials(lambda ctx, t, out, x, y: t, quotient_partial))
+power_p = elementwise("power", np.power, power_lowering,
+                      jvp=partials(power_base_partial, power_exponent_partial))
+square_p = elementwise("square", np.square, square_lowering,
+                       jvp=partials(lambda ctx, t, out, x: ctx.mul(t, ctx.add(x, x))))
+reciprocal_p = elementwise("reciprocal", np.reciprocal, reciprocal_lowering,
+                           jvp=partials(lambda ctx, t, out, x: ctx.neg(ctx.mul(t, ctx.square(out)))))
+hypot_p = elementwise("hypot", np.hypot, hypot_lowering,
+                      jvp=partials(lambda ctx, t, out, x, y: ctx.mul(t, ctx.div(x, out)),
+                                   lambda ctx, t, out, x, y: ctx.mul(t, ctx.div(y, out))))

@@ -8,6 +8,7 @@ import string
 
 import numpy as np
 
+from .autodiff import is_linear, partials
 from .record import Primitive, register, same_dtype_rule
 
 
@@ -57,7 +58,48 @@ def dot_general_lowering(ctx, lhs, rhs, *, contracting, batch):
                   {"dot_dimension_numbers": dnums})
 
 
+# -- derivatives: a bilinear map; its transposes are contractions of the cotangent -----------
+
+def _ranges(*lengths):
+    """Consecutive ranges of these lengths."""
+    start, out = 0, []
+    for n in lengths:
+        out.append(list(range(start, start + n)))
+        start += n
+    return out
+
+
+def _transpose_lhs(ctx, ct, lhs_aval, rhs, contracting, batch, swap_ans=False):
+    """The cotangent of lhs (JAX's _dot_general_transpose_lhs): ct contracted with rhs over
+    rhs's free dimensions, then put back into lhs's order."""
+    (lc, rc), (lb, rb) = contracting, batch
+    lhs_kept = _free(lhs_aval.ndim, lc, lb)
+    rhs_kept = _free(rhs.aval.ndim, rc, rb)
+    if swap_ans:
+        ans_batch, ans_rhs, _ = _ranges(len(lb), len(rhs_kept), len(lhs_kept))
+    else:
+        ans_batch, _, ans_rhs = _ranges(len(lb), len(lhs_kept), len(rhs_kept))
+    dims = ((tuple(ans_rhs), tuple(rhs_kept)), (tuple(ans_batch), tuple(rb)))
+    lhs_contract_by_rhs = [lc[i] for i in np.argsort(rc)]
+    out_axes = np.argsort(list(lb) + lhs_kept + lhs_contract_by_rhs)
+    product = ctx.dot_general(ct, rhs, dims[0], dims[1])
+    return ctx.transpose(product, out_axes)
+
+
+def dot_general_transpose(ctx, ct, lhs, rhs, *, contracting, batch):
+    if is_linear(lhs) and is_linear(rhs):
+        raise TypeError("a contraction of two tangents is not linear")
+    if is_linear(lhs):
+        return [_transpose_lhs(ctx, ct, lhs.aval, rhs, contracting, batch), None]
+    (lc, rc), (lb, rb) = contracting, batch
+    swapped = _transpose_lhs(ctx, ct, rhs.aval, lhs, (rc, lc), (rb, lb), swap_ans=True)
+    return [None, swapped]
+
+
 dot_general_p = register(Primitive(
     "dot_general", dot_general_shape_rule, lambda lhs, rhs, **_: same_dtype_rule(lhs, rhs),
     dot_general_impl, dot_general_lowering,
-    doc="contraction over static dimensions (matmul, einsum, tensordot)"))
+    doc="contraction over static dimensions (matmul, einsum, tensordot)",
+    jvp=partials(lambda ctx, t, out, lhs, rhs, **dims: ctx.bind(dot_general_p, t, rhs, **dims),
+                 lambda ctx, t, out, lhs, rhs, **dims: ctx.bind(dot_general_p, lhs, t, **dims)),
+    linear=True, transpose=dot_general_transpose))

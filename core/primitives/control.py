@@ -3,13 +3,16 @@
 Sub-graphs are closed: they have no free variables. A value from outside that a loop body
 or branch reads becomes an explicit operand (a "const"), as in JAX:
 
-    while_loop[cond_nconsts, body_nconsts] cond_consts... body_consts... carried...
+    while_loop[cond_nconsts, body_nconsts, trip_count] cond_consts... body_consts... carried...
         cond_graph: (cond_consts..., carried...) -> bool[]
         body_graph: (body_consts..., carried...) -> carried...
+        trip_count: the number of iterations when it is known when tracing (a `for` loop
+                    over a range of Python ints), else absent
     cond[branches] index operands...        index: i32[], clamped like XLA's case
         each branch: (operands...) -> outs...
 
-`core.control.subtrace` traces Python functions into such graphs.
+`core.control.subtrace` traces Python functions into such graphs. Their derivatives (in
+`control_derivatives`) transform the sub-graphs.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ import numpy as np
 
 from ..interpreter import eval_graph
 from ..ir import Graph, ShapedArray
+from .control_derivatives import cond_jvp, cond_vjp, split_while, while_loop_jvp, while_loop_vjp
 from .record import Primitive, register
 
 
@@ -46,14 +50,9 @@ def _out_dtypes(graph: Graph) -> list[np.dtype]:
 
 # -- while_loop -------------------------------------------------------------------------------
 
-def _split_while(args: Sequence, cond_nconsts: int, body_nconsts: int):
-    cond_consts = list(args[:cond_nconsts])
-    body_consts = list(args[cond_nconsts:cond_nconsts + body_nconsts])
-    return cond_consts, body_consts, list(args[cond_nconsts + body_nconsts:])
-
-
-def while_loop_shape_rule(*avals, cond_graph, body_graph, cond_nconsts, body_nconsts):
-    cond_consts, body_consts, carried = _split_while(avals, cond_nconsts, body_nconsts)
+def while_loop_shape_rule(*avals, cond_graph, body_graph, cond_nconsts, body_nconsts,
+                          trip_count=None):
+    cond_consts, body_consts, carried = split_while(avals, cond_nconsts, body_nconsts)
     _check_operands(cond_graph, cond_consts + carried, "the loop condition")
     _check_operands(body_graph, body_consts + carried, "the loop body")
     _check_avals(body_graph.out_avals, carried, "the loop body's results")
@@ -70,25 +69,27 @@ def while_loop_weak_rule(*avals, body_graph, **_):
     return [a.weak_type for a in body_graph.out_avals]
 
 
-def while_loop_impl(*args, cond_graph, body_graph, cond_nconsts, body_nconsts):
-    cond_consts, body_consts, carried = _split_while(args, cond_nconsts, body_nconsts)
+def while_loop_impl(*args, cond_graph, body_graph, cond_nconsts, body_nconsts,
+                    trip_count=None):
+    cond_consts, body_consts, carried = split_while(args, cond_nconsts, body_nconsts)
     while bool(eval_graph(cond_graph, *cond_consts, *carried)[0]):
         carried = eval_graph(body_graph, *body_consts, *carried)
     return carried
 
 
-def while_loop_lowering(ctx, *args, cond_graph, body_graph, cond_nconsts, body_nconsts):
+def while_loop_lowering(ctx, *args, cond_graph, body_graph, cond_nconsts, body_nconsts,
+                        trip_count=None):
     """`stablehlo.while` carrying the consts too (unchanged), so its regions are closed."""
     avals = ctx.avals_in
     n_consts = cond_nconsts + body_nconsts
     pred_aval = ShapedArray((), np.dtype(bool))
 
     def cond_region(sub, names):
-        cond_consts, _, carried = _split_while(names, cond_nconsts, body_nconsts)
+        cond_consts, _, carried = split_while(names, cond_nconsts, body_nconsts)
         return [(sub.lower_graph(cond_graph, cond_consts + carried)[0], pred_aval)]
 
     def body_region(sub, names):
-        _, body_consts, carried = _split_while(names, cond_nconsts, body_nconsts)
+        _, body_consts, carried = split_while(names, cond_nconsts, body_nconsts)
         outs = sub.lower_graph(body_graph, body_consts + carried)
         return list(zip(names[:n_consts] + outs, avals, strict=True))
 
@@ -100,7 +101,7 @@ def while_loop_lowering(ctx, *args, cond_graph, body_graph, cond_nconsts, body_n
 while_loop_p = register(Primitive(
     "while_loop", while_loop_shape_rule, while_loop_dtype_rule, while_loop_impl,
     while_loop_lowering, multiple_results=True, weak_type_rule=while_loop_weak_rule,
-    doc="a Python loop rolled into one XLA while loop"))
+    doc="a Python loop rolled into one XLA while loop", jvp=while_loop_jvp, vjp=while_loop_vjp))
 
 
 # -- cond -------------------------------------------------------------------------------------
@@ -152,4 +153,4 @@ def cond_lowering(ctx, index, *args, branches):
 cond_p = register(Primitive(
     "cond", cond_shape_rule, cond_dtype_rule, cond_impl, cond_lowering,
     multiple_results=True, weak_type_rule=cond_weak_rule,
-    doc="an if/else (or a switch) on a traced value: one XLA case"))
+    doc="an if/else (or a switch) on a traced value: one XLA case", jvp=cond_jvp, vjp=cond_vjp))

@@ -15,6 +15,10 @@ from functools import partial
 import numpy as np
 
 from ..ir import ShapedArray
+from .autodiff import (LINEAR, abs_partial, add_transpose, complex_transpose, conjugate_transpose,
+                       convert_jvp, convert_transpose, copysign_partial, extremum_jvp,
+                       imag_transpose, linear_in, multiply_transpose, negative_transpose,
+                       partials, real_transpose, select_transpose, subtract_transpose, zero_jvp)
 from .record import (Primitive, bool_dtype_rule, never_weak, register, same_dtype_rule,
                      same_shape_rule)
 
@@ -352,14 +356,15 @@ def ufunc_impl(ufunc, *args, **_):
 
 
 def elementwise(name: str, ufuncs, lowering, *, impl=None, dtype_rule=same_dtype_rule,
-                weak_rule=None, doc: str = "") -> Primitive:
+                weak_rule=None, doc: str = "", **derivatives) -> Primitive:
     """Register an elementwise primitive: operands of one shape; `ufuncs` (one or a tuple) are
     the NumPy ufuncs it is (the NumPy layer dispatches them to it), the first its reference
-    implementation unless `impl` is given."""
+    implementation unless `impl` is given. `derivatives`: its rules of differentiation
+    (`jvp=`, `transpose=`, `linear=`, `differentiable=`; see `record`)."""
     ufuncs = ufuncs if isinstance(ufuncs, tuple) else (ufuncs,) if ufuncs is not None else ()
     impl = impl or partial(ufunc_impl, ufuncs[0])
     return register(Primitive(name, same_shape_rule, dtype_rule, impl, lowering,
-                              weak_type_rule=weak_rule, doc=doc, ufuncs=ufuncs))
+                              weak_type_rule=weak_rule, doc=doc, ufuncs=ufuncs, **derivatives))
 
 
 def single_op(op_name: str):
@@ -368,8 +373,9 @@ def single_op(op_name: str):
 
 
 def predicate(name: str, ufunc, lowering) -> Primitive:
-    """A test of each element (isnan, signbit): a bool result, never weak."""
-    return elementwise(name, ufunc, lowering, dtype_rule=bool_dtype_rule, weak_rule=never_weak)
+    """A test of each element (isnan, signbit): a bool result, never weak, no derivative."""
+    return elementwise(name, ufunc, lowering, dtype_rule=bool_dtype_rule, weak_rule=never_weak,
+                       differentiable=False)
 
 
 def comparison(name: str, ufunc, direction: str) -> Primitive:
@@ -377,7 +383,12 @@ def comparison(name: str, ufunc, direction: str) -> Primitive:
 
 
 def logical(name: str, ufunc, lowering) -> Primitive:
-    return elementwise(name, ufunc, lowering, dtype_rule=bool_dtype_rule)
+    return elementwise(name, ufunc, lowering, dtype_rule=bool_dtype_rule, differentiable=False)
+
+
+def bitwise(name: str, ufunc, lowering) -> Primitive:
+    """An operation on the bits of integers (and bools): no derivative."""
+    return elementwise(name, ufunc, lowering, differentiable=False)
 
 
 def _shift_right_lowering(ctx, x, y, **_):
@@ -428,27 +439,39 @@ def select_weak_rule(pred, on_true, on_false, **_):
 
 # -- the primitives ---------------------------------------------------------------------------
 
-add_p = elementwise("add", np.add, add_lowering)
-subtract_p = elementwise("subtract", np.subtract, subtract_lowering)
-multiply_p = elementwise("multiply", np.multiply, single_op("stablehlo.multiply"))
-negative_p = elementwise("negative", np.negative, single_op("stablehlo.negate"))
-abs_p = elementwise("abs", (np.absolute, np.fabs), abs_lowering, dtype_rule=real_dtype_rule)
-sign_p = elementwise("sign", np.sign, sign_lowering)
-copysign_p = elementwise("copysign", np.copysign, copysign_lowering)
-maximum_p = elementwise("maximum", np.maximum, partial(extremum_lowering, "max", False))
-minimum_p = elementwise("minimum", np.minimum, partial(extremum_lowering, "min", False))
-fmax_p = elementwise("fmax", np.fmax, partial(extremum_lowering, "max", True))
-fmin_p = elementwise("fmin", np.fmin, partial(extremum_lowering, "min", True))
-rint_p = elementwise("rint", np.rint, round_lowering)
-floor_p = elementwise("floor", np.floor, partial(floor_ceil_lowering, "stablehlo.floor"))
-ceil_p = elementwise("ceil", np.ceil, partial(floor_ceil_lowering, "stablehlo.ceil"))
+add_p = elementwise("add", np.add, add_lowering, **LINEAR,
+                    transpose=add_transpose)
+subtract_p = elementwise("subtract", np.subtract, subtract_lowering, **LINEAR,
+                         transpose=subtract_transpose)
+multiply_p = elementwise("multiply", np.multiply, single_op("stablehlo.multiply"),
+                         jvp=partials(lambda ctx, t, out, x, y: ctx.mul(t, y),
+                                      lambda ctx, t, out, x, y: ctx.mul(x, t)),
+                         linear=True, transpose=multiply_transpose)
+negative_p = elementwise("negative", np.negative, single_op("stablehlo.negate"), **LINEAR,
+                         transpose=negative_transpose)
+abs_p = elementwise("abs", (np.absolute, np.fabs), abs_lowering, dtype_rule=real_dtype_rule,
+                    jvp=partials(abs_partial))
+sign_p = elementwise("sign", np.sign, sign_lowering, jvp=zero_jvp)
+copysign_p = elementwise("copysign", np.copysign, copysign_lowering,
+                         jvp=partials(copysign_partial, None))
+maximum_p = elementwise("maximum", np.maximum, partial(extremum_lowering, "max", False),
+                        jvp=extremum_jvp())
+minimum_p = elementwise("minimum", np.minimum, partial(extremum_lowering, "min", False),
+                        jvp=extremum_jvp())
+fmax_p = elementwise("fmax", np.fmax, partial(extremum_lowering, "max", True), jvp=extremum_jvp())
+fmin_p = elementwise("fmin", np.fmin, partial(extremum_lowering, "min", True), jvp=extremum_jvp())
+rint_p = elementwise("rint", np.rint, round_lowering, jvp=zero_jvp)
+floor_p = elementwise("floor", np.floor, partial(floor_ceil_lowering, "stablehlo.floor"),
+                      jvp=zero_jvp)
+ceil_p = elementwise("ceil", np.ceil, partial(floor_ceil_lowering, "stablehlo.ceil"),
+                     jvp=zero_jvp)
 
-bitwise_and_p = elementwise("bitwise_and", np.bitwise_and, single_op("stablehlo.and"))
-bitwise_or_p = elementwise("bitwise_or", np.bitwise_or, single_op("stablehlo.or"))
-bitwise_xor_p = elementwise("bitwise_xor", np.bitwise_xor, single_op("stablehlo.xor"))
-invert_p = elementwise("invert", np.invert, single_op("stablehlo.not"))
-left_shift_p = elementwise("left_shift", np.left_shift, single_op("stablehlo.shift_left"))
-right_shift_p = elementwise("right_shift", np.right_shift, _shift_right_lowering)
+bitwise_and_p = bitwise("bitwise_and", np.bitwise_and, single_op("stablehlo.and"))
+bitwise_or_p = bitwise("bitwise_or", np.bitwise_or, single_op("stablehlo.or"))
+bitwise_xor_p = bitwise("bitwise_xor", np.bitwise_xor, single_op("stablehlo.xor"))
+invert_p = bitwise("invert", np.invert, single_op("stablehlo.not"))
+left_shift_p = bitwise("left_shift", np.left_shift, single_op("stablehlo.shift_left"))
+right_shift_p = bitwise("right_shift", np.right_shift, _shift_right_lowering)
 
 equal_p = comparison("equal", np.equal, "EQ")
 not_equal_p = comparison("not_equal", np.not_equal, "NE")
@@ -468,17 +491,22 @@ isinf_p = predicate("isinf", np.isinf, isinf_lowering)
 signbit_p = predicate("signbit", np.signbit, signbit_lowering)
 
 real_p = elementwise("real", None, partial(complex_part_lowering, "stablehlo.real"),
-                     impl=partial(ufunc_impl, np.real), dtype_rule=real_dtype_rule)
+                     impl=partial(ufunc_impl, np.real), dtype_rule=real_dtype_rule, **LINEAR,
+                     transpose=real_transpose)
 imag_p = elementwise("imag", None, partial(complex_part_lowering, "stablehlo.imag"),
-                     impl=partial(ufunc_impl, np.imag), dtype_rule=real_dtype_rule)
-conjugate_p = elementwise("conjugate", np.conjugate, conjugate_lowering)
+                     impl=partial(ufunc_impl, np.imag), dtype_rule=real_dtype_rule, **LINEAR,
+                     transpose=imag_transpose)
+conjugate_p = elementwise("conjugate", np.conjugate, conjugate_lowering, **LINEAR,
+                          transpose=conjugate_transpose)
 complex_p = elementwise("complex", None, single_op("stablehlo.complex"),
                         impl=_make_complex_impl, dtype_rule=_make_complex_dtype,
-                        doc="re + i im, exactly")
+                        doc="re + i im, exactly", **LINEAR, transpose=complex_transpose)
 
 select_p = register(Primitive(
     "select", select_shape_rule, select_dtype_rule, lambda pred, a, b, **_: np.where(pred, a, b),
-    select_lowering, weak_type_rule=select_weak_rule, doc="np.where on one shape and dtype"))
+    select_lowering, weak_type_rule=select_weak_rule, doc="np.where on one shape and dtype",
+    jvp=linear_in(1, 2), linear=True, transpose=select_transpose))
 convert_element_type_p = register(Primitive(
     "convert_element_type", same_shape_rule, convert_dtype_rule, _convert_impl, convert_lowering,
-    weak_type_rule=convert_weak_rule, doc="astype"))
+    weak_type_rule=convert_weak_rule, doc="astype", jvp=convert_jvp, linear=True,
+    transpose=convert_transpose))

@@ -3,8 +3,22 @@
 Each primitive is a frozen record holding every rule it has: shape rule, dtype rule, NumPy
 reference implementation (the oracle of the tests and the graph interpreter), StableHLO
 lowering, and the NumPy ufuncs it implements (the NumPy layer's dispatch table is built from
-them). Categories share one rule through `functools.partial`. The modules of this package
-define the primitives as values (`exp_p`); `PRIMITIVES` is the closed set, by name.
+them), and the rules of differentiation (`core.transform` is their interpreter):
+
+- `jvp(ctx, primals, tangents, **params) -> (primal outs, tangent outs)`: forward mode. A
+  tangent is None where it is zero; `ctx` (a `core.transform.RuleContext`) emits equations
+  (`ctx.mul(t, ctx.cos(x))`) and `ctx.primal_outs()` emits this equation itself.
+- `transpose(ctx, ct, *operands, **params) -> [cotangent or None per operand]`: for a
+  primitive that is linear in some operands (`linear=True`); those come as `Linear(aval)`.
+- `vjp(ctx, primals, active, **params) -> (primal outs, which outs are active, backward)`:
+  reverse mode for the control-flow primitives, whose JVP cannot be split per equation into
+  a primal and a linear part; `backward(ctx, cts) -> cotangent per operand` emits the
+  transposed computation.
+- `differentiable=False` declares a primitive whose results have no derivative (comparisons,
+  integer and bit operations, argmax): their tangents are zero, without a rule.
+
+Categories share one rule through `functools.partial`. The modules of this package define the
+primitives as values (`exp_p`); `PRIMITIVES` is the closed set, by name.
 """
 from __future__ import annotations
 
@@ -27,6 +41,11 @@ class Primitive:
     weak_type_rule: Callable[..., Any] | None = None   # default: weak iff every input is weak
     doc: str = ""
     ufuncs: tuple[np.ufunc, ...] = ()   # the NumPy ufuncs this primitive is, on one dtype
+    jvp: Callable[..., Any] | None = None         # forward-mode rule (see the module doc)
+    transpose: Callable[..., Any] | None = None   # for linear primitives
+    vjp: Callable[..., Any] | None = None         # reverse mode of control flow
+    differentiable: bool = True                   # False: results have zero derivative
+    linear: bool = False                          # linear in its inexact operands
 
     def __repr__(self) -> str:
         return f"Primitive({self.name})"
@@ -46,6 +65,13 @@ class Primitive:
         if self.weak_type_rule is not None:
             return self.weak_type_rule(*avals_in, **params)
         return bool(avals_in) and all(a.weak_type for a in avals_in)
+
+
+@dataclass(frozen=True)
+class Linear:
+    """An operand a transpose rule transposes with respect to (JAX's UndefinedPrimal): its
+    value is not known, only its type."""
+    aval: ShapedArray
 
 
 PRIMITIVES: dict[str, Primitive] = {}

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..ir import ShapedArray
 from ..lowering import i64_array
+from .autodiff import linear_in
 from .elementwise import complex_parts, extremum, ordered
 from .record import Primitive, register
 
@@ -84,18 +85,77 @@ def _reduce(ctx, kind: str, x, axes, aval, out):
                   {"dimensions": i64_array(axes)}, regions=[region])[0]
 
 
-def reduction(kind: str, reducer) -> Primitive:
+def reduction(kind: str, reducer, **derivatives) -> Primitive:
     return register(Primitive(f"reduce_{kind}", reduce_shape_rule, _dtype_of,
                               partial(_impl, reducer), partial(reduce_lowering, kind),
-                              doc=f"np.{reducer.__name__} over static axes"))
+                              doc=f"np.{reducer.__name__} over static axes", **derivatives))
 
 
-reduce_sum_p = reduction("sum", np.sum)
-reduce_prod_p = reduction("prod", np.prod)
-reduce_max_p = reduction("max", np.max)
-reduce_min_p = reduction("min", np.min)
-reduce_and_p = reduction("and", np.all)
-reduce_or_p = reduction("or", np.any)
+def _kept(aval, axes) -> list[int]:
+    return [d for d in range(aval.ndim) if d not in axes]
+
+
+def reduce_sum_transpose(ctx, ct, x, *, axes):
+    return [ctx.broadcast_in_dim(ct, x.aval.shape, _kept(x.aval, axes))]
+
+
+def reduce_prod_jvp(ctx, primals, tangents, *, axes):
+    """The sum of each tangent times the product of the other elements (exact at zeros)."""
+    outs = ctx.primal_outs()
+    others = _product_of_others(ctx, primals[0], axes)
+    return outs, [ctx.reduce_sum(ctx.mul(tangents[0], others), axes)]
+
+
+def _product_of_others(ctx, x, axes):
+    """For each element of x, the product of the other elements along axes: the product of
+    those before it times the product of those after it."""
+    aval = x.aval
+    kept = _kept(aval, axes)
+    perm = kept + sorted(axes)
+    n = int(np.prod([aval.shape[a] for a in axes], dtype=np.int64))
+    shape = [aval.shape[d] for d in kept] + [n]
+    moved = ctx.reshape(ctx.transpose(x, perm), shape)
+    if n > 1:
+        last = len(kept)
+        before = _shift(ctx, ctx.cumprod(moved, last), last, forward=True)
+        after = _shift(ctx, ctx.cumprod(moved, last, reverse=True), last, forward=False)
+        moved = ctx.mul(before, after)
+    else:
+        moved = ctx.full_like(moved, 1)
+    back = ctx.reshape(moved, [aval.shape[d] for d in perm])
+    return ctx.transpose(back, np.argsort(perm))
+
+
+def _shift(ctx, x, axis: int, forward: bool):
+    """x moved one place along its last axis, a 1 coming in (exclusive cumulative products)."""
+    shape = x.aval.shape
+    ones = ctx.full(x.aval.update(shape=shape[:axis] + (1,), weak_type=False), 1)
+    starts = [0] * len(shape)
+    limits = list(shape)
+    if forward:
+        limits[axis] -= 1
+        return ctx.concatenate([ones, ctx.slice(x, starts, limits)], axis)
+    starts[axis] = 1
+    return ctx.concatenate([ctx.slice(x, starts, limits), ones], axis)
+
+
+def extremum_reduce_jvp(ctx, primals, tangents, *, axes):
+    """The mean of the tangents of the elements equal to the result (JAX's choice on ties)."""
+    outs = ctx.primal_outs()
+    x, t = primals[0], tangents[0]
+    spread = ctx.broadcast_in_dim(outs[0], x.aval.shape, _kept(x.aval, axes))
+    picked = ctx.where_equal(x, spread, 1, 0)
+    count = ctx.reduce_sum(picked, axes)
+    return outs, [ctx.div(ctx.reduce_sum(ctx.mul(t, picked), axes), count)]
+
+
+reduce_sum_p = reduction("sum", np.sum, jvp=linear_in(), linear=True,
+                         transpose=reduce_sum_transpose)
+reduce_prod_p = reduction("prod", np.prod, jvp=reduce_prod_jvp)
+reduce_max_p = reduction("max", np.max, jvp=extremum_reduce_jvp)
+reduce_min_p = reduction("min", np.min, jvp=extremum_reduce_jvp)
+reduce_and_p = reduction("and", np.all, differentiable=False)
+reduce_or_p = reduction("or", np.any, differentiable=False)
 
 
 # -- argmax / argmin --------------------------------------------------------------------------
@@ -153,7 +213,7 @@ def arg_reduction(kind: str, fn) -> Primitive:
     return register(Primitive(f"arg{kind}", arg_shape_rule,
                               lambda aval, *, axis, index_dtype: np.dtype(index_dtype),
                               partial(arg_impl, fn), partial(arg_lowering, kind),
-                              weak_type_rule=lambda *a, **k: False))
+                              weak_type_rule=lambda *a, **k: False, differentiable=False))
 
 
 argmax_p = arg_reduction("max", np.argmax)
@@ -189,15 +249,39 @@ def cumulative_lowering(kind: str, ctx, x, *, axis, reverse):
         "window_dimensions": i64_array(window), "padding": pad_attr}, regions=[region])
 
 
-def cumulative(kind: str, fn) -> Primitive:
+def cumulative(kind: str, fn, **derivatives) -> Primitive:
     return register(Primitive(f"cum{kind}", lambda aval, *, axis, reverse: aval.shape, _dtype_of,
-                              partial(cumulative_impl, fn), partial(cumulative_lowering, kind)))
+                              partial(cumulative_impl, fn), partial(cumulative_lowering, kind),
+                              **derivatives))
 
 
-cumsum_p = cumulative("sum", np.cumsum)
-cumprod_p = cumulative("prod", np.cumprod)
-cummax_p = cumulative("max", np.maximum.accumulate)
-cummin_p = cumulative("min", np.minimum.accumulate)
+def cumsum_transpose(ctx, ct, x, *, axis, reverse):
+    return [ctx.cumsum(ct, axis, not reverse)]
+
+
+def cumprod_jvp(ctx, primals, tangents, *, axis, reverse):
+    """out * cumsum(t / x): exact where no element is zero (NaN where one is)."""
+    outs = ctx.primal_outs()
+    ratio = ctx.div(tangents[0], primals[0])
+    return outs, [ctx.mul(outs[0], ctx.cumsum(ratio, axis, reverse))]
+
+
+def cumulative_extremum_jvp(ctx, primals, tangents, *, axis, reverse):
+    """The tangent of the element that is the running extremum: the last one so far equal to
+    the running result (`records`), found by a running max of positions."""
+    outs = ctx.primal_outs()
+    x = primals[0]
+    n = x.aval.shape[axis]
+    iota = ctx.iota(x.aval.shape, np.int64, axis)
+    records = ctx.select(ctx.eq(x, outs[0]), iota, ctx.full(iota.aval, n if reverse else -1))
+    where = ctx.cummin(records, axis, True) if reverse else ctx.cummax(records, axis)
+    return outs, [ctx.take_along_axis(tangents[0], where, axis)]
+
+
+cumsum_p = cumulative("sum", np.cumsum, jvp=linear_in(), linear=True, transpose=cumsum_transpose)
+cumprod_p = cumulative("prod", np.cumprod, jvp=cumprod_jvp)
+cummax_p = cumulative("max", np.maximum.accumulate, jvp=cumulative_extremum_jvp)
+cummin_p = cumulative("min", np.minimum.accumulate, jvp=cumulative_extremum_jvp)
 
 
 # -- sort -------------------------------------------------------------------------------------
@@ -259,6 +343,16 @@ def sort_lowering(ctx, *xs, dimension, num_keys):
                   {"dimension": f"{dimension} : i64", "is_stable": "true"}, regions=[region])
 
 
+def sort_jvp(ctx, primals, tangents, *, dimension, num_keys):
+    """Sorted with the positions (an iota) alongside; each tangent taken in that order."""
+    iota = ctx.iota(primals[0].aval.shape, np.int64, dimension)
+    outs = ctx.sort(list(primals) + [iota], dimension, num_keys)
+    order = outs[-1]
+    return outs[:-1], [None if t is None else ctx.take_along_axis(t, order, dimension)
+                       for t in tangents]
+
+
 sort_p = register(Primitive("sort", sort_shape_rule, lambda *avals, **_: [a.dtype for a in avals],
                             sort_impl, sort_lowering, multiple_results=True,
-                            weak_type_rule=lambda *avals, **_: [a.weak_type for a in avals]))
+                            weak_type_rule=lambda *avals, **_: [a.weak_type for a in avals],
+                            jvp=sort_jvp))

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import ShapedArray
+from ..ir import Literal, ShapedArray
 from ..lowering import i64_array
+from .autodiff import is_linear, linear_in
 from .record import Primitive, register, same_dtype_rule
+
+LINEAR = {"jvp": linear_in(), "linear": True}
 
 
 def _dtype_of_first(aval, *_, **__):
@@ -21,9 +24,13 @@ def _weak_of_first(aval, *_, **__):
 
 
 def structural(name, shape_rule, impl, lowering, dtype_rule=_dtype_of_first,
-              weak_rule=_weak_of_first, doc=""):
+              weak_rule=_weak_of_first, doc="", **derivatives):
     return register(Primitive(name, shape_rule, dtype_rule, impl, lowering,
-                              weak_type_rule=weak_rule, doc=doc))
+                              weak_type_rule=weak_rule, doc=doc, **derivatives))
+
+
+def _zero_scalar(ctx, aval):
+    return ctx.full(ShapedArray((), aval.dtype), 0)
 
 
 # -- broadcast_in_dim -------------------------------------------------------------------------
@@ -49,8 +56,19 @@ def broadcast_in_dim_lowering(ctx, x, *, shape, broadcast_dimensions):
                   {"broadcast_dimensions": i64_array(broadcast_dimensions)})
 
 
+def broadcast_in_dim_transpose(ctx, ct, x, *, shape, broadcast_dimensions):
+    """Summed over the new axes and the axes of length 1 that were stretched."""
+    stretched = {t for d, t in zip(x.aval.shape, broadcast_dimensions, strict=True)
+                 if d == 1 and shape[t] != 1}
+    summed = [d for d in range(len(shape)) if d not in broadcast_dimensions or d in stretched]
+    left = sorted(t for t in broadcast_dimensions if t not in stretched)
+    order = [left.index(t) for t in broadcast_dimensions if t not in stretched]
+    return [ctx.reshape(ctx.transpose(ctx.reduce_sum(ct, summed), order), x.aval.shape)]
+
+
 broadcast_in_dim_p = structural("broadcast_in_dim", broadcast_in_dim_shape_rule,
-                                broadcast_in_dim_impl, broadcast_in_dim_lowering)
+                                broadcast_in_dim_impl, broadcast_in_dim_lowering, **LINEAR,
+                                transpose=broadcast_in_dim_transpose)
 
 
 # -- reshape ----------------------------------------------------------------------------------
@@ -66,7 +84,8 @@ def reshape_lowering(ctx, x, *, new_shape):
 
 
 reshape_p = structural("reshape", reshape_shape_rule,
-                       lambda x, *, new_shape: np.reshape(x, new_shape), reshape_lowering)
+                       lambda x, *, new_shape: np.reshape(x, new_shape), reshape_lowering,
+                       **LINEAR, transpose=lambda ctx, ct, x, **_: [ctx.reshape(ct, x.aval.shape)])
 
 
 # -- transpose --------------------------------------------------------------------------------
@@ -82,9 +101,13 @@ def transpose_lowering(ctx, x, *, permutation):
                   {"permutation": i64_array(permutation)})
 
 
+def transpose_transpose(ctx, ct, x, *, permutation):
+    return [ctx.transpose(ct, np.argsort(permutation))]
+
+
 transpose_p = structural("transpose", transpose_shape_rule,
                          lambda x, *, permutation: np.transpose(x, permutation).copy(),
-                         transpose_lowering)
+                         transpose_lowering, **LINEAR, transpose=transpose_transpose)
 
 
 # -- slice (static, positive strides) ---------------------------------------------------------
@@ -110,7 +133,17 @@ def slice_lowering(ctx, x, *, start_indices, limit_indices, strides):
         "strides": i64_array(strides)})
 
 
-slice_p = structural("slice", slice_shape_rule, slice_impl, slice_lowering)
+def slice_transpose(ctx, ct, x, *, start_indices, limit_indices, strides):
+    """Zeros around and between the sliced elements: a pad."""
+    last = [lo + (n - 1) * st + 1 if n else lo
+            for lo, n, st in zip(start_indices, ct.aval.shape, strides, strict=True)]
+    high = [d - end for d, end in zip(x.aval.shape, last, strict=True)]
+    return [ctx.pad(ct, _zero_scalar(ctx, ct.aval), start_indices, high,
+                    [st - 1 for st in strides])]
+
+
+slice_p = structural("slice", slice_shape_rule, slice_impl, slice_lowering, **LINEAR,
+                     transpose=slice_transpose)
 
 
 # -- rev --------------------------------------------------------------------------------------
@@ -121,7 +154,8 @@ def rev_lowering(ctx, x, *, dimensions):
 
 
 rev_p = structural("rev", lambda aval, *, dimensions: aval.shape,
-                   lambda x, *, dimensions: np.flip(x, dimensions).copy(), rev_lowering)
+                   lambda x, *, dimensions: np.flip(x, dimensions).copy(), rev_lowering,
+                   **LINEAR, transpose=lambda ctx, ct, x, *, dimensions: [ctx.rev(ct, dimensions)])
 
 
 # -- concatenate ------------------------------------------------------------------------------
@@ -143,10 +177,22 @@ def concatenate_lowering(ctx, *xs, dimension):
                   {"dimension": f"{dimension} : i64"})
 
 
+def concatenate_transpose(ctx, ct, *xs, dimension):
+    cts, offset = [], 0
+    for x in xs:
+        n = x.aval.shape[dimension]
+        starts, limits = [0] * ct.aval.ndim, list(ct.aval.shape)
+        starts[dimension], limits[dimension] = offset, offset + n
+        cts.append(ctx.slice(ct, starts, limits) if is_linear(x) else None)
+        offset += n
+    return cts
+
+
 concatenate_p = register(Primitive("concatenate", concatenate_shape_rule,
                                    lambda *avals, dimension: same_dtype_rule(*avals),
                                    lambda *xs, dimension: np.concatenate(xs, axis=dimension),
-                                   concatenate_lowering))
+                                   concatenate_lowering, **LINEAR,
+                                   transpose=concatenate_transpose))
 
 
 # -- pad --------------------------------------------------------------------------------------
@@ -172,8 +218,23 @@ def pad_lowering(ctx, x, pad_value, *, low, high, interior):
         "interior_padding": i64_array(interior)})
 
 
+def pad_transpose(ctx, ct, x, pad_value, *, low, high, interior):
+    """The operand's elements are every (interior+1)-th from `low` (cropped ones, where a
+    padding is negative, get zeros); the padding value's cotangent is the rest's sum."""
+    zero = _zero_scalar(ctx, ct.aval)
+    uncropped = ctx.pad(ct, zero, [max(-lo, 0) for lo in low], [max(-hi, 0) for hi in high])
+    starts = [max(lo, 0) for lo in low]
+    limits = [lo + (n - 1) * (it + 1) + 1 if n else lo
+              for lo, n, it in zip(starts, x.aval.shape, interior, strict=True)]
+    inner = ctx.slice(uncropped, starts, limits, [it + 1 for it in interior])
+    everything = range(ct.aval.ndim)
+    rest = ctx.sub(ctx.reduce_sum(ct, everything), ctx.reduce_sum(inner, everything))
+    return [inner if is_linear(x) else None, rest if is_linear(pad_value) else None]
+
+
 pad_p = structural("pad", pad_shape_rule, pad_impl, pad_lowering,
-                   dtype_rule=lambda aval, pad_value, **_: same_dtype_rule(aval, pad_value))
+                   dtype_rule=lambda aval, pad_value, **_: same_dtype_rule(aval, pad_value),
+                   **LINEAR, transpose=pad_transpose)
 
 
 # -- iota -------------------------------------------------------------------------------------
@@ -190,7 +251,8 @@ def iota_lowering(ctx, *, shape, dtype, dimension):
 
 iota_p = register(Primitive("iota", lambda *, shape, dtype, dimension: shape,
                             lambda *, shape, dtype, dimension: np.dtype(dtype), iota_impl,
-                            iota_lowering, weak_type_rule=lambda **_: False))
+                            iota_lowering, weak_type_rule=lambda **_: False,
+                            differentiable=False))
 
 
 # -- dynamic_slice / dynamic_update_slice (start indices are traced scalars) -------------------
@@ -217,8 +279,14 @@ def dynamic_slice_lowering(ctx, x, *starts, slice_sizes):
                   {"slice_sizes": i64_array(slice_sizes)})
 
 
+def dynamic_slice_transpose(ctx, ct, x, *starts, slice_sizes):
+    zeros = ctx.zeros(x.aval.update(weak_type=False))
+    return [ctx.dynamic_update_slice(zeros, ct, starts)] + [None] * len(starts)
+
+
 dynamic_slice_p = structural("dynamic_slice", dynamic_slice_shape_rule, dynamic_slice_impl,
-                             dynamic_slice_lowering)
+                             dynamic_slice_lowering, jvp=linear_in(0), linear=True,
+                             transpose=dynamic_slice_transpose)
 
 
 def dynamic_update_slice_shape_rule(aval, update, *starts):
@@ -240,9 +308,18 @@ def dynamic_update_slice_lowering(ctx, x, update, *starts):
                   ctx.avals_out)
 
 
+def dynamic_update_slice_transpose(ctx, ct, x, update, *starts):
+    shape = update.aval.shape
+    ct_x = ctx.dynamic_update_slice(ct, ctx.zeros(ct.aval.update(shape=shape)), starts) \
+        if is_linear(x) else None
+    ct_update = ctx.dynamic_slice(ct, starts, shape) if is_linear(update) else None
+    return [ct_x, ct_update] + [None] * len(starts)
+
+
 dynamic_update_slice_p = structural(
     "dynamic_update_slice", dynamic_update_slice_shape_rule, dynamic_update_slice_impl,
-    dynamic_update_slice_lowering, dtype_rule=lambda aval, update, *_: same_dtype_rule(aval, update))
+    dynamic_update_slice_lowering, dtype_rule=lambda aval, update, *_: same_dtype_rule(aval, update),
+    jvp=linear_in(0, 1), linear=True, transpose=dynamic_update_slice_transpose)
 
 
 # -- gather / scatter on leading axes ---------------------------------------------------------
@@ -292,8 +369,14 @@ def _int_indices_rule(aval, indices, *rest, num_indexed, **_):
     return aval.dtype
 
 
+def gather_transpose(ctx, ct, x, indices, *, num_indexed):
+    zeros = ctx.zeros(x.aval.update(weak_type=False))
+    return [ctx.scatter(zeros, indices, ct, num_indexed, "add"), None]
+
+
 gather_p = structural("gather", gather_shape_rule, gather_impl, gather_lowering,
-                      dtype_rule=_int_indices_rule)
+                      dtype_rule=_int_indices_rule, jvp=linear_in(0), linear=True,
+                      transpose=gather_transpose)
 
 
 def scatter_shape_rule(aval, indices, updates, *, num_indexed, mode):
@@ -343,5 +426,43 @@ def scatter_lowering(ctx, x, indices, updates, *, num_indexed, mode):
         "unique_indices": "false"}, regions=[region])
 
 
+def scatter_transpose(ctx, ct, x, indices, updates, *, num_indexed, mode):
+    """add: ct itself, and ct at each update's position. set: ct where nothing was written,
+    and ct at each update's position for the update that was written there."""
+    if mode == "add":
+        ct_x = ct if is_linear(x) else None
+        ct_updates = ctx.gather(ct, indices, num_indexed) if is_linear(updates) else None
+        return [ct_x, None, ct_updates]
+    ct_x = ctx.scatter(ct, indices, ctx.zeros(updates.aval.update(weak_type=False)),
+                       num_indexed, "set") if is_linear(x) else None
+    ct_updates = None
+    if is_linear(updates):
+        ct_updates = ctx.gather(ct, indices, num_indexed)
+        kept = _kept_updates(ctx, x.aval, indices, num_indexed)
+        if kept is not None:
+            batch = range(indices.aval.ndim - 1)
+            mask = ctx.broadcast_in_dim(kept, updates.aval.shape, batch)
+            ct_updates = ctx.select(mask, ct_updates, ctx.zeros_like(ct_updates))
+    return [ct_x, None, ct_updates]
+
+
+def _kept_updates(ctx, aval, indices, num_indexed):
+    """Where positions repeat, which update a set-scatter keeps at each (bool, one per
+    update): the one that wins a scatter of the updates' numbers. None when no position
+    repeats (a literal index without repeats)."""
+    if isinstance(indices, Literal):
+        rows = _index_tuple(aval.shape, np.asarray(indices.value), num_indexed)
+        flat = np.ravel_multi_index(rows, aval.shape[:num_indexed]) if rows else np.zeros(0)
+        if np.unique(flat).size == np.size(flat):
+            return None
+    batch_shape = indices.aval.shape[:-1]
+    count = int(np.prod(batch_shape, dtype=np.int64))
+    numbers = ctx.reshape(ctx.iota((count,), np.int64, 0), batch_shape)
+    owners = ctx.full(ShapedArray(aval.shape[:num_indexed], np.dtype(np.int64)), -1)
+    owners = ctx.scatter(owners, indices, numbers, num_indexed, "set")
+    return ctx.eq(ctx.gather(owners, indices, num_indexed), numbers)
+
+
 scatter_p = structural("scatter", scatter_shape_rule, scatter_impl, scatter_lowering,
-                       dtype_rule=lambda aval, indices, updates, **p: same_dtype_rule(aval, updates))
+                       dtype_rule=lambda aval, indices, updates, **p: same_dtype_rule(aval, updates),
+                       jvp=linear_in(0, 2), linear=True, transpose=scatter_transpose)

@@ -126,3 +126,12 @@ def test_timing_comparisons_table_has_every_timed_cell():
     for name in ("chain", "norms", "matmul"):
         assert f">{name}</td>" in text, f"%psc_timings lacks {name}:\n{text}"
     assert "faster than plain Python" in text or "slower than plain Python" in text
+
+
+def test_gradients_notebook_binds_and_checks_the_gradients():
+    shapes = runner.cell_text(_notebook_cells("gradients.ipynb", "dloss_dw1.shape")[0])
+    assert "(8, 32), (32,), (32, 1), (1,)" in shapes, shapes
+    check = runner.cell_text(_notebook_cells("gradients.ipynb", "finite_difference")[0])
+    assert check.strip().endswith("True"), check
+    refused = runner.cell_text(_notebook_cells("gradients.ipynb", "psc_jit.grad(grow)")[0])
+    assert "'while v.sum() < 10.0:'" in refused and "forward mode" in refused, refused

@@ -1,0 +1,221 @@
+"""One or more instances of every differentiable primitive, for the tests of their rules.
+
+A case is a primitive, its operands and params. A float operand is drawn uniformly from a
+range (away from the points where the primitive has no derivative: log of 0, the kinks of
+abs, ties of max); an index, a predicate or a start position is a fixed array. The loop and
+branch primitives are made by tracing small Python functions.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+from psc_jit.core import cond, fori_loop, jit
+from psc_jit.core.ir import Eqn, Graph, ShapedArray, SourceInfo, Var
+from psc_jit.core.primitives import PRIMITIVES
+
+F64, C128 = np.dtype(np.float64), np.dtype(np.complex128)
+SOURCE = SourceInfo("rule_cases.py", 1, 1)
+
+
+@dataclass(frozen=True)
+class Float:
+    """An operand drawn from [low, high] (a complex one: each part), away from `avoid`."""
+    shape: tuple[int, ...]
+    low: float = -2.0
+    high: float = 2.0
+    dtype: np.dtype = F64
+    weak: bool = False
+
+    def draw(self, rng: np.random.Generator) -> np.ndarray:
+        def part():
+            return rng.uniform(self.low, self.high, self.shape)
+        value = part() + 1j * part() if self.dtype.kind == "c" else part()
+        return np.asarray(value, self.dtype)
+
+    @property
+    def aval(self) -> ShapedArray:
+        return ShapedArray(self.shape, self.dtype, self.weak)
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """An operand with no derivative (an index, a predicate): this value."""
+    value: Any
+
+    def draw(self, rng) -> np.ndarray:
+        return np.asarray(self.value)
+
+    @property
+    def aval(self) -> ShapedArray:
+        value = np.asarray(self.value)
+        return ShapedArray(value.shape, value.dtype)
+
+
+@dataclass(frozen=True)
+class Case:
+    prim: str
+    operands: tuple
+    params: dict = field(default_factory=dict)
+    label: str = ""
+    traced: Callable | None = None       # for control flow: the graph of this function
+
+    @property
+    def id(self) -> str:
+        return f"{self.prim}-{self.label}" if self.label else self.prim
+
+    def graph(self) -> Graph:
+        if self.traced is not None:
+            example = [o.draw(np.random.default_rng(0)) for o in self.operands]
+            return jit(self.traced).trace(*example).graph
+        prim = PRIMITIVES[self.prim]
+        in_vars = tuple(Var(o.aval) for o in self.operands)
+        outs = tuple(Var(a) for a in prim.abstract_eval(*(v.aval for v in in_vars), **self.params))
+        return Graph(in_vars, (Eqn(prim, in_vars, self.params, outs, SOURCE),), outs)
+
+
+S = (2, 3)
+POSITIVE = Float(S, 0.2, 2.0)
+AWAY_FROM_ZERO = Float(S, 0.3, 2.0)
+UNIT = Float(S, -0.8, 0.8)
+
+
+def unary(name, operand=Float(S), label=""):
+    return Case(name, (operand,), label=label)
+
+
+def binary(name, x=Float(S), y=Float(S), label=""):
+    return Case(name, (x, y), label=label)
+
+
+ELEMENTWISE = [
+    binary("add"), binary("subtract"), binary("multiply"), unary("negative"),
+    binary("add", Float(S, dtype=C128), Float(S, dtype=C128), "complex"),
+    binary("multiply", Float(S, dtype=C128), Float(S, dtype=C128), "complex"),
+    unary("abs", AWAY_FROM_ZERO), unary("abs", Float(S, -2.0, -0.3), "negative"),
+    unary("abs", Float(S, 0.3, 2.0, C128), "complex"),
+    unary("sign", AWAY_FROM_ZERO), binary("copysign", AWAY_FROM_ZERO, Float(S, -2.0, -0.3)),
+    binary("maximum"), binary("minimum"), binary("fmax"), binary("fmin"),
+    unary("rint", Float(S, 0.1, 0.4)), unary("floor", Float(S, 0.1, 0.9)),
+    unary("ceil", Float(S, 0.1, 0.9)),
+    unary("real", Float(S, dtype=C128)), unary("imag", Float(S, dtype=C128)),
+    unary("real", Float(S), "of-real"), unary("imag", Float(S), "of-real"),
+    unary("conjugate", Float(S, dtype=C128)), binary("complex"),
+    Case("select", (Fixed(np.array([[True, False, True], [False, False, True]])), Float(S),
+                    Float(S))),
+    Case("convert_element_type", (Float(S, weak=True),), {"new_dtype": F64, "weak_type": False},
+         "weak-to-strong"),
+    Case("convert_element_type", (Float(S),), {"new_dtype": C128, "weak_type": False},
+         "real-to-complex"),
+    Case("convert_element_type", (Float(S, dtype=C128),), {"new_dtype": F64, "weak_type": False},
+         "complex-to-real"),
+]
+
+ARITHMETIC = [
+    binary("divide", Float(S), AWAY_FROM_ZERO),
+    binary("divide", Float(S, dtype=C128), Float(S, 0.3, 2.0, C128), "complex"),
+    binary("floor_divide", Float(S, 0.1, 0.9), Float(S, 1.1, 1.9)),
+    binary("remainder", Float(S, 0.1, 0.9), Float(S, 1.1, 1.9)),
+    binary("remainder", Float(S, 2.2, 2.9), Float(S, -1.9, -1.3), "negative-divisor"),
+    binary("fmod", Float(S, 2.2, 2.9), Float(S, 1.1, 1.4)),
+    binary("power", POSITIVE, Float(S)), unary("square"), unary("reciprocal", AWAY_FROM_ZERO),
+    binary("hypot", AWAY_FROM_ZERO, Float(S)),
+    unary("square", Float(S, dtype=C128), "complex"),
+]
+
+TRANSCENDENTAL = [
+    unary("exp"), unary("exp2"), unary("expm1"), unary("log", POSITIVE), unary("log2", POSITIVE),
+    unary("log10", POSITIVE), unary("log1p", Float(S, -0.8, 2.0)), unary("sqrt", POSITIVE),
+    unary("cbrt", AWAY_FROM_ZERO), unary("sin"), unary("cos"), unary("tan", Float(S, -1.2, 1.2)),
+    unary("sinh"), unary("cosh"), unary("tanh"), binary("arctan2", Float(S), AWAY_FROM_ZERO),
+    unary("arcsin", UNIT), unary("arccos", UNIT), unary("arctan"), unary("arcsinh"),
+    unary("arccosh", Float(S, 1.2, 3.0)), unary("arctanh", UNIT), binary("nextafter"),
+    unary("exp", Float(S, -1.0, 1.0, C128), "complex"),
+    unary("log", Float(S, 0.3, 2.0, C128), "complex"),
+    unary("sin", Float(S, -1.0, 1.0, C128), "complex"),
+    unary("sqrt", Float(S, 0.3, 2.0, C128), "complex"),
+]
+
+R = (3, 4)
+REDUCTIONS = [
+    Case("reduce_sum", (Float(R),), {"axes": (1,)}),
+    Case("reduce_sum", (Float(R),), {"axes": (0, 1)}, "all"),
+    Case("reduce_prod", (Float(R, 0.5, 1.5),), {"axes": (0,)}),
+    Case("reduce_prod", (Float((2, 3, 2), -1.5, 1.5),), {"axes": (0, 2)}, "two-axes"),
+    Case("reduce_max", (Float(R),), {"axes": (1,)}),
+    Case("reduce_min", (Float(R),), {"axes": (0, 1)}),
+    Case("cumsum", (Float(R),), {"axis": 1, "reverse": False}),
+    Case("cumsum", (Float(R),), {"axis": 0, "reverse": True}, "reverse"),
+    Case("cumprod", (Float(R, 0.5, 1.5),), {"axis": 1, "reverse": False}),
+    Case("cumprod", (Float(R, 0.5, 1.5),), {"axis": 0, "reverse": True}, "reverse"),
+    Case("cummax", (Float(R),), {"axis": 1, "reverse": False}),
+    Case("cummin", (Float(R),), {"axis": 0, "reverse": True}, "reverse"),
+    Case("sort", (Float(R),), {"dimension": 1, "num_keys": 1}),
+    Case("sort", (Float(R), Float(R)), {"dimension": 0, "num_keys": 1}, "key-and-value"),
+]
+
+STRUCTURAL = [
+    Case("broadcast_in_dim", (Float((3,)),), {"shape": (2, 3), "broadcast_dimensions": (1,)}),
+    Case("broadcast_in_dim", (Float((2, 1)),),
+         {"shape": (2, 4, 3), "broadcast_dimensions": (0, 2)}, "stretched"),
+    Case("reshape", (Float(S),), {"new_shape": (3, 2)}),
+    Case("transpose", (Float((2, 3, 4)),), {"permutation": (2, 0, 1)}),
+    Case("slice", (Float((5, 6)),),
+         {"start_indices": (1, 0), "limit_indices": (5, 5), "strides": (2, 2)}),
+    Case("rev", (Float(S),), {"dimensions": (0, 1)}),
+    Case("concatenate", (Float((2, 2)), Float((2, 3))), {"dimension": 1}),
+    Case("pad", (Float(S), Float(())), {"low": (1, 0), "high": (0, 2), "interior": (1, 1)}),
+    Case("dynamic_slice", (Float((4, 5)), Fixed(np.int64(1)), Fixed(np.int64(2))),
+         {"slice_sizes": (2, 3)}),
+    Case("dynamic_update_slice",
+         (Float((4, 5)), Float((2, 3)), Fixed(np.int64(2)), Fixed(np.int64(1)))),
+    Case("gather", (Float((4, 3)), Fixed(np.array([[2], [0], [2]]))), {"num_indexed": 1}),
+    Case("scatter", (Float((4, 3)), Fixed(np.array([[2], [0]])), Float((2, 3))),
+         {"num_indexed": 1, "mode": "set"}),
+    Case("scatter", (Float((4, 3)), Fixed(np.array([[2], [0], [2]])), Float((3, 3))),
+         {"num_indexed": 1, "mode": "add"}, "add"),
+]
+
+CONTRACTION = [
+    Case("dot_general", (Float((2, 3)), Float((3, 4))), {"contracting": ((1,), (0,)),
+                                                         "batch": ((), ())}),
+    Case("dot_general", (Float((2, 3, 4)), Float((2, 5, 3))),
+         {"contracting": ((1,), (2,)), "batch": ((0,), (0,))}, "batched"),
+    Case("dot_general", (Float((3,)), Float((3,))), {"contracting": ((0,), (0,)),
+                                                     "batch": ((), ())}, "inner"),
+]
+
+
+def _rolled_loop(x, w):
+    for _ in range(4):
+        x = np.sin(x * w) + 0.5 * x
+    return x
+
+
+def _fori(x, w):
+    return fori_loop(0, 3, lambda i, v: v * np.cos(w) + i, x)
+
+
+def _traced_branch(x, w):
+    return cond(x.sum() > 0, lambda v: v @ w, lambda v: np.sin(v) @ w, x)
+
+
+def _branch_in_loop(x, w):
+    for _ in range(3):
+        if x.sum() > 0:
+            x = x @ w
+        else:
+            x = np.tanh(x) @ w
+    return x
+
+
+CONTROL = [
+    Case("while_loop", (Float((3,)), Float((3,))), label="rolled-for", traced=_rolled_loop),
+    Case("while_loop", (Float((3,)), Float(())), label="fori_loop", traced=_fori),
+    Case("cond", (Float((3,)), Float((3, 3))), label="cond", traced=_traced_branch),
+    Case("cond", (Float((3,)), Float((3, 3), -0.5, 0.5)), label="in-a-loop",
+         traced=_branch_in_loop),
+]
+
+CASES = ELEMENTWISE + ARITHMETIC + TRANSCENDENTAL + REDUCTIONS + STRUCTURAL + CONTRACTION + CONTROL
