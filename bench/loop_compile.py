@@ -6,7 +6,7 @@ For each iteration count it prints the graph size (equations, sub-graphs include
 to trace, to lower to StableHLO and to compile with XLA, and one run of the compiled program;
 then the ratios unrolled / rolled.
 
-    python bench/loop_compile.py [--cell heat|sum|logistic] [--counts 10 100 1000 10000]
+    python bench/loop_compile.py [--cell heat|sum|logistic|masked] [--counts 10 100 1000 10000]
                                  [--max-seconds S] [--max-gb G]
 
 Each configuration runs in a child process, stopped (and shown as such) when it runs longer
@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from psc_jit.core import cell  # noqa: E402
+from psc_jit.core.control import cell  # noqa: E402
 from psc_jit.core import Jitted  # noqa: E402
 from psc_jit.core.control.rewrite import roll_loops  # noqa: E402
 from psc_jit.core.control.runtime import rolling_disabled  # noqa: E402
@@ -52,6 +52,13 @@ for i in range(iters):
     grad = X.T @ (p - y) / X.shape[0]
     w = w - lr * grad
 """, lambda n: _logistic(n)),
+    "masked": ("""
+for t in range(steps):
+    x[x > limit] *= 0.5
+    x[x < -limit] += 1.0
+    spread = x[x > 0].max() - x[x < 0].min()
+""", lambda n: {"x": np.random.default_rng(2).standard_normal(10_000) * 4, "steps": n,
+               "limit": 1.5}),
 }
 
 

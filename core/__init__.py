@@ -36,7 +36,7 @@ from .control.rewrite import roll_loops
 from .ir import Eqn, Graph, Literal, ShapedArray, SourceInfo, Var
 from .lowering import LoweringError
 from .primitives import PRIMITIVES, Primitive
-from .tracing import ConcretizationError, TraceError, UnsupportedError
+from .tracing import ConcretizationError, DataDependentShapeError, TraceError, UnsupportedError
 from .transform import grad, jacfwd, jacrev, jvp, value_and_grad, vjp
 from .tree_util import flatten as tree_flatten
 from .tree_util import unflatten as tree_unflatten
@@ -46,7 +46,8 @@ __all__ = [
     "jit", "Jitted", "Traced", "Lowered", "Compiled", "CallSpec", "CallReport",
     "fori_loop", "while_loop", "cond", "switch", "scan",
     "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev",
-    "TraceError", "ConcretizationError", "UnsupportedError", "LoweringError", "XlaError",
+    "TraceError", "ConcretizationError", "UnsupportedError", "DataDependentShapeError",
+    "LoweringError", "XlaError",
     "GraphTypeError", "check_graph",
     "TRACE_CACHE", "EXECUTABLE_CACHE", "CacheEvent", "CacheRecord", "Signature", "StaticLeaf",
     "TracedLeaf", "FusionModel", "Kernel", "SourceLine", "parse_optimized_hlo",

@@ -61,6 +61,13 @@ class UnsupportedError(TraceError):
     """A NumPy function, method or argument that psc_jit does not compile."""
 
 
+class DataDependentShapeError(RuntimeError):
+    """Raised by a run (a `RuntimeCheck`, before anything is written back) when NumPy's result
+    would have another shape than the compiled program's for these values (np.linalg.lstsq's
+    residuals of a rank-deficient matrix, np.bincount of a value past minlength). The cell
+    magic then runs the cell as plain Python; `jit` raises it with the reason."""
+
+
 def source_line(source: SourceInfo) -> str:
     return linecache.getline(source.file, source.line).strip()
 

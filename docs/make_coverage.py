@@ -22,7 +22,7 @@ import numpy as np
 
 from psc_jit.core import jit
 from psc_jit.core.ir import subgraphs
-from psc_jit.core.numpy.base import NUMPY_FUNCTIONS
+from psc_jit.core.numpy.base import NUMPY_FUNCTIONS, numpy_name
 from psc_jit.core.numpy.ufuncs import SPECIAL_UFUNCS, UFUNC_PRIMITIVES
 from psc_jit.core import TraceError
 from psc_jit.core.primitives import PRIMITIVES
@@ -98,6 +98,33 @@ EXAMPLES: dict[Callable, Callable] = {
     np.cumulative_sum: lambda x, y, v, i, b: np.cumulative_sum(x, axis=1, include_initial=True),
     np.cumulative_prod: lambda x, y, v, i, b: np.cumulative_prod(v),
 }
+_SQUARE = {  # on x[:, :3] @ x[:, :3].T + 30 I: square, symmetric, positive definite
+    np.linalg.cholesky: np.linalg.cholesky, np.linalg.inv: np.linalg.inv,
+    np.linalg.det: np.linalg.det, np.linalg.slogdet: np.linalg.slogdet,
+    np.linalg.eigh: np.linalg.eigh, np.linalg.eigvalsh: np.linalg.eigvalsh,
+    np.linalg.solve: lambda s: np.linalg.solve(s, s[0]),
+    np.linalg.matrix_power: lambda s: np.linalg.matrix_power(s, 5),
+    np.linalg.tensorsolve: lambda s: np.linalg.tensorsolve(s, s[0]),
+    np.linalg.tensorinv: lambda s: np.linalg.tensorinv(s, ind=1),
+    np.linalg.cond: np.linalg.cond, np.linalg.trace: np.linalg.trace,
+}
+for _f, _use in _SQUARE.items():
+    EXAMPLES[_f] = lambda x, y, v, i, b, u=_use: u(x[:, :3] @ x[:, :3].T + 30 * np.eye(3))
+EXAMPLES.update({
+    np.linalg.lstsq: lambda x, y, v, i, b: np.linalg.lstsq(x.T, y, rcond=None),
+    np.linalg.multi_dot: lambda x, y, v, i, b: np.linalg.multi_dot([y, x.T, x, y]),
+    np.linalg.outer: lambda x, y, v, i, b: np.linalg.outer(y, v),
+    np.linalg.cross: lambda x, y, v, i, b: np.linalg.cross(x[:, :3], y[:3]),
+    np.linalg.vecdot: lambda x, y, v, i, b: np.linalg.vecdot(x, y),
+    np.linalg.matmul: lambda x, y, v, i, b: np.linalg.matmul(x, y),
+    np.linalg.tensordot: lambda x, y, v, i, b: np.linalg.tensordot(x, y, axes=1),
+    np.cov: lambda x, y, v, i, b: np.cov(x),
+    np.corrcoef: lambda x, y, v, i, b: np.corrcoef(x),
+    np.interp: lambda x, y, v, i, b: np.interp(v, y, y * 2),
+    np.histogram: lambda x, y, v, i, b: np.histogram(v, bins=3, range=(0, 4)),
+    np.histogram_bin_edges: lambda x, y, v, i, b: np.histogram_bin_edges(v, bins=3),
+    np.bincount: lambda x, y, v, i, b: np.bincount(i, minlength=3),
+})
 for _f in (np.asarray, np.asanyarray, np.ascontiguousarray, np.array):
     EXAMPLES[_f] = lambda x, y, v, i, b, f=_f: f(x, like=x)
 for _f in (np.zeros, np.ones, np.empty, np.eye, np.identity, np.tri, np.arange):
@@ -156,10 +183,6 @@ def methods() -> list[str]:
                   and n not in TRACER_OWN)
 
 
-def numpy_name(fn) -> str:
-    module = getattr(fn, "__module__", "numpy") or "numpy"
-    prefix = "np.linalg." if module.startswith("numpy.linalg") else "np."
-    return prefix + fn.__name__
 
 
 def primitives_of(example, operands=OPERANDS) -> list[str]:

@@ -14,9 +14,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .core import (TRACE_CACHE, CacheEvent, CallSpec, CellAnalysis, Compiled, Jitted,
-                   LoweringError, RunReport, Timings, TraceError, XlaError, analyze_cell,
-                   largest_difference, make_cell_function, parse_cell, roll_loops, time_runs)
+from .core import (TRACE_CACHE, CacheEvent, CallSpec, CellAnalysis, Compiled,
+                   DataDependentShapeError, Jitted, LoweringError, RunReport, Timings,
+                   TraceError, XlaError, analyze_cell, largest_difference, make_cell_function,
+                   parse_cell, roll_loops, time_runs)
 from .gradcell import gradient_cell, gradient_name, gradient_problem
 
 
@@ -115,7 +116,10 @@ class CellRunner:
             compiled = self._compile(program, spec, identity, analysis, report)
         self._progress("run")
         start = time.perf_counter()
-        outputs, last = compiled.run(spec)
+        try:
+            outputs, last = compiled.run(spec)
+        except DataDependentShapeError as err:   # checked before anything was written back
+            raise _Fallback(str(err)) from err
         report.stage_seconds["run"] = time.perf_counter() - start
         self.user_ns.update(outputs)
         self._fill_report(report, compiled, program)

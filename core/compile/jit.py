@@ -22,7 +22,7 @@ from ..control.rewrite import rolled_function
 from ..control.runtime import unroll_notes
 from ..ir import Graph, ShapedArray, Var
 from ..lowering import lower
-from ..numpy import check_outputs, verify_checks
+from ..numpy import MaskedSelection, check_outputs, verify_checks
 from ..tracing import Trace, Tracer, UnsupportedError, current_trace, tracing
 from ..tree_util import flatten_with_paths, unflatten
 from . import xla
@@ -170,6 +170,8 @@ def _finish_trace(trace, spec, tracers, result, start) -> TraceResult:
     input_leaf = {id(t._buffer): i for i, t in tracers.items()}
     buffer_outs: dict[int, int] = {}
     for _, value in out_leaves:
+        if isinstance(value, MaskedSelection):
+            raise value.refuse("the result is", at_creation=True)
         steps = value.view_rebuilders() if isinstance(value, Tracer) and value.kind == "array" \
             else None
         if steps is not None:

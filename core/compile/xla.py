@@ -131,7 +131,11 @@ class Executable:
         buffers = [put(aval, sharding, [x], [device], True, enable_x64=True)
                    for (aval, sharding, device), x in zip(self._put_args, arrays, strict=True)]
         results = self._loaded.execute_sharded(buffers).consume_with_handlers(self._handlers)
-        return [np.asarray(r) for r in results]
+        arrays = [np.asarray(r) for r in results]
+        for result, array in zip(results, arrays, strict=True):
+            if array.dtype == object:     # the buffer was not readable: the run failed
+                _raise_run_error(result)
+        return arrays
 
     def hlo_text(self) -> str:
         """The optimized HLO module, after XLA's fusion passes."""
@@ -150,10 +154,40 @@ class Executable:
         return _client().serialize_executable(self._loaded)
 
 
+def _raise_run_error(result) -> None:
+    """XLA's error for a failed run (out of memory, a kernel's error), which NumPy's asarray
+    would otherwise wrap, silently, in an object array."""
+    try:
+        result.block_until_ready()
+    except Exception as err:      # jaxlib raises its own JaxRuntimeError; keep its text
+        raise XlaError(f"the compiled program failed: {err}") from err
+    raise XlaError("the compiled program's result could not be read")
+
+
+LAPACK_TARGET_PREFIX = "lapack_"
+
+
+@functools.cache
+def register_lapack_targets() -> tuple[str, ...]:
+    """Make the CPU LAPACK kernels that jaxlib ships (`lapack_dgetrf_ffi`, ...) callable from
+    `stablehlo.custom_call` (typed FFI), as jaxlib's own lapack module does. Their LAPACK comes
+    from SciPy, loaded here (a few tenths of a second, once per process, only when a program
+    needs it). Returns the target names."""
+    _, _jax, xla_client = _jaxlib()
+    from jaxlib.cpu import _lapack
+    _lapack.initialize()
+    targets = _lapack.registrations()
+    for name, capsule in targets.items():
+        xla_client.register_custom_call_target(name, capsule, platform="cpu", api_version=1)
+    return tuple(sorted(targets))
+
+
 def compile_stablehlo(text: str, in_avals: Sequence[ShapedArray],
                       out_avals: Sequence[ShapedArray]) -> Executable:
     """Compile a StableHLO module (text) for the CPU device."""
     _, _jax, xla_client = _jaxlib()
+    if f'"{LAPACK_TARGET_PREFIX}' in text:      # a custom_call's call_target_name
+        register_lapack_targets()
     try:
         loaded = _client().compile_and_load(
             text.encode(), _jax.DeviceList((_device(),)), xla_client.CompileOptions())
@@ -165,6 +199,7 @@ def compile_stablehlo(text: str, in_avals: Sequence[ShapedArray],
 def deserialize(data: bytes, in_avals: Sequence[ShapedArray],
                 out_avals: Sequence[ShapedArray]) -> Executable:
     _, _jax, xla_client = _jaxlib()
+    register_lapack_targets()     # the program may call them; its text is not at hand
     loaded = _client().deserialize_executable(data, _jax.DeviceList((_device(),)),
                                               xla_client.CompileOptions())
     return Executable(loaded, in_avals, out_avals)

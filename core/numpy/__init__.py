@@ -7,14 +7,18 @@ Modules, each importing only the ones above it in this list:
     products       matmul, dot, inner, outer, tensordot, kron
     shape          reshape, transpose, concatenate, stack, ... (views where NumPy makes views)
     conversion     astype, copy, asarray, array, round
+    masked         x[mask] for a traced boolean mask (reductions over it; x[mask] = v)
     indexing       x[...] and x[...] = v
     matrices       diagonal, trace, diag, tril, triu, cross
     einsum         np.einsum
-    linalg         np.linalg
     math           nan_to_num, isclose, average, ...
     creation       linspace, full, copyto, fromfunction
     sorting        sort, argsort, searchsorted, take, median, quantile
     rearrange      split, tile, repeat, roll, pad, diff, meshgrid
+    linalg         np.linalg's factorizations and solvers (cholesky, qr, svd, solve, lstsq, ...)
+    linalg_api     np.linalg's norms, cond, matrix_rank, multi_dot, the Array API's names
+    statistics     cov, corrcoef, interp, histogram, bincount
+    fft            np.fft
     ufunc_methods  ufunc.reduce / accumulate / outer
     dispatch       wires all of it onto Tracer (operators, methods, __array_ufunc__,
                    __array_function__)
@@ -22,9 +26,11 @@ Modules, each importing only the ones above it in this list:
 Importing this package fills `NUMPY_FUNCTIONS` (NumPy callable -> implementation on tracers)
 and makes Tracer behave like an ndarray.
 """
-from . import (conversion, creation, dispatch, einsum, linalg, math, matrices,  # noqa: F401
-               products, rearrange, reductions, shape, sorting)
+from . import (conversion, creation, dispatch, einsum, fft, linalg, linalg_api,  # noqa: F401
+               math, matrices, products, rearrange, reductions, shape, sorting, statistics)
 from .base import NUMPY_FUNCTIONS, implements, unsupported
 from .indexing import check_outputs, verify_checks
+from .masked import MaskedSelection
 
-__all__ = ["NUMPY_FUNCTIONS", "implements", "unsupported", "check_outputs", "verify_checks"]
+__all__ = ["NUMPY_FUNCTIONS", "MaskedSelection", "implements", "unsupported", "check_outputs",
+           "verify_checks"]

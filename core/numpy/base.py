@@ -31,6 +31,15 @@ def implements(*numpy_functions):
     return decorate
 
 
+def numpy_name(fn) -> str:
+    """The name a user writes for a NumPy function: `np.sum`, `np.linalg.cholesky`,
+    `np.fft.rfft` (its module, with `numpy` spelled `np`)."""
+    module = getattr(fn, "__module__", None) or "numpy"
+    if module == "numpy" or not module.startswith("numpy."):
+        return f"np.{fn.__name__}"
+    return "np." + module[len("numpy."):] + "." + fn.__name__
+
+
 def unsupported(what: str, hint: str = "") -> UnsupportedError:
     return UnsupportedError(f"{what} is not supported by psc_jit", caller_source(),
                             hint or "move it out of the %%psc_jit cell")

@@ -4,9 +4,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..tracing import Tracer
-from .base import NUMPY_FUNCTIONS, assign_into, copy_of, unsupported
+from .base import NUMPY_FUNCTIONS, assign_into, copy_of, numpy_name, unsupported
 from .conversion import astype, np_copy
 from .indexing import getitem, setitem
+from .masked import MaskedSelection
 from .products import matmul
 from .shape import flat_view, np_imag, np_real, np_reshape, np_swapaxes, np_transpose
 from .sorting import sort_in_place
@@ -15,21 +16,18 @@ from .ufuncs import binary_operator, call_ufunc, inplace_binary
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    if any(isinstance(x, MaskedSelection) for x in inputs):
+        return NotImplemented           # the selection's own __array_ufunc__ handles it
     return ufunc_method(ufunc, method, *inputs, **kwargs)
 
 
 def _array_function(self, func, types, args, kwargs):
+    if MaskedSelection in types:
+        return NotImplemented
     impl = NUMPY_FUNCTIONS.get(func)
     if impl is None:
         raise unsupported(numpy_name(func))
     return impl(*args, **kwargs)
-
-
-def numpy_name(func) -> str:
-    """`np.sum`, `np.linalg.det`, `np.fft.fft`: the name a user writes."""
-    module = getattr(func, "__module__", None) or "numpy"
-    public = module.startswith("numpy") and "._" not in module
-    return ("np" + module[len("numpy"):] if public else "np") + "." + func.__name__
 
 
 _BINARY = {

@@ -11,7 +11,9 @@
   in NumPy) or scatter on the flattened array. So result shapes, the placement of broadcast
   advanced dimensions, and IndexErrors are NumPy's. A scatter with repeated positions writes
   the value NumPy writes last, whatever order XLA applies updates in.
-- A traced boolean mask selects a data-dependent number of elements: not compiled.
+- A traced boolean mask selects a data-dependent number of elements: `x[mask]` is a
+  `masked.MaskedSelection` (reductions and elementwise arithmetic on it compile; anything that
+  needs its length is refused), and `x[mask] = v` is a select.
 
 Writes cast the value as NumPy's setitem does (unsafe casting; a complex scalar into a real
 array is NumPy's TypeError), and broadcast it as NumPy does (leading length-1 axes dropped).
@@ -28,6 +30,7 @@ from ..primitives import (concatenate_p, cummin_p, dynamic_slice_p, dynamic_upda
 from ..tracing import Tracer, ViewStep, bind, current_trace, tracing
 from .base import (as_kind, broadcast_to, convert, ensure_tracer, full, real_part, reshape,
                    unsupported)
+from .masked import MaskedSelection, in_data_coordinates, select_masked
 from .reductions import np_all, np_max, np_min
 from .ufuncs import call_ufunc, np_where
 
@@ -69,10 +72,6 @@ def _static_array(entry):
 def _check_index(idx):
     for entry in idx:
         if isinstance(entry, Tracer):
-            if entry.dtype == np.bool_:
-                raise unsupported(
-                    "indexing with a traced boolean mask (its result has a data-dependent shape)",
-                    "use np.where(mask, x, 0) or multiply by the mask instead")
             if entry.dtype.kind not in "iu":
                 raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis "
                                  "(`None`) and integer or boolean arrays are valid indices")
@@ -129,6 +128,9 @@ def _list_index(entry: list) -> np.ndarray:
 
 def getitem(x: Tracer, idx):
     idx = _index_tuple(idx)
+    if _traced_mask_at(idx) is not None:
+        view, mask, lead = _masked_view(x, idx)
+        return select_masked(view, mask, lead)
     _check_index(idx)
     if _is_basic(idx):
         result = indexed_view(x, idx)
@@ -185,7 +187,9 @@ def _slice_len(start, stop, step) -> int:
 def _forward(start, stop, step) -> tuple[int, int, int]:
     """The same elements as range(start, stop, step), as (first, length, positive step)."""
     length = _slice_len(start, stop, step)
-    if step > 0 or not length:
+    if not length:
+        return 0, 0, 1                   # (start may be -1: x[::-1] of an empty axis)
+    if step > 0:
         return start, length, abs(step)
     return start + (length - 1) * step, length, -step
 
@@ -460,6 +464,60 @@ def _last_writer(positions: Tracer, updates: Tracer) -> tuple[Tracer, Tracer]:
     return sorted_positions, _take(updates, _take(order, run_end))
 
 
+# -- traced boolean masks ---------------------------------------------------------------------
+
+MASKED_VALUE_HINT = ("assign a scalar, an array that broadcasts along the other axes, or "
+                     "y[mask] for the same mask; or write x = np.where(mask, values, x)")
+
+
+def _traced_mask_at(idx: tuple) -> int | None:
+    """The position of the one traced boolean entry of idx (None if there is none)."""
+    found = [i for i, e in enumerate(idx) if isinstance(e, Tracer) and e.dtype == np.bool_]
+    if len(found) > 1:
+        raise unsupported("indexing with two traced boolean masks",
+                          "combine them first: x[m1 & m2] (when they index the same axes)")
+    return found[0] if found else None
+
+
+def _masked_view(x: Tracer, idx: tuple) -> tuple[Tracer, Tracer, int]:
+    """x[idx] with idx holding one traced boolean mask, split into (the view of x that the
+    other entries make, the mask (at least 1-d), how many axes of that view precede the
+    mask's). A 0-d mask selects along a new axis of length 1, as in NumPy."""
+    at = _traced_mask_at(idx)
+    mask = idx[at]
+    others = idx[:at] + idx[at + 1:]
+    _check_index(others)
+    if not _is_basic(others):
+        raise unsupported("a traced boolean mask together with integer-array indices",
+                          "index in two steps: x[rows][:, mask]")
+    stand_in = (None,) if mask.ndim == 0 else (slice(None),) * mask.ndim
+    basic = idx[:at] + stand_in + idx[at + 1:]
+    full_idx = _expand_ellipsis(basic, x.ndim)
+    at_full = at
+    if _has_ellipsis(idx[:at]):          # the ellipsis before the mask became this many `:`
+        at_full += len(full_idx) - len(basic)
+    lead = sum(1 for e in full_idx[:at_full] if e is None or isinstance(e, slice))
+    view = indexed_view(x, full_idx)
+    mask = reshape(mask, (1,)) if mask.ndim == 0 else mask
+    for j, (n, m) in enumerate(zip(view.shape[lead:], mask.shape, strict=False)):
+        if n != m:
+            raise IndexError(f"boolean index did not match indexed array along axis {lead + j}; "
+                             f"size of axis is {n} but size of corresponding boolean axis is {m}")
+    return view, mask, lead
+
+
+def _masked_assign(x: Tracer, idx: tuple, value) -> None:
+    """x[idx] = value with a traced boolean mask in idx: a select over the view's elements."""
+    view, mask, lead = _masked_view(x, idx)
+    target = MaskedSelection(view, mask, lead, None)
+    data = in_data_coordinates(value, target, MASKED_VALUE_HINT)
+    if isinstance(data, Tracer) and data.ndim > view.ndim:
+        raise target.refuse("assigning an array with more axes to x[mask]", MASKED_VALUE_HINT)
+    new = fit_value(data, view.shape, x.dtype)
+    if view.size:
+        view.assign(np_where(target.mask_in_data(), new, view))
+
+
 # -- writing ----------------------------------------------------------------------------------
 
 def fit_value(value, shape, dtype, advanced: bool = False) -> Tracer:
@@ -507,6 +565,9 @@ def _cast_for_setitem(value, dtype: np.dtype) -> Tracer:
 
 def setitem(x: Tracer, idx, value) -> None:
     idx = _index_tuple(idx)
+    if _traced_mask_at(idx) is not None:
+        _masked_assign(x, idx, value)
+        return
     _check_index(idx)
     if _is_basic(idx):
         view = indexed_view(x, idx)

@@ -1,4 +1,4 @@
-"""NumPy's products on tracers: matmul, vecdot, dot, vdot, inner, outer, tensordot and kron, each
+"""NumPy's products on tracers: matmul, dot, vdot, inner, outer, tensordot and kron, each
 one `dot_general` (or a broadcast multiply) with NumPy's promotion and shape errors.
 """
 from __future__ import annotations
@@ -8,7 +8,7 @@ import numpy as np
 from ..tracing import Tracer
 from .base import (as_array, as_kind, assign_into, broadcast_to, convert, dot_general,
                    ensure_tracer, implements, is_weak, kind_of_result, normalize_axes, reshape,
-                   result_type, transpose, unsupported)
+                   result_type, unsupported)
 from .ufuncs import call_ufunc
 
 
@@ -42,38 +42,6 @@ def matmul(a, b, **kwargs):
     shape = batch_shape + (a2.shape[-2] if a.ndim > 1 else (),) + (b2.shape[-1] if b.ndim > 1 else (),)
     shape = tuple(d for part in shape for d in ((part,) if isinstance(part, int) else part))
     return as_kind(reshape(out, shape), kind_of_result(len(shape), [a, b]))
-
-
-def vecdot(x1, x2, axis=-1, **kwargs):
-    """np.vecdot (a gufunc, (n),(n)->()): the sum over `axis` of conj(x1) * x2, broadcast over
-    the other axes; for bools, whether any pair is both True."""
-    if kwargs:
-        raise unsupported(f"np.vecdot(..., {', '.join(kwargs)}=...)")
-    a, b = _promote_pair(x1, x2)
-    for i, operand in enumerate((a, b)):
-        if operand.ndim == 0:
-            raise ValueError(f"vecdot: Input operand {i} does not have enough dimensions (has 0, "
-                             "gufunc core with signature (n),(n)->() requires 1)")
-    if a.dtype == np.bool_:
-        result = convert(vecdot(convert(a, np.int64), convert(b, np.int64), axis), bool)
-        return as_kind(result, kind_of_result(result.ndim, [a, b]))
-    a, b = (_axis_last(v, axis) for v in (a, b))
-    if a.shape[-1] != b.shape[-1]:
-        raise ValueError("vecdot: Input operand 1 has a mismatch in its core dimension 0, with "
-                         f"gufunc signature (n),(n)->() (size {b.shape[-1]} is different from "
-                         f"{a.shape[-1]})")
-    batch = np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
-    a, b = (broadcast_to(v, batch + v.shape[-1:]) for v in (a, b))
-    if a.dtype.kind == "c":
-        a = call_ufunc(np.conjugate, a)
-    n = len(batch)
-    out = dot_general(a, b, ((n,), (n,)), (tuple(range(n)), tuple(range(n))))
-    return as_kind(out, kind_of_result(n, [a, b]))
-
-
-def _axis_last(x, axis):
-    (ax,) = normalize_axes(axis, x.ndim)
-    return transpose(x, [d for d in range(x.ndim) if d != ax] + [ax])
 
 
 @implements(np.dot)

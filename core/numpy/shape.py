@@ -170,14 +170,6 @@ def np_swapaxes(a, axis1, axis2):
     return transpose_view(a, perm)
 
 
-@implements(np.matrix_transpose)
-def np_matrix_transpose(x, /):
-    x = ensure_tracer(x)
-    if x.ndim < 2:
-        raise ValueError(f"Input array must be at least 2-dimensional, but it is {x.ndim}")
-    return np_swapaxes(x, -1, -2)
-
-
 @implements(np.unstack)
 def np_unstack(x, /, *, axis=0):
     """The arrays along `axis`, as NumPy's unstack gives them: views x[..., i, ...]."""

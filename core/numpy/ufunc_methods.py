@@ -6,12 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from .base import ensure_tracer, reshape, unsupported
-from .products import matmul, vecdot
+from .linalg_api import GUFUNCS
+from .products import matmul
 from .reductions import UFUNC_ACCUMULATORS, UFUNC_REDUCERS
 from .ufuncs import call_ufunc, no_python_scalar
-
-
-GUFUNCS = {np.matmul: matmul, np.vecdot: vecdot}     # generalized ufuncs: a function each
 
 
 def ufunc_method(ufunc: np.ufunc, method: str, *inputs, **kwargs):
@@ -25,6 +23,8 @@ def ufunc_method(ufunc: np.ufunc, method: str, *inputs, **kwargs):
 
 def _ufunc_method(ufunc: np.ufunc, method: str, *inputs, **kwargs):
     if method == "__call__":
+        if ufunc is np.matmul:
+            return matmul(*inputs, **kwargs)
         if ufunc in GUFUNCS:
             return GUFUNCS[ufunc](*inputs, **kwargs)
         return call_ufunc(ufunc, *inputs, **kwargs)

@@ -8,6 +8,9 @@ Categories, each a module defining its primitives as values (`exp_p`, `reshape_p
     reductions      reduce_*, argmax/argmin, cumulative reductions, sort
     structural      broadcast, reshape, transpose, slices, pad, iota, gather and scatter
     contraction     dot_general
+    linalg          cholesky, triangular_solve, lu, eigh, svd, geqrf, householder_product,
+                    householder_apply
+    fft             the discrete Fourier transform (stablehlo.fft)
     control         while_loop and cond, whose operands include sub-graphs
 
 Each record holds its rules of differentiation too (see `record`): `autodiff` has the shapes
@@ -17,8 +20,8 @@ the rules of while_loop and cond.
 Importing this package registers them all in `PRIMITIVES` (name -> record). Code refers to a
 primitive by its value, never by a string.
 """
-from . import (arithmetic, contraction, control, elementwise, reductions,  # noqa: F401
-               structural, transcendental)
+from . import (arithmetic, contraction, control, elementwise, fft, linalg,  # noqa: F401
+               reductions, structural, transcendental)
 from .control import branch_index
 from .record import PRIMITIVES, Primitive
 

@@ -177,3 +177,34 @@ def test_branch_on_a_traced_value_compiles(shell):
     assert report.compiled, report.fallback_reason
     x = shell.user_ns["x"]
     np.testing.assert_array_equal(shell.user_ns["y"], x * 2.0 if x.sum() > 0 else -x)
+
+
+def test_a_result_numpy_would_shape_from_the_values_falls_back_for_that_run(shell):
+    """lstsq's residuals are empty for a rank-deficient matrix, bincount grows past minlength:
+    the compiled program (residuals of full rank, minlength counts) runs when the values fit,
+    and a run whose values do not fit runs as plain Python, before anything is written."""
+    cell = ("x[0] = x[0]\ncoef, res, rank, sv = np.linalg.lstsq(u, y, rcond=None)\n"
+            "counts = np.bincount(m, minlength=4)\n")
+    rng = np.random.default_rng(3)
+    shell.user_ns.update(u=rng.standard_normal((6, 3)), y=rng.standard_normal(6),
+                         m=np.array([0, 3, 3, 1]))
+    run(shell, cell, "--quiet --name shapes")
+    assert psc_jit.last_report().compiled
+    assert shell.user_ns["res"].shape == (1,) and shell.user_ns["counts"].tolist() == [1, 1, 0, 2]
+    shell.user_ns.update(u=np.ones((6, 3)), m=np.array([0, 5]))
+    run(shell, cell, "--quiet --name shapes")
+    report = psc_jit.last_report()
+    assert not report.compiled and "rank 1 < 3" in report.fallback_reason
+    assert shell.user_ns["res"].shape == (0,) and shell.user_ns["rank"] == 1
+    assert shell.user_ns["counts"].tolist() == [1, 0, 0, 0, 0, 1]
+
+
+def test_masked_updates_and_statistics_compile(shell):
+    shell.user_ns["z"] = np.random.default_rng(4).standard_normal(50)
+    z = shell.user_ns["z"].copy()
+    run(shell, "z[z > 1.0] = 1.0\nz[z < 0] -= 1\nm = z[z > 0].mean()\n")
+    assert psc_jit.last_report().compiled
+    z[z > 1.0] = 1.0
+    z[z < 0] -= 1
+    np.testing.assert_array_equal(shell.user_ns["z"], z)
+    assert shell.user_ns["m"] == pytest.approx(z[z > 0].mean(), rel=1e-12)

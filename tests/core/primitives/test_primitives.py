@@ -789,5 +789,6 @@ def test_cond(compile_cached, index, x, y):
 
 
 def test_every_primitive_is_tested():
-    tested = set(UFUNC_PRIMS) | set(CASES) | {"while_loop", "cond"}
+    from test_linalg_primitives import LINALG_PRIMITIVES
+    tested = set(UFUNC_PRIMS) | set(CASES) | {"while_loop", "cond"} | set(LINALG_PRIMITIVES)
     assert tested == set(PRIMS), f"untested: {sorted(set(PRIMS) - tested)}"

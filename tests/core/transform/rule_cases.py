@@ -218,4 +218,17 @@ CONTROL = [
          traced=_branch_in_loop),
 ]
 
-CASES = ELEMENTWISE + ARITHMETIC + TRANSCENDENTAL + REDUCTIONS + STRUCTURAL + CONTRACTION + CONTROL
+FFT = [
+    Case("fft", (Float((3, 4), dtype=C128),), {"fft_type": "FFT", "fft_lengths": (4,)}),
+    Case("fft", (Float((2, 3), dtype=C128),), {"fft_type": "IFFT", "fft_lengths": (2, 3)},
+         "ifft-2d"),
+    Case("fft", (Float((2, 5)),), {"fft_type": "RFFT", "fft_lengths": (5,)}, "rfft"),
+    Case("fft", (Float((3, 4)),), {"fft_type": "RFFT", "fft_lengths": (3, 4)}, "rfft-2d"),
+    Case("fft", (Float((2, 3), dtype=C128),), {"fft_type": "IRFFT", "fft_lengths": (4,)},
+         "irfft-even"),
+    Case("fft", (Float((2, 3), dtype=C128),), {"fft_type": "IRFFT", "fft_lengths": (2, 5)},
+         "irfft-2d-odd"),
+]
+
+CASES = (ELEMENTWISE + ARITHMETIC + TRANSCENDENTAL + REDUCTIONS + STRUCTURAL + CONTRACTION
+         + CONTROL + FFT)

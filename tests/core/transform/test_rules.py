@@ -113,8 +113,17 @@ def test_jvp_is_the_derivative_and_vjp_its_transpose(case, seed):
     assert left == pytest.approx(right, rel=1e-9, abs=1e-9), case.id
 
 
+# Differentiable, their rules not written yet: differentiating through them raises
+# UnsupportedError naming the primitive (tested below), never a zero derivative.
+WITHOUT_RULES_YET = {"cholesky", "triangular_solve", "lu", "eigh", "svd", "geqrf",
+                     "householder_product", "householder_apply"}
+
+
 def test_every_primitive_is_declared_differentiable_or_not_with_its_rules():
     for prim in PRIMITIVES.values():
+        if prim.name in WITHOUT_RULES_YET:
+            assert prim.differentiable and prim.jvp is None, prim.name
+            continue
         if not prim.differentiable:
             assert prim.jvp is None and prim.transpose is None, prim.name
             continue
@@ -128,7 +137,15 @@ def test_every_primitive_is_declared_differentiable_or_not_with_its_rules():
 def test_every_differentiable_primitive_has_a_case():
     tested = {c.prim for c in CASES}
     untested = {p.name for p in PRIMITIVES.values() if p.differentiable} - tested
-    assert untested == set()
+    assert untested == WITHOUT_RULES_YET
+
+
+@pytest.mark.parametrize("f, name", [(np.linalg.det, "lu"), (np.linalg.cholesky, "cholesky"),
+                                     (np.linalg.eigvalsh, "eigh"), (np.linalg.svdvals, "svd")])
+def test_differentiating_a_primitive_without_rules_says_which(f, name):
+    from psc_jit.core import UnsupportedError, grad
+    with pytest.raises(UnsupportedError, match=f"cannot differentiate `{name}`"):
+        grad(lambda a: np.sum(f(a)))(np.eye(3) * 2.0)
 
 
 def test_control_cases_contain_their_primitive():
