@@ -9,7 +9,7 @@ with refusals raised (`strict`). Each run writes a pytest-json-report; the outco
 compared per test id. The exit status is 1 when a test that NumPy's namespace passes fails in
 a compiled run, except in strict mode a refusal (psc_jit's UnsupportedError or TraceError)
 by a function listed in EXPECTED_REFUSALS: the functions whose output shape depends on the
-data, and (until they compile) np.linalg and np.fft.
+data.
 """
 from __future__ import annotations
 
@@ -29,13 +29,10 @@ SUITE = ROOT.parent / "shared" / "array-api-tests"     # the pinned copy (see it
 NAMESPACES = {"numpy": ("numpy", False), "compiled": ("psc_jit.array_api", False),
               "strict": ("psc_jit.array_api", True)}
 
-# Strict mode: functions that must refuse (output shape depends on the data), and functions
-# that do not compile yet (NumPy's linalg and fft, another branch's work). A failure counts as
-# expected only when its message is psc_jit's refusal naming one of these.
-DATA_DEPENDENT_SHAPE = ("np.unique", "np.unique_all", "np.unique_counts", "np.unique_inverse",
-                        "np.unique_values", "np.nonzero", "np.repeat with traced repeats")
-NOT_YET_COMPILED = ("np.linalg.", "np.fft.")
-EXPECTED_REFUSALS = DATA_DEPENDENT_SHAPE + NOT_YET_COMPILED
+# Strict mode: the functions that must refuse, their output shape depending on the data. A
+# failure counts as expected only when its message is psc_jit's refusal naming one of these.
+EXPECTED_REFUSALS = ("np.unique", "np.unique_all", "np.unique_counts", "np.unique_inverse",
+                     "np.unique_values", "np.nonzero", "np.repeat with traced repeats")
 REFUSAL = re.compile(r"psc_jit\.core\.tracing\.(?:UnsupportedError|TraceError|"
                      r"ConcretizationError): (?P<message>.*)")
 
