@@ -4,9 +4,12 @@ trace loops).
 
 For each iteration count it prints the graph size (equations, sub-graphs included), the time
 to trace, to lower to StableHLO and to compile with XLA, and one run of the compiled program;
-then the ratios unrolled / rolled.
+then the ratios unrolled / rolled. `scratch` fills an array made in the cell (np.empty_like);
+`prefix` and `cholesky` slice by the loop index (x[:i], L[j + 1:, :j]). The budget is lifted
+here (the watchdog below stops what runs away).
 
-    python bench/loop_compile.py [--cell heat|sum|logistic|masked] [--counts 10 100 1000 10000]
+    python bench/loop_compile.py [--cell heat|sum|logistic|masked|scratch|prefix|cholesky]
+                                 [--counts 10 100 1000 10000]
                                  [--max-seconds S] [--max-gb G]
 
 Each configuration runs in a child process, stopped (and shown as such) when it runs longer
@@ -29,7 +32,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from psc_jit.core.control import cell  # noqa: E402
-from psc_jit.core import Jitted  # noqa: E402
+from psc_jit.core import Jitted, budget  # noqa: E402
 from psc_jit.core.control.rewrite import roll_loops  # noqa: E402
 from psc_jit.core.control.runtime import rolling_disabled  # noqa: E402
 
@@ -59,7 +62,31 @@ for t in range(steps):
     spread = x[x > 0].max() - x[x < 0].min()
 """, lambda n: {"x": np.random.default_rng(2).standard_normal(10_000) * 4, "steps": n,
                "limit": 1.5}),
+    "scratch": ("""
+out = np.empty_like(x)
+out[0] = x[0]
+for i in range(1, n):
+    out[i] = 0.5 * out[i - 1] + x[i]
+""", lambda n: {"x": np.random.default_rng(1).random(n), "n": n}),
+    "prefix": ("""
+out = np.zeros_like(x)
+for i in range(1, n):
+    out[i] = x[:i] @ w[:i] / i
+""", lambda n: {"x": np.random.default_rng(2).random(n), "w": np.random.default_rng(3).random(n),
+                "n": n}),
+    "cholesky": ("""
+n = A.shape[0]
+L = np.zeros_like(A)
+for j in range(n):
+    L[j, j] = np.sqrt(A[j, j] - L[j, :j] @ L[j, :j])
+    L[j + 1:, j] = (A[j + 1:, j] - L[j + 1:, :j] @ L[j, :j]) / L[j, j]
+""", lambda n: _spd(n)),
 }
+
+
+def _spd(n):
+    g = np.random.default_rng(4).standard_normal((n, n))
+    return {"A": g @ g.T + n * np.eye(n)}
 
 
 def _grid(n):
@@ -81,13 +108,14 @@ def measure(source: str, inputs: dict, rolled: bool) -> dict:
     fn = cell.make_cell_function(analysis, names, {"np": np}, transform=roll_loops)
     jitted = Jitted(fn, name=f"loop_{'rolled' if rolled else 'unrolled'}")
     args = {n: copy.deepcopy(inputs[n]) for n in names}
-    with contextlib.nullcontext() if rolled else rolling_disabled():
+    with contextlib.nullcontext() if rolled else rolling_disabled(), budget.budget_scope(
+            max_equations=10**9, max_compile_seconds=1e9):   # the watchdog stops runaways here
         start = time.perf_counter()
         traced = jitted.trace(**args)
         traced_at = time.perf_counter()
-    lowered = traced.lower()
-    lowered_at = time.perf_counter()
-    compiled = lowered.compile()
+        lowered = traced.lower()
+        lowered_at = time.perf_counter()
+        compiled = lowered.compile()
     compiled_at = time.perf_counter()
     compiled.run(jitted.spec((), args))
     run_at = time.perf_counter()

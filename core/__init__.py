@@ -5,6 +5,7 @@
 The layout is the pipeline; each layer imports only the layers above it in this list:
 
     ir.py              the IR: ShapedArray, Var, Literal, Eqn, Graph (immutable, printable)
+    budget.py          how large a program may grow and how long XLA may take (a setting)
     tree_util.py       nested containers flattened to leaves and a hashable structure
     interpreter.py     runs a Graph on NumPy arrays with each primitive's reference impl
     passes.py          passes over graphs (dead code, hoisted constants)
@@ -23,6 +24,8 @@ The layout is the pipeline; each layer imports only the layers above it in this 
 
 extension/ and widgets/ import core only from here (and records from `psc_jit.core.ir`).
 """
+from . import budget
+from .budget import Budget
 from .compile.cache import (EXECUTABLE_CACHE, TRACE_CACHE, CacheEvent, CacheRecord, Signature,
                             StaticLeaf, TracedLeaf)
 from .compile.jit import CallReport, CallSpec, Compiled, Jitted, Lowered, Traced, jit
@@ -36,7 +39,8 @@ from .control.rewrite import roll_loops
 from .ir import Eqn, Graph, Literal, ShapedArray, SourceInfo, Var
 from .lowering import LoweringError
 from .primitives import PRIMITIVES, Primitive
-from .tracing import ConcretizationError, DataDependentShapeError, TraceError, UnsupportedError
+from .tracing import (BudgetExceeded, ConcretizationError, DataDependentShapeError, TraceError,
+                      UnsupportedError)
 from .transform import grad, jacfwd, jacrev, jvp, value_and_grad, vjp
 from .tree_util import flatten as tree_flatten
 from .tree_util import unflatten as tree_unflatten
@@ -47,7 +51,7 @@ __all__ = [
     "fori_loop", "while_loop", "cond", "switch", "scan",
     "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev",
     "TraceError", "ConcretizationError", "UnsupportedError", "DataDependentShapeError",
-    "LoweringError", "XlaError",
+    "BudgetExceeded", "LoweringError", "XlaError", "Budget", "budget",
     "GraphTypeError", "check_graph",
     "TRACE_CACHE", "EXECUTABLE_CACHE", "CacheEvent", "CacheRecord", "Signature", "StaticLeaf",
     "TracedLeaf", "FusionModel", "Kernel", "SourceLine", "parse_optimized_hlo",

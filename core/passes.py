@@ -37,8 +37,41 @@ def _free_vars(graph: Graph):
                 yield a
 
 
+def rewrite_equations(graph: Graph) -> Graph:
+    """Each equation whose primitive has a peephole rule (`Primitive.rewrite`) is replaced by
+    the equivalent equation the rule gives, if any: the rule sees the equations producing its
+    operands (`dot_general` of a `transpose` reads the transpose's operand instead). Equations
+    left unused are for dead_code_elimination. Sub-graphs are simplified likewise."""
+    producers: dict[int, Eqn] = {}
+
+    def producer(atom) -> Eqn | None:
+        return producers.get(id(atom))
+    eqns = []
+    for eqn in graph.eqns:
+        eqn = _simplify_subgraphs(eqn)
+        rule = getattr(eqn.prim, "rewrite", None)
+        if rule is not None:
+            eqn = rule(eqn, producer) or eqn
+        eqns.append(eqn)
+        producers.update((id(v), eqn) for v in eqn.outs)
+    return dataclasses.replace(graph, eqns=tuple(eqns))
+
+
+def _simplify_subgraphs(eqn: Eqn) -> Eqn:
+    if not subgraphs(eqn):
+        return eqn
+    params = {}
+    for key, value in eqn.params.items():
+        if isinstance(value, Graph):
+            value = simplify(value)
+        elif isinstance(value, tuple) and any(isinstance(v, Graph) for v in value):
+            value = tuple(simplify(v) if isinstance(v, Graph) else v for v in value)
+        params[key] = value
+    return dataclasses.replace(eqn, params=params)
+
+
 def simplify(graph: Graph) -> Graph:
-    return dead_code_elimination(graph)
+    return dead_code_elimination(rewrite_equations(graph))
 
 
 def hoist_constants(graph: Graph) -> tuple[Graph, tuple[np.ndarray, ...]]:

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dis
 import itertools
 import linecache
+import operator
 import os
 import sys
 import weakref
@@ -29,6 +31,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import budget
 from .ir import Eqn, Graph, Literal, ShapedArray, SourceInfo, Var, aval_of
 
 _NUMPY_DIR = os.path.dirname(np.__file__)
@@ -52,6 +55,9 @@ class TraceError(Exception):
             where = f"line {self.source.line}: " + (f"'{text}': " if text else "")
         return where + self.message + (f"; {self.hint}" if self.hint else "")
 
+    def __str__(self) -> str:
+        return self.explain()
+
 
 class ConcretizationError(TraceError):
     """A traced value was needed as a Python value (bool, int, float, index)."""
@@ -66,6 +72,11 @@ class DataDependentShapeError(RuntimeError):
     would have another shape than the compiled program's for these values (np.linalg.lstsq's
     residuals of a rank-deficient matrix, np.bincount of a value past minlength). The cell
     magic then runs the cell as plain Python; `jit` raises it with the reason."""
+
+
+class BudgetExceeded(UnsupportedError):
+    """The program grew past psc_jit's budget (see `core.budget`): refused before XLA would
+    spend minutes on it."""
 
 
 def source_line(source: SourceInfo) -> str:
@@ -106,12 +117,22 @@ class Trace:
 
     `checks` are run-time conditions (traced indices within bounds) that whoever closes the
     trace must carry out: `jit` makes them outputs and verifies them after the run; a sub-trace
-    (loop body, branch) must hand them to its enclosing trace or they go unchecked."""
+    (loop body, branch) must hand them to its enclosing trace or they go unchecked.
 
-    def __init__(self):
+    `known` holds the value of every variable that depends on constants only (an array made in
+    the cell and written with constants), worked out by each primitive's NumPy reference as it
+    is bound: such a value can still be used where Python needs a concrete one (an index, a
+    mask, a loop bound). A sub-trace sees its parent's known values. Every equation counts
+    against the budget of the outermost trace (`core.budget`)."""
+
+    def __init__(self, parent: Trace | None = None):
         self.eqns: list[Eqn] = []
         self.buffers: list[Buffer] = []
         self.checks: list[RuntimeCheck] = []
+        self.parent = parent
+        self.root: Trace = parent.root if parent is not None else self
+        self.equation_count = 0          # on the root: equations of this trace and sub-traces
+        self.known: dict[Var, np.ndarray] = {}
 
     def new_input(self, aval: ShapedArray, kind: str, strides: tuple[int, ...] | None = None
                   ) -> Tracer:
@@ -128,7 +149,51 @@ class Trace:
         avals_out = prim.abstract_eval(*(a.aval for a in atoms), **params)
         outs = tuple(Var(aval) for aval in avals_out)
         self.eqns.append(Eqn(prim, tuple(atoms), params, outs, caller_source()))
+        self._count()
+        self._fold(prim, atoms, params, outs)
         return list(outs)
+
+    def _count(self) -> None:
+        root = self.root
+        root.equation_count += 1
+        limit = budget.current().max_equations
+        if root.equation_count > limit:
+            raise BudgetExceeded(
+                f"the traced program passed {limit:,} equations (psc_jit's budget, "
+                "Budget.max_equations), more than XLA compiles in reasonable time",
+                caller_source(), "this line is run many times while tracing, most likely in a "
+                "loop psc_jit had to unroll; make that loop one it can roll (a `for` over "
+                "range(...) whose values keep their shape and dtype)")
+
+    def known_value(self, atom) -> np.ndarray | None:
+        """The value of an atom that depends on constants only, or None."""
+        if isinstance(atom, Literal):
+            return atom.value
+        trace = self
+        while trace is not None:
+            value = trace.known.get(atom)
+            if value is not None:
+                return value
+            trace = trace.parent
+        return None
+
+    def _fold(self, prim, atoms, params, outs) -> None:
+        limit = budget.current().fold_elements
+        if any(v.aval.size > limit for v in (*outs, *atoms)) or any(
+                isinstance(p, Graph) or isinstance(p, tuple) and any(
+                    isinstance(g, Graph) for g in p) for p in params.values()):
+            return
+        values = [self.known_value(a) for a in atoms]
+        if any(v is None for v in values):
+            return
+        try:
+            with np.errstate(all="ignore"):
+                results = prim.impl(*values, **params)
+        except (ArithmeticError, IndexError, TypeError, ValueError):
+            return          # the reference refuses what XLA computes: leave the value unknown
+        for var, value in zip(outs, results if prim.multiple_results else [results],
+                              strict=True):
+            self.known[var] = np.asarray(value, var.aval.dtype).reshape(var.aval.shape)
 
     def to_graph(self, in_vars, out_atoms) -> Graph:
         return Graph(tuple(in_vars), tuple(self.eqns), tuple(out_atoms))
@@ -163,21 +228,45 @@ _positions_cache: dict[Any, list] = {}
 
 def caller_source() -> SourceInfo | None:
     """The innermost frame outside psc_jit's core and NumPy: the user's line."""
-    frame = sys._getframe(1)
+    frame = user_frame(sys._getframe(1))
+    return _frame_source(frame) if frame is not None else None
+
+
+def user_frame(frame):
+    """The first frame from `frame` outwards that is the user's (not psc_jit's, not NumPy's)."""
     while frame is not None:
-        filename = frame.f_code.co_filename
-        if not filename.startswith(_SKIP_DIRS) and "<__array_function__" not in filename:
-            return _frame_source(frame)
+        if is_user_file(frame.f_code.co_filename):
+            return frame
         frame = frame.f_back
     return None
 
 
-def _frame_source(frame) -> SourceInfo:
+def is_user_file(filename: str) -> bool:
+    return not filename.startswith(_SKIP_DIRS) and "<__array_function__" not in filename
+
+
+def traceback_source(tb) -> SourceInfo | None:
+    """The user's innermost line in a traceback (where their code raised, or called what did)."""
+    found = None
+    while tb is not None:
+        if is_user_file(tb.tb_frame.f_code.co_filename):
+            found = _frame_source(tb.tb_frame, tb.tb_lasti)
+        tb = tb.tb_next
+    return found
+
+
+def _storing_item(frame) -> bool:
+    """Whether the frame is storing into a subscript (`a[i] = v`, `a[i] += v`) right now."""
+    code = frame.f_code.co_code
+    return frame.f_lasti < len(code) and dis.opname[code[frame.f_lasti]] == "STORE_SUBSCR"
+
+
+def _frame_source(frame, lasti: int | None = None) -> SourceInfo:
     code = frame.f_code
     positions = _positions_cache.get(code)
     if positions is None:
         positions = _positions_cache[code] = list(code.co_positions())
-    index = frame.f_lasti // 2
+    index = (frame.f_lasti if lasti is None else lasti) // 2
     line, end_line, col, end_col = positions[index] if index < len(positions) else (
         frame.f_lineno, None, 0, None)
     return SourceInfo(code.co_filename, line or frame.f_lineno, (col or 0) + 1,
@@ -388,26 +477,49 @@ class Tracer:
     def with_kind(self, kind: str) -> Tracer:
         return Tracer(self._buffer, self._path, kind=kind)
 
+    def become(self, view: Tracer) -> None:
+        """This very object is now `view` (another view of the same buffer): what NumPy's
+        in-place attribute setters (`a.shape = ...`) do to an array object."""
+        if view._buffer is not self._buffer:
+            raise ValueError("an array can only become another view of its own buffer")
+        self._path, self.kind = view._path, view.kind
+        self._cached = self._c_order = None
+
     # concretization: a traced value used as a Python value ---------------------------------
-    def _concrete(self, what: str, hint: str):
-        raise ConcretizationError(f"{what} of a traced value ({self.aval}) is needed at trace time",
-                                  caller_source(), hint)
+    def known_value(self) -> np.ndarray | None:
+        """This array's value when it depends on constants only (see `Trace.known`), else None."""
+        trace = current_trace() or self._buffer.trace
+        return trace.known_value(self.ir_var)
+
+    def _concrete(self, what: str, hint: str) -> np.ndarray:
+        """The known value, or the error that says a concrete value was needed, and where."""
+        value = self.known_value()
+        if value is None:
+            raise ConcretizationError(
+                f"{what} of a traced value ({self.aval}) is needed at trace time",
+                caller_source(), hint)
+        return value
 
     def __bool__(self):
-        self._concrete("the truth value", "branch with np.where(cond, a, b), or pass the value "
-                       "as static (--static NAME)")
+        return bool(self._concrete("the truth value", "branch with np.where(cond, a, b), or make "
+                                   "the value static (--static NAME, or static_argnames=)"))
 
     def __int__(self):
-        self._concrete("a Python int", "pass the value as static (--static NAME)")
+        return int(self._concrete("a Python int", "make the value static (--static NAME, or "
+                                  "static_argnames=)"))
 
     def __float__(self):
-        self._concrete("a Python float", "keep it an array, or compute it outside the cell")
+        return float(self._concrete("a Python float", "keep it an array (np.float64 arithmetic "
+                                    "works on traced values), or compute it outside"))
 
     def __complex__(self):
-        self._concrete("a Python complex", "keep it an array")
+        return complex(self._concrete("a Python complex", "keep it an array"))
 
     def __index__(self):
-        self._concrete("an integer index", "index with a static value, or use np.take")
+        return operator.index(self._concrete(
+            "an integer index", "index with a static value or a traced integer array (x[i], "
+            "np.take); a slice's length must not depend on a traced value unless it is a "
+            "loop index"))
 
     def __iter__(self):
         if self.aval.ndim == 0:
@@ -423,17 +535,32 @@ class Tracer:
         return f"Tracer<{self.aval}>"
 
     def __str__(self):
-        self._concrete("the printed text", "print outside the cell, or return the value")
+        return str(self._concrete("the printed text", "print outside the cell, or return the "
+                                  "value"))
 
     def __array__(self, dtype=None, copy=None):
-        self._concrete("a concrete NumPy array", "use NumPy functions on it instead of converting "
-                       "it (np.asarray of a tracer)")
+        value = self._concrete("a concrete NumPy array", self._array_hint())
+        if copy:
+            return np.array(value, dtype=dtype)
+        view = value.view()
+        view.flags.writeable = False     # a view NumPy would share with this array: never write
+        return view if dtype is None else view.astype(dtype, copy=False)
+
+    def _array_hint(self) -> str:
+        frame = user_frame(sys._getframe(2))
+        if frame is not None and _storing_item(frame):
+            return ("a traced value is written into a NumPy array that is not traced (made "
+                    "outside the traced code, or by a library function): make that array in "
+                    "the cell or function itself (np.zeros, np.empty_like(x), ...) so that "
+                    "psc_jit traces it, or pass it in as an argument")
+        return ("use NumPy functions on it instead of converting it to a NumPy array (np.asarray "
+                "or a library function that calls it)")
 
     def tolist(self):
-        self._concrete("a Python list", "keep it an array")
+        return self._concrete("a Python list", "keep it an array").tolist()
 
     def item(self, *args):
-        self._concrete("a Python scalar (.item())", "keep it an array")
+        return self._concrete("a Python scalar (.item())", "keep it an array").item(*args)
 
     # shape facts are static -----------------------------------------------------------------
     shape = property(lambda self: self.aval.shape)

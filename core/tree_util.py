@@ -59,19 +59,22 @@ def flatten(tree, node_types=CONTAINERS) -> tuple[list, Hashable]:
 
 def unflatten(structure: Hashable, leaves) -> Any:
     """The tree of this structure with these leaves, in order."""
-    iterator = iter(leaves)
+    return _build(structure, iter(leaves))
 
-    def build(node):
-        if node is LEAF:
-            return next(iterator)
-        (kind, aux), children = node
-        items = [build(child) for child in children]
-        if kind == "dict":
-            return dict(zip(aux, items, strict=True))
-        if kind == NAMEDTUPLE:
-            return aux(*items)
-        return items if kind == "list" else tuple(items)
-    return build(structure)
+
+def _build(node: Hashable, leaves) -> Any:
+    # A module-level function, not a closure over itself: a self-referencing closure is a
+    # reference cycle that would keep the leaves (a call's result arrays) alive until the
+    # garbage collector runs.
+    if node is LEAF:
+        return next(leaves)
+    (kind, aux), children = node
+    items = [_build(child, leaves) for child in children]
+    if kind == "dict":
+        return dict(zip(aux, items, strict=True))
+    if kind == NAMEDTUPLE:
+        return aux(*items)
+    return items if kind == "list" else tuple(items)
 
 
 def children(structure: Hashable) -> tuple[Hashable, ...]:

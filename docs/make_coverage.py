@@ -131,6 +131,75 @@ for _f in (np.zeros, np.ones, np.empty, np.eye, np.identity, np.tri, np.arange):
     EXAMPLES[_f] = lambda x, y, v, i, b, f=_f: f(3, like=x)
 
 
+# -- constructs: code that is not one NumPy call ------------------------------------------------
+# Each is traced when the document is built, so the table only lists what compiles.
+
+def _scratch_array(x, y, v, i, b):
+    out = np.empty_like(v)
+    out[0] = v[0]
+    for k in range(1, v.shape[0]):
+        out[k] = out[k - 1] * 0.5 + v[k]
+    return out
+
+
+def _zeros_written(x, y, v, i, b):
+    z = np.zeros((3, 5))
+    z[:, 1:] = v[1:] - v[:-1]
+    return z
+
+
+def _out_argument(x, y, v, i, b):
+    tmp = np.empty(4)
+    np.add(y, 1.0, out=tmp)
+    total = np.empty(())
+    np.sum(x, out=total)
+    return tmp, total
+
+
+def _prefix_slices(x, y, v, i, b):
+    out = np.zeros_like(v)
+    for k in range(v.shape[0]):
+        out[k] = (v[k] - v[:k] @ out[:k]) / (k + 1)
+    return out
+
+
+def _rank_one_updates(x, y, v, i, b):
+    a = np.outer(v, v) + np.eye(5)
+    for k in range(4):
+        a[k + 1:, k] /= a[k, k]
+        a[k + 1:, k + 1:] -= np.outer(a[k + 1:, k], a[k, k + 1:])
+    return a
+
+
+def _fixed_window(x, y, v, i, b):
+    out = np.zeros(3)
+    for k in range(3):
+        out[k] = v[k:k + 3].sum()
+    return out
+
+
+def _shape_setter(x, y, v, i, b):
+    z = x * 2
+    z.shape = (4, 3)
+    return z
+
+
+CONSTRUCTS = [
+    ("an array made in the code, filled by a loop", "`out = np.empty_like(x); out[0] = ...; "
+     "for i in range(1, n): out[i] = ...`", _scratch_array),
+    ("np.zeros/ones/full/eye/arange/array/... written with traced values",
+     "`y = np.zeros((n, m)); y[:, 1:] = x[1:] - x[:-1]`", _zeros_written),
+    ("out= for ufuncs, reductions, matmul and dot", "`np.add(a, b, out=tmp)`, "
+     "`np.sum(x, axis=0, out=s)`", _out_argument),
+    ("slices whose length depends on the loop index", "`x[i] = (b[i] - L[i, :i] @ x[:i]) / "
+     "L[i, i]`", _prefix_slices),
+    ("in-place updates of such slices", "`A[k + 1:, k + 1:] -= np.outer(A[k + 1:, k], "
+     "A[k, k + 1:])`", _rank_one_updates),
+    ("slices of fixed length at the loop index", "`x[i:i + 3]`", _fixed_window),
+    ("in-place reshape", "`a.shape = (4, 3)`", _shape_setter),
+]
+
+
 def _default_example(fn):
     return lambda x, y, v, i, b: fn(x)
 
@@ -271,8 +340,19 @@ def build() -> str:
     used = {p for rows in (function_rows, ufunc_rows, method_rows) for _, ps, _ in rows
             for p in ps}
     refusals = [(numpy_name(f), NUMPY_FUNCTIONS[f].refused) for f in refused()]
+    construct_rows = [(what, code, primitives_of(example)) for what, code, example in CONSTRUCTS]
     return _render(function_rows, ufunc_rows, method_rows, refusals + refused_methods, used,
-                   len(PRIMITIVES))
+                   len(PRIMITIVES)) + _render_constructs(construct_rows)
+
+
+def _render_constructs(rows) -> str:
+    lines = ["## Constructs", "",
+             "Code that is not one NumPy call, compiled with NumPy's meaning (each is traced on",
+             "an example when this file is generated; loops stay one XLA loop whatever their",
+             "trip count).", "", "| construct | example | lowers to |", "|---|---|---|"]
+    lines += [f"| {what} | {code} | {', '.join(ps)} |" for what, code, ps in rows]
+    lines.append("")
+    return "\n".join(lines)
 
 
 def _method_dtypes(name: str, dtypes: dict) -> set:

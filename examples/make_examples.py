@@ -292,7 +292,7 @@ def loss_fn(params, x, y):
 step = psc_jit.jit(psc_jit.value_and_grad(loss_fn))
 params = {"w1": w1, "b1": b1, "w2": w2, "b2": b2}
 losses = []
-for epoch in range(100):
+for _ in range(100):
     value, grads = step(params, x, y)
     params = {k: params[k] - 0.1 * grads[k] for k in params}
     losses.append(value)

@@ -24,7 +24,8 @@ from .gradcell import gradient_cell, gradient_name, gradient_problem
 log = logging.getLogger("psc_jit")
 
 # What a run's `progress` callback is told, in order (a cache hit only runs).
-PROGRESS_STAGES = ("trace, lower, compile", "run", "time plain Python", "time compiled")
+# (while XLA compiles, the callback also hears how long it has been at it).
+PROGRESS_STAGES = ("trace", "lower", "compile", "run", "time plain Python", "time compiled")
 
 
 _last_report: RunReport | None = None
@@ -149,16 +150,15 @@ class CellRunner:
         previous = self._latest_digest.get(identity)
         first = "first run of this cell" if previous in (None, analysis.digest) else \
             "new cell source"
-        self._latest_digest[identity] = analysis.digest
-        self._progress("trace, lower, compile")
         try:
-            compiled, reason = program.jitted.compile_for(spec, first)
+            compiled, reason = program.jitted.compile_for(spec, first, self._progress)
         except TraceError as err:
             raise _Fallback(err.explain()) from err
         except (LoweringError, XlaError) as err:
             raise _Fallback(f"psc_jit could not compile this cell: {err}") from err
         except Exception as err:  # the cell's own error: plain Python will raise it for real
             raise _Fallback(f"tracing raised {type(err).__name__}: {err}") from err
+        self._latest_digest[identity] = analysis.digest
         report.miss_reason = reason
         report.stage_seconds.update(compiled.timings)
         return compiled

@@ -231,9 +231,9 @@ class ExecutableCache(_Observable):
             self.hits += 1
             self._publish(CacheEvent("executable", "hit", owner, key[:12]))
             return self._executables[key], True
+        executable = compile_fn()          # an interrupted or failed compile changes nothing
         self.misses += 1
         self._publish(CacheEvent("executable", "miss", owner, key[:12]))
-        executable = compile_fn()
         self._executables[key] = executable
         self._evict(owner)
         return executable, False

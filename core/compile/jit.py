@@ -23,11 +23,13 @@ from ..control.runtime import unroll_notes
 from ..ir import Graph, ShapedArray, Var
 from ..lowering import lower
 from ..numpy import MaskedSelection, check_outputs, verify_checks
-from ..tracing import Trace, Tracer, UnsupportedError, current_trace, tracing
+from ..tracing import (BudgetExceeded, ConcretizationError, Trace, Tracer, UnsupportedError,
+                       current_trace, traceback_source, tracing)
 from ..tree_util import flatten_with_paths, unflatten
 from . import xla
 from .cache import (EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, StaticLeaf,
                     TracedLeaf, executable_key)
+from .estimate import check_compile_budget
 from .kernels import parse_optimized_hlo
 
 log = logging.getLogger("psc_jit")
@@ -159,8 +161,20 @@ def trace_function(call: Callable[[dict], Any], spec: CallSpec) -> TraceResult:
         tracers[i] = tracer
         leaf_values[i] = tracer
     arguments = unflatten(spec.signature.structure, leaf_values)
-    with tracing(trace):
-        result = call(arguments)
+    try:
+        with tracing(trace):
+            result = call(arguments)
+    except BudgetExceeded as err:
+        notes = unroll_notes(trace.to_graph((), ()), limit=0)
+        raise BudgetExceeded(err.message, err.source, "; ".join(notes) or err.hint) from None
+    except ValueError as err:
+        if "setting an array element with a sequence" not in str(err):
+            raise
+        raise ConcretizationError(
+            "a traced value is written into a NumPy array that is not traced",
+            traceback_source(err.__traceback__), "make that array in the traced code itself "
+            "(np.zeros, np.empty_like(x), ...) so that psc_jit traces it, or pass it in as an "
+            "argument") from err
     return _finish_trace(trace, spec, tracers, result, start)
 
 
@@ -172,6 +186,8 @@ def _finish_trace(trace, spec, tracers, result, start) -> TraceResult:
     for _, value in out_leaves:
         if isinstance(value, MaskedSelection):
             raise value.refuse("the result is", at_creation=True)
+        if getattr(value, "__psc_window__", False):
+            value.refuse("returning the value")
         steps = value.view_rebuilders() if isinstance(value, Tracer) and value.kind == "array" \
             else None
         if steps is not None:
@@ -260,6 +276,7 @@ class Traced:
         start = time.perf_counter()
         graph, consts = passes.hoist_constants(self.graph)
         text = lower(graph, self.name)
+        consts = tuple(xla.aligned_copy(c) for c in consts)    # read in place on every call
         return Lowered(self, graph, consts, text, time.perf_counter() - start)
 
 
@@ -274,12 +291,17 @@ class Lowered:
     def as_text(self) -> str:
         return self.text
 
-    def compile(self) -> Compiled:
+    def compile(self, waiting: Callable[[float], None] | None = None) -> Compiled:
+        """XLA's executable (from the cache, or compiled now: refused first when its estimated
+        compile time is over the budget; `waiting(seconds)` is told about a long compile)."""
         start = time.perf_counter()
         key = executable_key(self.text, xla.jaxlib_version(), xla.platform())
-        executable, hit = EXECUTABLE_CACHE.get_or_compile(
-            key, self.traced.name,
-            lambda: xla.compile_stablehlo(self.text, self.graph.in_avals, self.graph.out_avals))
+
+        def compile_now():
+            check_compile_budget(self.graph, unroll_notes(self.traced.graph, limit=0))
+            return xla.compile_stablehlo(self.text, self.graph.in_avals, self.graph.out_avals,
+                                         waiting)
+        executable, hit = EXECUTABLE_CACHE.get_or_compile(key, self.traced.name, compile_now)
         return Compiled(self, executable, time.perf_counter() - start, hit)
 
 
@@ -367,6 +389,12 @@ def _input_arrays(traced: Traced, spec: CallSpec) -> list[np.ndarray]:
     return arrays
 
 
+def _fresh_copy(value: np.ndarray) -> np.ndarray:
+    """A constant result, copied: aligned like XLA's results when it is in C order, else in
+    its own layout (as np.copy keeps it)."""
+    return xla.aligned_copy(value) if value.flags.c_contiguous else np.copy(value)
+
+
 def _rebuild(out: OutSpec, outputs: Sequence[np.ndarray], spec: CallSpec, bases: dict):
     if out.how == "view":
         leaf_pos, steps = out.value
@@ -375,20 +403,20 @@ def _rebuild(out: OutSpec, outputs: Sequence[np.ndarray], spec: CallSpec, bases:
         else:
             value = bases.get(out.index)
             if value is None:
-                value = bases[out.index] = np.array(outputs[out.index])
+                value = bases[out.index] = outputs[out.index]
         for fn, operand_outs in steps:
             value = fn(value, *(outputs[k][()] for k in operand_outs))
         return value
     if out.how == "static":
         return out.value
     if out.how == "const":
-        return np.copy(out.value) if isinstance(out.value, np.ndarray) else out.value
+        return _fresh_copy(out.value) if isinstance(out.value, np.ndarray) else out.value
     value = outputs[out.index]
     if out.kind == "scalar":
         return value[()]
     if out.kind == "python":
         return value.item()
-    return np.array(value)     # a writable array of the caller's own
+    return value     # XLA's result buffer: writable, the caller's own, not a copy
 
 
 # -- jit --------------------------------------------------------------------------------------
@@ -457,11 +485,25 @@ class Jitted:
         self.last_call = CallReport(False, reason, compiled, spec.signature)
         return compiled.run(spec)
 
-    def compile_for(self, spec: CallSpec, first: str = "first call") -> tuple[Compiled, str]:
-        """Trace, lower and compile for this call's signature; cache it; say why it missed."""
+    def compile_for(self, spec: CallSpec, first: str = "first call",
+                    progress: Callable[[str], None] | None = None) -> tuple[Compiled, str]:
+        """Trace, lower and compile for this call's signature; cache it; say why it missed.
+        `progress(stage)` hears "trace", "lower", "compile" and, while XLA compiles, how long it
+        has been at it. An interrupt leaves the cache as it was."""
+        progress = progress or _silent
         reason = TRACE_CACHE.miss_reason(self.owner_key, spec.signature, first)
+        try:
+            progress("trace")
+            traced = self.traced_for(spec)
+            progress("lower")
+            lowered = traced.lower()
+            progress("compile")
+            compiled = lowered.compile(lambda seconds: progress(
+                f"compile: XLA has been at it for {seconds:.0f} s (Kernel → Interrupt stops it)"))
+        except Exception:
+            TRACE_CACHE.record_miss(self.name, reason)
+            raise
         TRACE_CACHE.record_miss(self.name, reason)
-        compiled = self.traced_for(spec).lower().compile()
         TRACE_CACHE.insert(self.owner_key, self.name, spec.signature, compiled)
         log.info("compiled %s for (%s): %s", self.name, spec.signature.describe(),
                  ", ".join(f"{stage} {seconds * 1e3:.1f} ms"
@@ -479,6 +521,10 @@ class Jitted:
 
     def cache_records(self) -> list[CacheRecord]:
         return TRACE_CACHE.records(self.owner_key)
+
+
+def _silent(stage: str) -> None:
+    """The default progress callback: tells no one."""
 
 
 def _python_signature(fun) -> inspect.Signature | None:

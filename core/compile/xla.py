@@ -7,11 +7,13 @@ serialize and deserialize.
 """
 from __future__ import annotations
 
+import ctypes
 import functools
 import os
 import threading
+import time
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -110,6 +112,84 @@ class MemoryStats:
     generated_code_bytes: int
 
 
+# -- host memory: what the CPU client can read in place, and results it wrote -----------------
+
+ALIGNMENT = 64          # the CPU client reads an input in place only at this alignment
+STAGE_FROM_BYTES = 1 << 16   # below this, jaxlib's own copy of a misaligned input is as cheap
+
+
+def aligned_empty(shape: tuple[int, ...], dtype) -> np.ndarray:
+    """An uninitialised C-contiguous array whose data starts on an ALIGNMENT-byte boundary."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(nbytes + ALIGNMENT, np.uint8)
+    start = -raw.ctypes.data % ALIGNMENT
+    return raw[start:start + nbytes].view(dtype).reshape(shape)
+
+
+def aligned_copy(x) -> np.ndarray:
+    """x as a C-contiguous, ALIGNMENT-aligned array of its own (the input XLA reads in place)."""
+    x = np.asarray(x)
+    out = aligned_empty(x.shape, x.dtype)
+    np.copyto(out, x)
+    return out
+
+
+def is_aligned(x: np.ndarray) -> bool:
+    return x.flags.c_contiguous and x.ctypes.data % ALIGNMENT == 0
+
+
+class InputSlot:
+    """One input of an executable: large inputs that the CPU client cannot read in place
+    (misaligned, not C-contiguous) are copied into an aligned staging buffer, one memcpy into
+    memory that is already mapped, instead of jaxlib's fresh allocation on every call. A
+    buffer is taken from the slot's pool for the length of one call (so concurrent calls
+    never share one) and given back after the call's results are ready."""
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+        self.large = aval.nbytes >= STAGE_FROM_BYTES
+        self._pool: list[np.ndarray] = []
+
+    def stage(self, x: np.ndarray) -> np.ndarray:
+        if not self.large or not isinstance(x, np.ndarray) or is_aligned(x):
+            return x
+        buffer = self._pool.pop() if self._pool else aligned_empty(self.aval.shape,
+                                                                   self.aval.dtype)
+        np.copyto(buffer, x)
+        return buffer
+
+    def release(self, buffer: np.ndarray) -> None:
+        self._pool.append(buffer)
+
+
+class ResultView:
+    """Makes one XLA result buffer the memory of a writable ndarray, without a copy.
+
+    jaxlib exposes a result only read-only (its buffer protocol refuses writers), so the
+    ndarray is built on a ctypes array at the buffer's address; the ctypes object holds the
+    jaxlib array, so XLA's buffer lives exactly as long as the ndarray (or any view of it)
+    does. The buffer is the result's alone: XLA allocates every output of every execution
+    afresh (nothing is donated or aliased to inputs, and distinct outputs get distinct
+    buffers), and the CPU client aligns it to 64 bytes, so it can be passed on to the next
+    compiled call without a copy."""
+
+    def __init__(self, aval: ShapedArray):
+        self.shape = aval.shape
+        self.dtype = np.dtype(aval.dtype)
+        self.nbytes = aval.nbytes
+        self.holder = type("XlaResultMemory", (ctypes.c_char * self.nbytes,),
+                           {"__slots__": ("owner",)})
+
+    def __call__(self, result) -> np.ndarray:
+        _wait_for(result)              # the execution is asynchronous: wait for the values
+        if not self.nbytes:
+            return np.empty(self.shape, self.dtype)
+        memory = self.holder.from_address(result.unsafe_buffer_pointer())
+        memory.owner = result
+        return np.ndarray(self.shape, self.dtype, memory)
+
+
 class Executable:
     """A compiled XLA program with fixed input and output types."""
 
@@ -121,21 +201,37 @@ class Executable:
         sharding = _sharding()
         device = _device()
         self._put_args = [(aval, sharding, device) for aval in self.in_avals]
+        slots = [InputSlot(aval) for aval in self.in_avals]
+        self._large = slots if any(slot.large for slot in slots) else []   # [] : none staged
         self._handlers = [_jax.array_result_handler(aval, sharding, True, _skip_checks=True)
                           for aval in self.out_avals]
+        self._results = [ResultView(aval) for aval in self.out_avals]
         self._put = _jax.batched_device_put
 
     def execute(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
-        """Run with NumPy inputs (of exactly in_avals' dtypes and shapes); NumPy outputs."""
+        """Run with NumPy inputs (of exactly in_avals' dtypes and shapes); NumPy outputs.
+
+        An input goes in without a copy when its data is C-contiguous and 64-byte aligned;
+        a large one that is not is copied once into an aligned staging buffer of its slot
+        (reused by the next call); a small one is copied by jaxlib. Each output is the buffer
+        XLA wrote, as a writable ndarray that keeps XLA's array alive (no copy)."""
         put = self._put
+        staged = [slot.stage(x) for slot, x in zip(self._large, arrays, strict=True)] \
+            if self._large else arrays
         buffers = [put(aval, sharding, [x], [device], True, enable_x64=True)
-                   for (aval, sharding, device), x in zip(self._put_args, arrays, strict=True)]
-        results = self._loaded.execute_sharded(buffers).consume_with_handlers(self._handlers)
-        arrays = [np.asarray(r) for r in results]
-        for result, array in zip(results, arrays, strict=True):
-            if array.dtype == object:     # the buffer was not readable: the run failed
-                _raise_run_error(result)
-        return arrays
+                   for (aval, sharding, device), x in zip(self._put_args, staged, strict=True)]
+        try:
+            results = self._loaded.execute_sharded(buffers).consume_with_handlers(
+                self._handlers)
+        except Exception as err:    # jaxlib raises its own JaxRuntimeError; keep its text
+            raise _run_failed(err) from err
+        outputs = [view(r) for view, r in zip(self._results, results, strict=True)]
+        if self._large:
+            del buffers
+            for slot, x, put_in in zip(self._large, arrays, staged, strict=True):
+                if put_in is not x:
+                    slot.release(put_in)
+        return outputs
 
     def hlo_text(self) -> str:
         """The optimized HLO module, after XLA's fusion passes."""
@@ -154,14 +250,17 @@ class Executable:
         return _client().serialize_executable(self._loaded)
 
 
-def _raise_run_error(result) -> None:
-    """XLA's error for a failed run (out of memory, a kernel's error), which NumPy's asarray
-    would otherwise wrap, silently, in an object array."""
+def _wait_for(result) -> None:
+    """Block until a result is computed; XLA's error for a failed run (out of memory, a
+    kernel's error) as an XlaError, as when the launch itself fails."""
     try:
         result.block_until_ready()
     except Exception as err:      # jaxlib raises its own JaxRuntimeError; keep its text
-        raise XlaError(f"the compiled program failed: {err}") from err
-    raise XlaError("the compiled program's result could not be read")
+        raise _run_failed(err) from err
+
+
+def _run_failed(err: Exception) -> XlaError:
+    return XlaError(f"the compiled program failed: {err}")
 
 
 LAPACK_TARGET_PREFIX = "lapack_"
@@ -182,18 +281,49 @@ def register_lapack_targets() -> tuple[str, ...]:
     return tuple(sorted(targets))
 
 
+WAIT_SLICE = 0.05      # seconds between looks at a running compile (and at interrupts)
+
+
 def compile_stablehlo(text: str, in_avals: Sequence[ShapedArray],
-                      out_avals: Sequence[ShapedArray]) -> Executable:
-    """Compile a StableHLO module (text) for the CPU device."""
+                      out_avals: Sequence[ShapedArray],
+                      waiting: Callable[[float], None] | None = None) -> Executable:
+    """Compile a StableHLO module (text) for the CPU device.
+
+    XLA compiles in a worker thread (jaxlib releases the GIL meanwhile) while this thread waits
+    in short slices, so an interrupt (Kernel -> Interrupt: KeyboardInterrupt in the main thread)
+    stops the wait at once: the compile is abandoned (it finishes in the background and its
+    result is dropped), and nothing is cached. `waiting(seconds so far)` is called about every
+    second while it runs."""
     _, _jax, xla_client = _jaxlib()
     if f'"{LAPACK_TARGET_PREFIX}' in text:      # a custom_call's call_target_name
         register_lapack_targets()
-    try:
-        loaded = _client().compile_and_load(
-            text.encode(), _jax.DeviceList((_device(),)), xla_client.CompileOptions())
-    except Exception as err:   # jaxlib raises its own XlaRuntimeError; keep its text
-        raise XlaError(f"XLA could not compile the lowered module: {err}") from err
-    return Executable(loaded, in_avals, out_avals)
+    client, devices = _client(), _jax.DeviceList((_device(),))
+    outcome: dict = {}
+
+    def work():
+        try:
+            outcome["loaded"] = client.compile_and_load(text.encode(), devices,
+                                                        xla_client.CompileOptions())
+        except Exception as err:   # jaxlib raises its own XlaRuntimeError; keep its text
+            outcome["error"] = err
+
+    worker = threading.Thread(target=work, name="psc_jit XLA compile", daemon=True)
+    worker.start()
+    _wait(worker, waiting)
+    if "error" in outcome:
+        raise XlaError(f"XLA could not compile the lowered module: {outcome['error']}"
+                       ) from outcome["error"]
+    return Executable(outcome["loaded"], in_avals, out_avals)
+
+
+def _wait(worker: threading.Thread, waiting) -> None:
+    start = last = time.monotonic()
+    while worker.is_alive():
+        worker.join(WAIT_SLICE)
+        now = time.monotonic()
+        if waiting is not None and now - last >= 1.0:
+            last = now
+            waiting(now - start)
 
 
 def deserialize(data: bytes, in_avals: Sequence[ShapedArray],

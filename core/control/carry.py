@@ -13,8 +13,10 @@ from .. import tree_util
 from ..ir import ShapedArray
 from ..numpy.base import as_kind, broadcast_to, ensure_tracer, reshape
 from ..numpy.ufuncs import call_ufunc
+from ..numpy.window_functions import Gone
+from ..numpy.windows import Window
 from ..primitives import convert_element_type_p
-from ..tracing import Buffer, Tracer, UnsupportedError, bind
+from ..tracing import Buffer, Tracer, UnsupportedError, bind, caller_source
 from ..tree_util import unflatten
 
 
@@ -35,7 +37,7 @@ class CannotConvert(UnsupportedError):
     iteration as plain Python might make the rest convertible."""
 
     def __init__(self, message: str, hint: str = "", peel: bool = False):
-        super().__init__(message, None, hint)
+        super().__init__(message, caller_source(), hint)
         self.peel = peel
 
 
@@ -79,6 +81,8 @@ class Slot:
 
 
 def type_of(leaf):
+    if isinstance(leaf, Window):           # its length depends on the index: not carried
+        return Gone(leaf.text)
     return Slot(leaf.aval, leaf.kind) if isinstance(leaf, Tracer) else leaf
 
 

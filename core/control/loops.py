@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..ir import Graph, ShapedArray, Var
+from ..numpy.affine import interval, set_range
 from ..numpy.base import as_kind, ensure_tracer
 from ..numpy.ufuncs import call_ufunc
 from ..primitives import select_p, while_loop_p
@@ -114,6 +115,7 @@ class _Loop:
         if self.index is not None:
             p.index = sub.input(INDEX_AVAL, "python")
             p.head.append(p.index._buffer.initial)
+            index_range(p.index, *self.index)
         for buf in self.fixed:
             p.inner[id(buf)] = sub.input_buffer(buf)
             p.head.append(p.inner[id(buf)].initial)
@@ -262,6 +264,19 @@ class _Loop:
         for check in checks:
             current_trace().require(next(values), next(values), check.message, check.error)
         return result
+
+
+def index_range(index: Tracer, start, stop, step: int) -> None:
+    """Record which values a range loop's index takes (slices bounded by it need it)."""
+    first, end = interval(start), interval(stop)
+    if first is None or end is None:
+        return
+    if step > 0:
+        low, high = first[0], end[1] - 1
+    else:
+        low, high = end[0] + 1, first[1]
+    if low <= high:
+        set_range(index, low, high)
 
 
 def write_back(buffers: Sequence[Buffer], values: Sequence[Tracer]) -> None:

@@ -21,6 +21,8 @@ from typing import Any
 
 from . import runtime
 from .cell import assigned_names, collect_loads, walk_block
+from .creation_calls import wrap_creation_calls
+from .scopes import function_scope
 
 RT = "__psc_rt"
 
@@ -41,15 +43,16 @@ class _Rewriter:
     def __init__(self, fn: ast.FunctionDef, counter):
         self.fn = fn
         self.counter = counter
-        self.scope = _function_locals(fn)
-        self.captured = _captured_by_closures(fn)
+        facts = function_scope(fn)
+        self.scope = set(facts.locals)
+        self.captured = set(facts.captured)
 
     def rewrite_function(self) -> None:
         body = self.fn.body
         doc = body[:1] if body and isinstance(body[0], ast.Expr) and isinstance(
             body[0].value, ast.Constant) and isinstance(body[0].value.value, str) else []
         imports = _at_line(_parse(f"import {runtime.__name__} as {RT}"), self.fn.lineno)
-        self.fn.body = doc + imports + self.block(body[len(doc):])
+        self.fn.body = doc + imports + self.block(wrap_creation_calls(body[len(doc):], RT))
 
     def block(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
         out: list[ast.stmt] = []
@@ -336,34 +339,6 @@ def _dels(names) -> list[ast.stmt]:
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
-def _function_locals(fn) -> set[str]:
-    a = fn.args
-    params = [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs]
-    params += [x.arg for x in (a.vararg, a.kwarg) if x is not None]
-    declared = {name for node in _own_nodes(fn.body) if isinstance(node, (ast.Global, ast.Nonlocal))
-                for name in node.names}
-    return (set(params) | set(assigned_names(fn.body))) - declared
-
-
-def _own_nodes(stmts):
-    """Nodes of this scope: nested functions, lambdas and classes not entered."""
-    stack = list(stmts)
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, _SCOPES):
-            stack.extend(ast.iter_child_nodes(node))
-
-
-def _captured_by_closures(fn) -> set[str]:
-    """Names read by functions and lambdas nested in fn (they see fn's variables, not copies)."""
-    captured = set()
-    for node in _own_nodes(fn.body):
-        if isinstance(node, _SCOPES) and not isinstance(node, ast.ClassDef):
-            captured |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-    return captured
-
-
 def _is_range_loop(node: ast.For) -> bool:
     it = node.iter
     return (isinstance(node.target, ast.Name) and isinstance(it, ast.Call)
@@ -496,17 +471,36 @@ def rolled_function(fun):
         lines, start = inspect.getsourcelines(fun)
     except (OSError, TypeError):
         return fun
+    text = "".join(lines)
+    dedented = textwrap.dedent(text)
     try:
-        tree = ast.parse(textwrap.dedent("".join(lines)))
+        tree = ast.parse(dedented)
     except SyntaxError:
         return fun
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
         return fun
     tree.body[0].decorator_list = []
     ast.increment_lineno(tree, start - 1)
+    _shift_columns(tree, _indent(text) - _indent(dedented))
     code = compile(roll_loops(tree), fun.__code__.co_filename, "exec")
     scope: dict = {}
     exec(code, fun.__globals__, scope)
     rolled = scope[tree.body[0].name]
     rolled.__defaults__, rolled.__kwdefaults__ = fun.__defaults__, fun.__kwdefaults__
     return rolled
+
+
+def _indent(text: str) -> int:
+    first = next(line for line in text.splitlines() if line.strip())
+    return len(first) - len(first.lstrip())
+
+
+def _shift_columns(tree: ast.AST, columns: int) -> None:
+    """Columns as in the source file (the function was parsed dedented)."""
+    if not columns:
+        return
+    for node in ast.walk(tree):
+        if "col_offset" in node._attributes:
+            node.col_offset += columns
+            if getattr(node, "end_col_offset", None) is not None:
+                node.end_col_offset += columns

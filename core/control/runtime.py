@@ -8,9 +8,9 @@ function of the names it uses (see `loops` for how carried state is found) into 
 iteration count.
 
 A loop that cannot be rolled (its values change shape or type from one iteration to the next,
-it appends to a list, uses `break` or `return`, ...) is unrolled when it is short
-(`UNROLL_LIMIT` iterations), and otherwise raises `UnsupportedError` naming the line, the
-reason and what to write instead. `unroll_notes(graph)` explains a graph made large by loops
+it appends to a list, uses `break` or `return`, ...) is unrolled while the program stays
+within the equation budget (`core.budget`), and otherwise raises `UnsupportedError` naming
+the line, the reason and what to write instead. `unroll_notes(graph)` explains a graph made large by loops
 that were unrolled.
 """
 from __future__ import annotations
@@ -27,14 +27,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ir import Graph, SourceInfo
+from ..numpy.creation import traced_creator
 from ..numpy.ufuncs import call_ufunc
 from ..primitives import convert_element_type_p
-from ..tracing import TraceError, Tracer, UnsupportedError, bind, current_trace
+from .. import budget
+from ..tracing import BudgetExceeded, TraceError, Tracer, UnsupportedError, bind, current_trace
 from .branches import branch
 from .carry import INDEX_AVAL, UNBOUND, CannotConvert, Slot, coerce, contains_tracer, to_pred
 from .loops import LoopSpec, roll_loop
 
-UNROLL_LIMIT = 64             # a loop that cannot be rolled is unrolled up to this many times
 LARGE_GRAPH = 2_000           # equations; above this, unroll_notes explains where they came from
 
 
@@ -88,6 +89,7 @@ def wants_for(site: Site, range_fn, args, env) -> bool:
     """Whether to try rolling this loop: tracing, a builtin range, and something traced."""
     if not _ROLLING.get() or current_trace() is None or range_fn is not builtins.range:
         return False
+    args = [_static_bound(a) for a in args]
     if any(isinstance(a, Tracer) for a in args):
         return True
     return len(range(*args)) >= 2 and _touches_tracer(site, env)
@@ -97,8 +99,27 @@ def wants_while(site: Site, env) -> bool:
     return _ROLLING.get() and current_trace() is not None and _touches_tracer(site, env)
 
 
+def create(fn, *args, **kwargs):
+    """A call of a NumPy creation function in rewritten code (see `creation_calls`): while
+    tracing, the array it makes is traced; otherwise it is the call as written."""
+    if current_trace() is not None:
+        make = traced_creator(fn)
+        if make is not None:
+            return make(*args, **kwargs)
+    return fn(*args, **kwargs)
+
+
 def is_traced(pred) -> bool:
-    return isinstance(pred, Tracer) and _ROLLING.get()
+    """Whether an `if` test is traced (one whose value is known runs as plain Python)."""
+    return isinstance(pred, Tracer) and _ROLLING.get() and pred.known_value() is None
+
+
+def _static_bound(value):
+    """A range bound: a traced one whose value is known is that value."""
+    if isinstance(value, Tracer):
+        known = value.known_value()
+        return value if known is None else int(known)
+    return value
 
 
 def _range_args(args) -> tuple:
@@ -110,7 +131,7 @@ def _range_args(args) -> tuple:
 def roll_for(site: Site, args, body_fn, env) -> tuple | None:
     """Roll `for target in range(*args)` into one while_loop; None: run it as plain Python."""
     file = _caller_file()
-    start, stop, step = _range_args(args)
+    start, stop, step = (_static_bound(v) for v in _range_args(args))
     if isinstance(step, Tracer):
         raise UnsupportedError(f"the step of `{site.text}` is a traced value",
                                _source(site, file), "make the step a Python int")
@@ -119,21 +140,25 @@ def roll_for(site: Site, args, body_fn, env) -> tuple | None:
     static = not isinstance(start, Tracer) and not isinstance(stop, Tracer)
     if static:
         start, stop, step = (int(v) for v in (start, stop, step))
-    count = total = len(range(start, stop, step)) if static else None
+    count = len(range(start, stop, step)) if static else None
     env = dict(env)
     peeled = False
+    root = current_trace().root
     while True:
+        spent = root.equation_count
         try:
             out = roll_loop(site.spec(), env, body_fn, index=(start, stop, step),
                             observed=_observer(env))
             break
+        except BudgetExceeded:
+            raise
         except Exception as err:       # any failure of the traced pass: unroll or explain
+            root.equation_count = spent     # the failed pass's equations are dropped
             if _may_peel(err, peeled, count):
                 env.update(_run_body(site, body_fn, start, env))
                 start, count, peeled = start + step, count - 1, True
                 continue
-            return _fallback(site, file, err, (count, total), env if peeled else None,
-                             body_fn, (start, stop, step))
+            return _fallback(site, file, err, count, env, body_fn, (start, stop, step))
     last = start + (count - 1) * step if static else _last_index(out["__index__"], step)
     return tuple(out[name] for name in site.assigned) + (last,)
 
@@ -153,29 +178,38 @@ def _run_body(site: Site, body_fn, i, env) -> dict:
     return {site.target: i, **dict(zip(site.assigned, values, strict=True))}
 
 
-def _fallback(site: Site, file: str, err: Exception, counts, env, body_fn, bounds):
-    """Unroll a short loop (None: the plain loop runs it); explain a long one.
-    counts: (iterations left, iterations of the loop), None when traced."""
-    reason = _reason(err)
-    count, total = counts
-    if count is not None and count <= UNROLL_LIMIT:
-        _note_unrolled(file, site.line, reason)
-        if env is None:
-            return None
-        start, stop, step = bounds
-        for i in range(start, stop, step):
-            env.update(_run_body(site, body_fn, i, env))
-        return tuple(env.get(name, UNBOUND) for name in site.assigned) + (env[site.target],)
-    raise _cannot_roll(site, file, reason, _hint(err), total) from err
+def _fallback(site: Site, file: str, err: Exception, count, env, body_fn, bounds):
+    """Unroll a loop that cannot be rolled, within the equation budget (`core.budget`), or
+    explain why it cannot be either. count: the iterations left, None when the bounds are
+    traced (then there is nothing to unroll)."""
+    reason, hint = _reason(err), _hint(err)
+    if count is None:
+        raise _cannot_roll(site, file, reason, _join(
+            hint, "psc_jit cannot unroll a loop whose bounds are traced")) from err
+    _note_unrolled(file, site.line, reason)
+    root = current_trace().root
+    before = root.equation_count
+    start, stop, step = bounds
+    for k, i in enumerate(range(start, stop, step)):
+        env.update(_run_body(site, body_fn, i, env))
+        projected = (root.equation_count - before) * count
+        if k == 0 and before + projected > budget.current().max_equations:
+            raise _cannot_roll(site, file, reason,
+                               _join(hint, _over_budget(projected, count))) from err
+    return tuple(env.get(name, UNBOUND) for name in site.assigned) + (env[site.target],)
 
 
-def _cannot_roll(site: Site, file: str, reason: str, hint: str, count) -> UnsupportedError:
-    many = f"{count:,} iterations" if count is not None else "a traced number of iterations"
+def _over_budget(projected: int, count: int) -> str:
+    return (f"unrolled, its {count:,} iterations would make about {projected:,} equations, over "
+            f"psc_jit's budget of {budget.current().max_equations:,} (Budget.max_equations)")
+
+
+def _join(*parts: str) -> str:
+    return "; ".join(p for p in parts if p)
+
+
+def _cannot_roll(site: Site, file: str, reason: str, hint: str) -> UnsupportedError:
     what = "rolled into an XLA loop" if site.kind != "if" else "converted to an XLA conditional"
-    if site.kind == "for":
-        hint = (hint + "; " if hint else "") + (
-            f"psc_jit unrolls such a loop only up to {UNROLL_LIMIT} iterations, this one has "
-            f"{many}")
     return UnsupportedError(f"`{site.text}` cannot be {what}: {reason}", _source(site, file),
                             hint)
 
@@ -218,8 +252,9 @@ def check_unroll(site: Site, range_fn, args, env) -> None:
     if not _ROLLING.get() or current_trace() is None or range_fn is not builtins.range:
         return
     file = _caller_file()
-    if any(isinstance(a, Tracer) for a in args):
-        raise _cannot_roll(site, file, site.blocker, site.hint, None)
+    if any(isinstance(_static_bound(a), Tracer) for a in args):
+        raise _cannot_roll(site, file, site.blocker, _join(
+            site.hint, "psc_jit cannot unroll a loop whose bounds are traced"))
     if _touches_tracer(site, env):
         _note_unrolled(file, site.line, site.blocker)
 
@@ -235,7 +270,7 @@ def roll_while(site: Site, cond_fn, body_fn, env) -> tuple | None:
     try:
         out = roll_loop(site.spec(), env, body_fn, cond_fn=cond_fn, observed=_observer(env))
     except Exception as err:           # a traced test leaves no plain-Python way out
-        raise _cannot_roll(site, file, _reason(err), _hint(err), None) from err
+        raise _cannot_roll(site, file, _reason(err), _hint(err)) from err
     return tuple(out[name] for name in site.assigned)
 
 
@@ -249,14 +284,14 @@ def convert_if(site: Site, pred, then_fn, else_fn, env) -> tuple:
     try:
         return branch(index, [else_fn, then_fn], args, pred=p, names=site.assigned)
     except CannotConvert as err:
-        raise _cannot_roll(site, file, err.message, err.hint, None) from None
+        raise _cannot_roll(site, file, err.message, err.hint) from None
 
 
 def truth(value, site: Site) -> bool:
     """bool(value); on a traced value, say why this statement could not be converted."""
-    if isinstance(value, Tracer) and _ROLLING.get():
+    if isinstance(value, Tracer) and _ROLLING.get() and value.known_value() is None:
         raise _cannot_roll(site, _caller_file(), f"its test is traced ({value.aval}) and "
-                           f"{site.blocker}", site.hint, None)
+                           f"{site.blocker}", site.hint)
     return bool(value)
 
 

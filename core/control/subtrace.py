@@ -12,14 +12,14 @@ from typing import Any, Sequence
 
 from ..ir import Eqn, Graph, Literal, ShapedArray, Var, subgraphs
 from ..passes import HOIST_ABOVE_ELEMENTS, dead_code_elimination
-from ..tracing import Buffer, Trace, Tracer, to_atom, tracing
+from ..tracing import Buffer, Trace, Tracer, current_trace, to_atom, tracing
 
 
 class SubTrace:
     """A nested trace: a loop body or a branch, traced as a function of its inputs."""
 
     def __init__(self):
-        self.trace = Trace()
+        self.trace = Trace(parent=current_trace())
         self.in_vars: list[Var] = []
 
     def input(self, aval: ShapedArray, kind: str = "array") -> Tracer:

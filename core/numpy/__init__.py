@@ -2,6 +2,7 @@
 
 Modules, each importing only the ones above it in this list:
     base           operand facts (NEP 50 promotion asked of NumPy) and small builders
+    affine         traced integers as affine functions of a loop index, with its range
     ufuncs         ufuncs, where, clip, out=, the arithmetic operators
     reductions     sum, mean, var, max, argmax, cumsum, ...
     products       matmul, dot, inner, outer, tensordot, kron
@@ -9,6 +10,10 @@ Modules, each importing only the ones above it in this list:
     conversion     astype, copy, asarray, array, round
     masked         x[mask] for a traced boolean mask (reductions over it; x[mask] = v)
     indexing       x[...] and x[...] = v
+    spans          where an array of traced length sits on its axis: masks, shifts, alignment
+    windows        arrays whose length is traced (x[:i] in a rolled loop): masked spans
+    window_functions  reductions, products, where, ... on those arrays
+    traced_slices  x[...] with traced slice bounds: fixed-length views, or windows
     matrices       diagonal, trace, diag, tril, triu, cross
     einsum         np.einsum
     math           nan_to_num, isclose, average, ...
@@ -27,9 +32,10 @@ Importing this package fills `NUMPY_FUNCTIONS` (NumPy callable -> implementation
 and makes Tracer behave like an ndarray.
 """
 from . import (conversion, creation, dispatch, einsum, fft, linalg, linalg_api,  # noqa: F401
-               math, matrices, products, rearrange, reductions, shape, sorting, statistics)
+               math, matrices, products, rearrange, reductions, shape, sorting, statistics,
+               traced_slices, window_functions, windows)
 from .base import NUMPY_FUNCTIONS, implements, unsupported
-from .indexing import check_outputs, verify_checks
+from .checks import check_outputs, verify_checks
 from .masked import MaskedSelection
 
 __all__ = ["NUMPY_FUNCTIONS", "MaskedSelection", "implements", "unsupported", "check_outputs",

@@ -146,7 +146,13 @@ def full(shape, value, dtype):
 def elementwise(prim, *args, weak: bool = False):
     """Bind an elementwise primitive to operands already of one dtype, broadcasting them.
     `weak`: every operand was a Python scalar, so the result is one too."""
-    shape = np.broadcast_shapes(*(shape_of(a) for a in args))
+    shapes = [shape_of(a) for a in args]
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError("operands could not be broadcast together with shapes "
+                         + " ".join(f"({','.join(map(str, s))}{',' if len(s) == 1 else ''})"
+                                    for s in shapes) + " ") from None
     operands = [broadcast_to(a, shape) if isinstance(a, Tracer) else _const_operand(a, shape)
                 for a in args]
     result = bind(prim, *operands)
@@ -240,12 +246,13 @@ def copy_of(x: Tracer) -> Tracer:
     return x.detached()
 
 
-def assign_into(target, value, what: str):
+def assign_into(target, value, what: str, casting: str = "same_kind"):
     """Write value into every element of target (an in-place update); return target."""
     if not isinstance(target, Tracer):
-        raise unsupported(f"{what} into an array that is not traced",
-                          "assign the result to a name instead")
-    if not np.can_cast(result_type(value), target.dtype, casting="same_kind"):
+        raise unsupported(f"{what} into an array that is not traced (made outside the traced "
+                          "code)", "make the array in the traced code (np.empty_like(x), "
+                          "np.zeros(n), ...) or assign the result to a name instead")
+    if casting != "unsafe" and not np.can_cast(result_type(value), target.dtype, casting=casting):
         raise TypeError(
             f"Cannot cast ufunc output from dtype('{result_type(value)}') to "
             f"dtype('{target.dtype}') with casting rule 'same_kind'")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..primitives import complex_p
-from .base import (as_kind, assign_into, convert, copy_of, elementwise, ensure_tracer, imag_part,
-                   implements, real_part, reshape, result_type)
+from .base import (as_kind, assign_into, convert, copy_of, dtype_of, elementwise, ensure_tracer,
+                   imag_part, implements, real_part, reshape)
 from .shape import np_stack
 from .ufuncs import call_ufunc, no_python_scalar
 
@@ -107,6 +107,8 @@ def np_array(a, dtype=None, copy=True, **kwargs):
 
 
 def np_stack_like_array(items, dtype):
+    """np.array of nested lists: a Python scalar among them counts as its default dtype (not
+    weakly, as in arithmetic): np.array([np.int32(1), 2]) is int64."""
     items = [np_stack_like_array(i, None) if isinstance(i, (list, tuple)) else i for i in items]
-    dtype = dtype or result_type(*items)
+    dtype = dtype or np.result_type(*(dtype_of(i) for i in items))
     return np_stack([convert(ensure_tracer(i), dtype) for i in items])

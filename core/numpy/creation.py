@@ -12,12 +12,13 @@ traced spellings.
 from __future__ import annotations
 
 import operator
+from typing import Callable
 
 import numpy as np
 
-from ..tracing import Tracer
-from .base import (as_array, as_kind, assign_into, broadcast_to, convert, ensure_tracer, implements,
-                   reshape, result_type, unsupported)
+from ..tracing import Buffer, Tracer, current_trace
+from .base import (NUMPY_FUNCTIONS, as_array, as_kind, assign_into, broadcast_to, convert,
+                   ensure_tracer, full, implements, reshape, result_type, unsupported)
 from .indexing import setitem
 from .reductions import np_any
 from .shape import np_expand_dims, np_moveaxis
@@ -120,3 +121,152 @@ for _fn in (np.zeros, np.ones, np.empty, np.eye, np.identity, np.tri, np.arange)
 @implements(np.fromfunction)
 def np_fromfunction(function, shape, *, dtype=float, like=None, **kwargs):
     return function(*np.indices(shape, dtype=dtype), **kwargs)
+
+
+# -- arrays made inside the trace -------------------------------------------------------------
+#
+# `np.zeros(n)` never sees a tracer, so NumPy's dispatch cannot catch it: the rolling pass
+# rewrites each call of a creation function in traced code into `runtime.create(np.zeros, n)`,
+# which lands here while tracing. The array it makes is traced from the start: a buffer of its
+# own with NumPy's memory layout, whose value is known while only constants are written into it
+# (so it still works as an index, a mask or a bound). Every reference, view and alias of it is
+# then a tracer, so writing a traced value into any of them keeps NumPy's meaning.
+
+_TRACEABLE_KINDS = "biufc"
+
+
+def traced_creator(fn) -> Callable | None:
+    """The traced version of a NumPy creation function (None: fn is not one)."""
+    try:
+        return _CREATORS.get(fn)
+    except TypeError:             # an unhashable callable
+        return None
+
+
+def _fresh(value: Tracer, strides) -> Tracer:
+    """A new array with its own buffer, holding value, laid out with these strides."""
+    buffer = Buffer(value.ir_var, current_trace(), tuple(strides))
+    return Tracer(buffer, kind="array")
+
+
+def _filled(layout: np.ndarray, fill) -> Tracer:
+    """A traced array like `layout` (shape, dtype, memory order), every element `fill`."""
+    return _fresh(full(layout.shape, np.asarray(fill, layout.dtype), layout.dtype),
+                  layout.strides)
+
+
+def _constant(arr):
+    """A traced copy of an array NumPy made from constants (left alone if it cannot be traced)."""
+    if not isinstance(arr, np.ndarray) or arr.dtype.kind not in _TRACEABLE_KINDS \
+            or arr.dtype.itemsize > 16 or arr.dtype == np.longdouble:
+        return arr
+    return _fresh(as_kind(ensure_tracer(arr), "array"), arr.strides)
+
+
+def _has_tracer(args, kwargs) -> bool:
+    values = list(args) + list(kwargs.values())
+    while values:
+        value = values.pop()
+        if isinstance(value, Tracer):
+            return True
+        if isinstance(value, (list, tuple)):
+            values.extend(value)
+    return False
+
+
+def _traced_impl(fn):
+    """NumPy's function on traced arguments (psc_jit's implementation)."""
+    impl = NUMPY_FUNCTIONS.get(fn)
+    if impl is None:
+        raise unsupported(f"np.{fn.__name__} of a traced value")
+    return impl
+
+
+def _known_args(args, kwargs) -> tuple[tuple, dict]:
+    """Arguments with each tracer whose value is known replaced by that value (a shape or a
+    bound computed from constants)."""
+    def known(value):
+        if isinstance(value, Tracer):
+            found = value.known_value()
+            return value if found is None else found
+        if isinstance(value, (list, tuple)):
+            return type(value)(known(v) for v in value)
+        return value
+    return tuple(known(a) for a in args), {k: known(v) for k, v in kwargs.items()}
+
+
+def _uniform(fn, fill):
+    """zeros/ones/empty: NumPy lays the array out (an untouched allocation), psc_jit fills it."""
+    def create(*args, like=None, **kwargs):
+        args, kwargs = _known_args(args, kwargs)
+        if _has_tracer(args, kwargs):
+            return fn(*args, **kwargs)
+        return _filled(np.empty(*args, **kwargs), fill)
+    return create
+
+
+def _uniform_like(fn, fill):
+    def create(a, *args, **kwargs):
+        if isinstance(a, Tracer) or _has_tracer(args, kwargs):
+            return _traced_impl(fn)(a, *args, **kwargs)
+        return _filled(np.empty_like(a, *args, **kwargs), fill)
+    return create
+
+
+def _create_full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
+    if isinstance(fill_value, Tracer):
+        value = np_full(shape, fill_value, dtype)
+        return _fresh(value, np.empty(value.shape, value.dtype, order).strides)
+    if np.ndim(fill_value):
+        return _constant(np.full(shape, fill_value, dtype, order))
+    scalar = np.full((), fill_value, dtype)          # NumPy's dtype and casting of the fill
+    return _filled(np.empty(shape, scalar.dtype, order), scalar)
+
+
+def _create_full_like(a, fill_value, *args, **kwargs):
+    if isinstance(a, Tracer) or isinstance(fill_value, Tracer):
+        return _traced_impl(np.full_like)(a, fill_value, *args, **kwargs)
+    if np.ndim(fill_value):
+        return _constant(np.full_like(a, fill_value, *args, **kwargs))
+    layout = np.empty_like(a, *args, **kwargs)
+    return _filled(layout, np.full((), fill_value, layout.dtype))
+
+
+def _create_ndarray(shape, dtype=None, buffer=None, offset=0, strides=None, order=None):
+    if buffer is not None:           # a view of memory that exists: not a new array
+        return np.ndarray(shape, dtype, buffer, offset, strides, order)
+    return _filled(np.ndarray(shape, dtype, strides=strides, order=order), 0)
+
+
+def _eagerly(fn):
+    """arange, eye, identity, tri, copy: NumPy makes the constant, psc_jit traces a copy."""
+    def create(*args, **kwargs):
+        args, kwargs = _known_args(args, kwargs)
+        if _has_tracer(args, kwargs):
+            return _traced_impl(fn)(*args, **kwargs)
+        return _constant(fn(*args, **kwargs))
+    return create
+
+
+def _converting(fn):
+    """array, asarray, ascontiguousarray: a new array is traced; an existing NumPy array handed
+    back as it is (asarray's alias) stays that array."""
+    def create(obj, *args, **kwargs):
+        if _has_tracer((obj,) + args, kwargs):
+            return _traced_impl(fn)(obj, *args, **kwargs)
+        result = fn(obj, *args, **kwargs)
+        if isinstance(obj, np.ndarray) and np.shares_memory(result, obj):
+            return result
+        return _constant(result)
+    return create
+
+
+_CREATORS: dict[Callable, Callable] = {
+    np.zeros: _uniform(np.zeros, 0), np.ones: _uniform(np.ones, 1),
+    np.empty: _uniform(np.empty, 0),
+    np.zeros_like: _uniform_like(np.zeros_like, 0), np.ones_like: _uniform_like(np.ones_like, 1),
+    np.empty_like: _uniform_like(np.empty_like, 0),
+    np.full: _create_full, np.full_like: _create_full_like, np.ndarray: _create_ndarray,
+    **{fn: _eagerly(fn) for fn in (np.arange, np.eye, np.identity, np.tri, np.copy)},
+    **{fn: _converting(fn) for fn in (np.array, np.asarray, np.ascontiguousarray)},
+}

@@ -9,7 +9,8 @@ from .conversion import astype, np_copy
 from .indexing import getitem, setitem
 from .masked import MaskedSelection
 from .products import matmul
-from .shape import flat_view, np_imag, np_real, np_reshape, np_swapaxes, np_transpose
+from .shape import (flat_view, np_imag, np_real, np_reshape, np_swapaxes, np_transpose,
+                    set_shape)
 from .sorting import sort_in_place
 from .ufunc_methods import ufunc_method
 from .ufuncs import binary_operator, call_ufunc, inplace_binary
@@ -105,8 +106,13 @@ def attach():
     Tracer.__array_function__ = _array_function
     Tracer.T = property(lambda self: np_transpose(self))
     Tracer.mT = property(lambda self: np_swapaxes(self, -1, -2))
-    Tracer.real = property(np_real)
-    Tracer.imag = property(np_imag)
+    Tracer.real = property(np_real, _part_setter(np_real))
+    Tracer.imag = property(np_imag, _part_setter(np_imag))
+    Tracer.shape = property(lambda self: self.aval.shape, set_shape)
+    Tracer.dtype = property(lambda self: self.aval.dtype, _refuse_setting("dtype", (
+        "it reinterprets the bytes as another type", "use x.astype(dtype) or x.view(dtype)")))
+    Tracer.strides = property(_strides, _refuse_setting("strides", (
+        "psc_jit does not reinterpret memory", "use np.lib.stride_tricks outside the cell")))
     Tracer.flat = property(flat_view)
     Tracer.reshape = _reshape_method
     Tracer.transpose = _transpose_method
@@ -122,6 +128,31 @@ def attach():
         fn = getattr(np, name)
         setattr(Tracer, name, _numpy_method(fn))
     Tracer.sort = sort_in_place   # ndarray.sort sorts in place, returns None
+
+
+def _part_setter(part):
+    """`z.real = x`, `z.imag = y`: a write into that part (a view of z)."""
+    def setter(self, value):
+        view = part(self)
+        if view.kind != "array" or (part is np_imag and self.dtype.kind != "c"):
+            raise TypeError("array does not have imaginary part to set")
+        setitem(view, Ellipsis, value)
+    return setter
+
+
+def _strides(self):
+    """NumPy's strides, where psc_jit follows the layout NumPy gave the array."""
+    found = {layout.strides for layout in self.possible_layouts()}
+    if len(found) != 1:
+        raise unsupported(".strides of an array whose memory layout NumPy chose",
+                          "read the strides of the arrays passed in, outside the traced code")
+    return found.pop()
+
+
+def _refuse_setting(name: str, why: tuple[str, str]):
+    def setter(self, value):
+        raise unsupported(f"setting .{name} ({why[0]})", why[1])
+    return setter
 
 
 def _numpy_method(fn):

@@ -26,12 +26,13 @@ import warnings
 import numpy as np
 
 from ..primitives import (concatenate_p, cummin_p, dynamic_slice_p, dynamic_update_slice_p,
-                          gather_p, reshape_p, rev_p, scatter_p, slice_p, sort_p)
-from ..tracing import Tracer, ViewStep, bind, current_trace, tracing
+                          gather_p, rev_p, scatter_p, slice_p, sort_p)
+from ..tracing import Tracer, ViewStep, bind
+from .affine import interval
 from .base import (as_kind, broadcast_to, convert, ensure_tracer, full, real_part, reshape,
                    unsupported)
+from .checks import require_in_bounds
 from .masked import MaskedSelection, in_data_coordinates, select_masked
-from .reductions import np_all, np_max, np_min
 from .ufuncs import call_ufunc, np_where
 
 
@@ -117,8 +118,19 @@ def _fake(shape) -> np.ndarray:
 # -- reading ----------------------------------------------------------------------------------
 
 def _index_tuple(idx) -> tuple:
-    """idx as a tuple of entries, lists read as NumPy reads them (arrays; [] of intp)."""
-    return tuple(_list_index(e) if isinstance(e, list) else e for e in _as_tuple(idx))
+    """idx as a tuple of entries, lists read as NumPy reads them (arrays; [] of intp), traced
+    entries whose value is known (a mask or index array made from constants) as that value."""
+    return tuple(_list_index(e) if isinstance(e, list) else _known_entry(e)
+                 for e in _as_tuple(idx))
+
+
+def _known_entry(entry):
+    if not isinstance(entry, Tracer):
+        return entry
+    value = entry.known_value()
+    if value is None:
+        return entry
+    return value[()] if value.ndim == 0 else value
 
 
 def _list_index(entry: list) -> np.ndarray:
@@ -126,11 +138,31 @@ def _list_index(entry: list) -> np.ndarray:
     return arr.astype(np.intp) if arr.size == 0 else arr
 
 
+# Slices with traced bounds are `traced_slices`' (a module above this one): it registers here.
+_TRACED_SLICES: tuple | None = None
+
+
+def register_traced_slices(detect, read, write) -> None:
+    global _TRACED_SLICES
+    _TRACED_SLICES = (detect, read, write)
+
+
+def _traced_slices(idx: tuple, value=None) -> bool:
+    return _TRACED_SLICES is not None and (
+        _TRACED_SLICES[0](idx) or getattr(value, "__psc_window__", False))
+
+
+def expand_ellipsis(idx: tuple, ndim: int) -> tuple:
+    return _expand_ellipsis(idx, ndim)
+
+
 def getitem(x: Tracer, idx):
     idx = _index_tuple(idx)
     if _traced_mask_at(idx) is not None:
         view, mask, lead = _masked_view(x, idx)
         return select_masked(view, mask, lead)
+    if _traced_slices(idx):
+        return _TRACED_SLICES[1](x, idx)
     _check_index(idx)
     if _is_basic(idx):
         result = indexed_view(x, idx)
@@ -243,16 +275,25 @@ def basic_write(x: Tracer, idx: tuple, new) -> Tracer:
 # -- traced integer scalars: dynamic_slice views ----------------------------------------------
 
 def _dynamic_starts(shape, idx: tuple) -> list:
-    """Start indices for dynamic_slice: each traced index wrapped once into [0, n)."""
+    """Start indices for dynamic_slice: each traced index wrapped once into [0, n) (unless the
+    loop's range proves it is already there)."""
     starts = []
     for entry, n in zip(idx, shape, strict=True):
         if isinstance(entry, Tracer):
             index = convert(entry, np.int64)
-            wrapped = call_ufunc(np.add, index, np.int64(n))
-            starts.append(np_where(call_ufunc(np.less, index, np.int64(0)), wrapped, index))
+            if not _inside(entry, n):
+                wrapped = call_ufunc(np.add, index, np.int64(n))
+                index = np_where(call_ufunc(np.less, index, np.int64(0)), wrapped, index)
+            starts.append(index)
         else:
             starts.append(np.int64(0))
     return starts
+
+
+def _inside(index: Tracer, n: int) -> bool:
+    """Whether every value a traced index takes is in [0, n) (a loop index over a range)."""
+    span = interval(index)
+    return span is not None and 0 <= span[0] and span[1] < n
 
 
 def _dynamic_view(x: Tracer, idx: tuple) -> Tracer:
@@ -262,7 +303,8 @@ def _dynamic_view(x: Tracer, idx: tuple) -> Tracer:
         if isinstance(entry, Tracer):
             if x.shape[axis] == 0:
                 raise IndexError(f"index is out of bounds for axis {axis} with size 0")
-            require_in_bounds(entry, x.shape[axis], axis)
+            if not _inside(entry, x.shape[axis]):
+                require_in_bounds(entry, x.shape[axis], axis)
     sizes = tuple(1 if isinstance(e, Tracer) else n for e, n in zip(idx, x.shape, strict=True))
     out_shape = tuple(n for e, n in zip(idx, x.shape, strict=True) if not isinstance(e, Tracer))
 
@@ -285,48 +327,6 @@ def _dynamic_view(x: Tracer, idx: tuple) -> Tracer:
                     operands=tuple(s for s, e in zip(starts, idx, strict=True)
                                    if isinstance(e, Tracer)), rebuild=rebuild)
     return x.with_kind("array").view(step)
-
-
-# -- run-time checks of traced indices --------------------------------------------------------
-
-def require_in_bounds(index: Tracer, n: int, axis: int) -> None:
-    """NumPy raises IndexError for an index outside [-n, n); XLA would clamp it. Ask the run
-    to check (see `tracing.RuntimeCheck`). An empty index array holds nothing to check."""
-    if index.size == 0:
-        return
-    trace = current_trace()
-    index = convert(index, np.int64)
-    inside = call_ufunc(np.logical_and, call_ufunc(np.greater_equal, index, np.int64(-n)),
-                        call_ufunc(np.less, index, np.int64(n)))
-    if index.ndim == 0:
-        ok, value = inside, index
-    else:
-        ok = np_all(inside)
-        outside = np_where(inside, np.int64(0), index)
-        high, low = np_max(outside), np_min(outside)
-        value = np_where(call_ufunc(np.greater_equal, high, np.int64(n)), high, low)
-    trace.require(ok, value, f"index {{}} is out of bounds for axis {axis} with size {n}")
-
-
-def check_outputs(trace) -> list:
-    """Two graph outputs for the trace's run-time checks: bool[k] (each holds) and int64[k]
-    (the value each reports)."""
-    with tracing(trace):
-        oks = [bind(reshape_p, c.ok, new_shape=(1,)) for c in trace.checks]
-        values = [bind(reshape_p, c.value, new_shape=(1,)) for c in trace.checks]
-        if len(oks) > 1:
-            oks = [bind(concatenate_p, *oks, dimension=0)]
-            values = [bind(concatenate_p, *values, dimension=0)]
-        return [oks[0].ir_var, values[0].ir_var]
-
-
-def verify_checks(checks, ok: np.ndarray, values: np.ndarray) -> None:
-    """Raise the first failed check's error, as NumPy would have raised it."""
-    if ok.all():
-        return
-    i = int(np.argmin(ok))
-    message, error = checks[i]
-    raise error(message.format(int(values[i])))
 
 
 # -- gather/scatter through flat positions ----------------------------------------------------
@@ -568,6 +568,8 @@ def setitem(x: Tracer, idx, value) -> None:
     if _traced_mask_at(idx) is not None:
         _masked_assign(x, idx, value)
         return
+    if _traced_slices(idx, value):
+        return _TRACED_SLICES[2](x, idx, value)
     _check_index(idx)
     if _is_basic(idx):
         view = indexed_view(x, idx)

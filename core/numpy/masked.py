@@ -27,7 +27,7 @@ import numpy as np
 from ..ir import SourceInfo
 from ..tracing import Tracer, UnsupportedError, caller_source, current_trace, source_line
 from .base import as_kind, convert, normalize_axes, numpy_name, real_part, reshape, shape_of
-from .reductions import _mean_dtypes, np_all, np_any, np_max, np_min, np_prod, np_sum
+from .reductions import mean_dtypes, np_all, np_any, np_max, np_min, np_prod, np_sum
 from .ufuncs import _check_out, call_ufunc, np_where
 
 ESCAPE_HINT = ("reduce it (x[mask].sum(), .mean(), .max(), np.count_nonzero(mask)), assign "
@@ -306,7 +306,7 @@ def _extremum(reducer, name: str, identity_is_largest: bool):
 def _masked_mean(a, axis=None, dtype=None, out=None, keepdims=False, **extras):
     _no_extras(a, out, extras)
     axes = _data_axes(a, axis)
-    acc, result_dtype = _mean_dtypes(a.dtype, dtype)
+    acc, result_dtype = mean_dtypes(a.dtype, dtype)
     total = np_sum(_filled(a, a.data, 0), axis=axes, dtype=acc, keepdims=True)
     mean = call_ufunc(np.divide, total, convert(_selected_count(a, axes), acc))
     return _finish(a, convert(mean, result_dtype), axes, axis, keepdims)
@@ -315,7 +315,7 @@ def _masked_mean(a, axis=None, dtype=None, out=None, keepdims=False, **extras):
 def _masked_var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **extras):
     _no_extras(a, out, extras)
     axes = _data_axes(a, axis)
-    acc, result_dtype = _mean_dtypes(a.dtype, dtype)
+    acc, result_dtype = mean_dtypes(a.dtype, dtype)
     data = convert(a.data, acc)
     count = convert(_selected_count(a, axes), acc)
     total = np_sum(_filled(a, data, 0), axis=axes, keepdims=True)

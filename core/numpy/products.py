@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..tracing import Tracer
-from .base import (as_array, as_kind, assign_into, broadcast_to, convert, dot_general,
-                   ensure_tracer, implements, is_weak, kind_of_result, normalize_axes, reshape,
-                   result_type, unsupported)
+from .base import (as_array, as_kind, assign_into, convert, dot_general, ensure_tracer,
+                   implements, is_weak, kind_of_result, normalize_axes, reshape, result_type,
+                   transpose, unsupported)
 from .ufuncs import call_ufunc
 
 
@@ -21,33 +21,89 @@ def _promote_pair(a, b):
 
 
 @implements(np.matmul)
-def matmul(a, b, **kwargs):
+def matmul(a, b, out=None, **kwargs):
     if kwargs:
         raise unsupported(f"np.matmul(..., {', '.join(kwargs)}=...)")
+    if out is not None:
+        target = out[0] if isinstance(out, tuple) else out
+        result = matmul(a, b)
+        if tuple(target.shape) != result.shape:
+            raise ValueError(f"matmul: Output operand 0 has a mismatch in its core dimension "
+                             f"(shape {tuple(target.shape)} instead of {result.shape})")
+        return assign_into(target, result, "np.matmul(..., out=...)")
     a, b = _promote_pair(a, b)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("matmul: Input operand does not have enough dimensions")
     if a.dtype == np.bool_:
-        return convert(matmul(convert(a, np.int64), convert(b, np.int64)), bool)
-    a2 = reshape(a, (1,) + a.shape) if a.ndim == 1 else a
-    b2 = reshape(b, b.shape + (1,)) if b.ndim == 1 else b
-    if a2.shape[-1] != b2.shape[-2]:
+        counts = matmul(convert(a, np.int64), convert(b, np.int64))
+        return as_kind(convert(counts, bool), counts.kind)
+    k_a, k_b = a.shape[-1], b.shape[-2 if b.ndim > 1 else 0]
+    if k_a != k_b:
         raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0 "
-                         f"(size {b2.shape[-2]} is different from {a2.shape[-1]})")
-    batch_shape = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
-    a3 = broadcast_to(a2, batch_shape + a2.shape[-2:])
-    b3 = broadcast_to(b2, batch_shape + b2.shape[-2:])
-    nb = len(batch_shape)
-    out = dot_general(a3, b3, ((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))))
-    shape = batch_shape + (a2.shape[-2] if a.ndim > 1 else (),) + (b2.shape[-1] if b.ndim > 1 else (),)
-    shape = tuple(d for part in shape for d in ((part,) if isinstance(part, int) else part))
-    return as_kind(reshape(out, shape), kind_of_result(len(shape), [a, b]))
+                         f"(size {k_b} is different from {k_a})")
+    plan = _MatmulPlan(a.shape[:-2], b.shape[:-2], a.ndim == 1, b.ndim == 1)
+    a2, b2 = reshape(a, plan.a_shape(a.shape)), reshape(b, plan.b_shape(b.shape))
+    out = dot_general(a2, b2, ((a2.ndim - 1,), (b2.ndim - 1 - (b.ndim > 1),)),
+                      (plan.a_batch, plan.b_batch))
+    out = reshape(transpose(out, plan.permutation()), plan.result_shape(a.shape, b.shape))
+    return as_kind(out, kind_of_result(out.ndim, [a, b]))
+
+
+class _MatmulPlan:
+    """How `a @ b` becomes one dot_general with no operand broadcast (as jax.numpy does it).
+
+    Each axis of the broadcast batch shape is either batched in both operands (same size in
+    both: a batch dimension of the dot_general), or carried by one operand alone (the other
+    has no such axis or size 1, which is squeezed): then it is a free dimension of that
+    operand, so `(B, m, k) @ (k, n)` is a plain matrix product over B*m rows. The result's
+    dimensions (batch, then a's free, then b's free) are transposed into NumPy's order only
+    when an axis carried by b alone comes before one that is not."""
+
+    def __init__(self, a_batch, b_batch, a_vector: bool, b_vector: bool):
+        self.batch_shape = np.broadcast_shapes(a_batch, b_batch)
+        self.a_vector, self.b_vector = a_vector, b_vector
+        n = len(self.batch_shape)
+        a_at = {p: p - (n - len(a_batch)) for p in range(n - len(a_batch), n)}
+        b_at = {p: p - (n - len(b_batch)) for p in range(n - len(b_batch), n)}
+        a_size = {p: a_batch[i] for p, i in a_at.items()}
+        b_size = {p: b_batch[i] for p, i in b_at.items()}
+        self.shared = [p for p in range(n) if a_size.get(p, 1) == b_size.get(p, 1) != 1]
+        self.a_only = [p for p in range(n) if a_size.get(p, 1) != 1 and p not in self.shared]
+        self.b_only = [p for p in range(n) if b_size.get(p, 1) != 1 and p not in self.shared]
+        self.a_kept = [p for p in a_at if p in self.shared or p in self.a_only]
+        self.b_kept = [p for p in b_at if p in self.shared or p in self.b_only]
+        self.a_batch = tuple(self.a_kept.index(p) for p in self.shared)
+        self.b_batch = tuple(self.b_kept.index(p) for p in self.shared)
+
+    def a_shape(self, shape) -> tuple[int, ...]:
+        core = shape[-1:] if self.a_vector else shape[-2:]
+        return tuple(self.batch_shape[p] for p in self.a_kept) + tuple(core)
+
+    def b_shape(self, shape) -> tuple[int, ...]:
+        core = shape[-1:] if self.b_vector else shape[-2:]
+        return tuple(self.batch_shape[p] for p in self.b_kept) + tuple(core)
+
+    def permutation(self) -> tuple[int, ...]:
+        """From dot_general's order (shared, a's free, b's free) to NumPy's (batch, m, n)."""
+        order = self.shared + self.a_only + ([] if self.a_vector else ["m"]) \
+            + self.b_only + ([] if self.b_vector else ["n"])
+        wanted = sorted(self.shared + self.a_only + self.b_only) \
+            + ([] if self.a_vector else ["m"]) + ([] if self.b_vector else ["n"])
+        return tuple(order.index(label) for label in wanted)
+
+    def result_shape(self, a_shape, b_shape) -> tuple[int, ...]:
+        return tuple(self.batch_shape) + (() if self.a_vector else (a_shape[-2],)) \
+            + (() if self.b_vector else (b_shape[-1],))
 
 
 @implements(np.dot)
 def np_dot(a, b, out=None):
     if out is not None:
-        raise unsupported("np.dot(..., out=...)")
+        result = np_dot(a, b)
+        if tuple(np.shape(out)) != result.shape or getattr(out, "dtype", None) != result.dtype:
+            raise ValueError("output array is not acceptable (must have the right datatype, "
+                             "number of dimensions, and be a C-Array)")
+        return assign_into(out, result, "np.dot(..., out=...)")
     a, b = _promote_pair(a, b)
     if a.ndim == 0 or b.ndim == 0:
         return call_ufunc(np.multiply, a, b)

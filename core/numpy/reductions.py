@@ -1,7 +1,10 @@
 """NumPy's reductions on tracers: sum, prod, max, min, all, any, mean, var, std, argmax,
-argmin, cumsum, cumprod, cumulative_sum, cumulative_prod, with NumPy's accumulator dtypes and its errors for empty operands.
+argmin, cumsum, cumprod, cumulative_sum, cumulative_prod, with NumPy's accumulator dtypes
+and its errors for empty operands.
 """
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -9,9 +12,9 @@ from ..primitives import (argmax_p, argmin_p, concatenate_p, cummax_p, cummin_p,
                           cumsum_p, reduce_and_p, reduce_max_p, reduce_min_p, reduce_or_p,
                           reduce_prod_p, reduce_sum_p)
 from ..tracing import bind
-from .base import (as_kind, convert, convert_result, dtype_of, ensure_tracer, full, implements,
-                   keepdims_shape, kind_of_result, normalize_axes, real_part, reduction_axes,
-                   reshape, shape_of, unsupported)
+from .base import (as_kind, assign_into, convert, convert_result, dtype_of, ensure_tracer, full,
+                   implements, keepdims_shape, kind_of_result, normalize_axes, real_part,
+                   reduction_axes, reshape, shape_of, unsupported)
 from .ufuncs import call_ufunc
 
 
@@ -23,6 +26,32 @@ def accumulator_dtype(dtype: np.dtype) -> np.dtype:
     if dtype.kind == "u" and dtype.itemsize < 8:
         return np.dtype(np.uint64)
     return dtype
+
+
+def writes_out(name: str):
+    """A reduction with NumPy's `out=`: the result, computed as without it, cast (unsafe, as
+    NumPy's reductions cast) into `out`, which is returned. Its shape must be the result's."""
+    def decorate(fn):
+        @functools.wraps(fn)
+        def reduce_into(a, *args, out=None, **kwargs):
+            result = fn(a, *args, **kwargs)
+            if out is None:
+                return result
+            target = out[0] if isinstance(out, tuple) else out
+            _check_out_shape(name, target, shape_of(result))
+            return assign_into(target, result, f"np.{fn.__name__[3:]}(..., out=...)", "unsafe")
+        return reduce_into
+    return decorate
+
+
+def _check_out_shape(name: str, out, shape) -> None:
+    if tuple(shape_of(out)) == tuple(shape):
+        return
+    if len(shape_of(out)) != len(shape):
+        raise ValueError(f"output parameter for reduction operation {name} has the wrong number "
+                         f"of dimensions: Found {len(shape_of(out))} but expected {len(shape)}")
+    raise ValueError(f"output parameter for reduction operation {name} has a non-matching "
+                     f"shape: {tuple(shape_of(out))} instead of {tuple(shape)}")
 
 
 def _reduce(prim, x, axis, keepdims, dtype=None, out_kind=None):
@@ -49,6 +78,7 @@ def _no_extras(name, out=None, where=None, initial=None, **kwargs):
 
 
 @implements(np.sum)
+@writes_out("add")
 def np_sum(a, axis=None, dtype=None, keepdims=False, **extras):
     _no_extras("np.sum", **extras)
     a = ensure_tracer(a)
@@ -56,6 +86,7 @@ def np_sum(a, axis=None, dtype=None, keepdims=False, **extras):
 
 
 @implements(np.prod)
+@writes_out("multiply")
 def np_prod(a, axis=None, dtype=None, keepdims=False, **extras):
     _no_extras("np.prod", **extras)
     a = ensure_tracer(a)
@@ -71,22 +102,26 @@ def _extremum(prim, name, a, axis, keepdims, extras):
 
 
 @implements(np.max, np.amax)
+@writes_out("maximum")
 def np_max(a, axis=None, keepdims=False, **extras):
     return _extremum(reduce_max_p, "maximum", a, axis, keepdims, extras)
 
 
 @implements(np.min, np.amin)
+@writes_out("minimum")
 def np_min(a, axis=None, keepdims=False, **extras):
     return _extremum(reduce_min_p, "minimum", a, axis, keepdims, extras)
 
 
 @implements(np.all)
+@writes_out("logical_and")
 def np_all(a, axis=None, keepdims=False, **extras):
     _no_extras("np.all", **extras)
     return _reduce(reduce_and_p, convert(ensure_tracer(a), bool), axis, keepdims)
 
 
 @implements(np.any)
+@writes_out("logical_or")
 def np_any(a, axis=None, keepdims=False, **extras):
     _no_extras("np.any", **extras)
     return _reduce(reduce_or_p, convert(ensure_tracer(a), bool), axis, keepdims)
@@ -96,7 +131,7 @@ def _count(shape, axes) -> int:
     return int(np.prod([shape[a] for a in axes], dtype=np.int64))
 
 
-def _mean_dtypes(dtype: np.dtype, requested=None) -> tuple[np.dtype, np.dtype]:
+def mean_dtypes(dtype: np.dtype, requested=None) -> tuple[np.dtype, np.dtype]:
     """(dtype to sum in, dtype of the result) of np.mean."""
     if requested is not None:
         requested = np.dtype(requested)
@@ -110,11 +145,12 @@ def _mean_dtypes(dtype: np.dtype, requested=None) -> tuple[np.dtype, np.dtype]:
 
 
 @implements(np.mean)
+@writes_out("add")
 def np_mean(a, axis=None, dtype=None, keepdims=False, **extras):
     _no_extras("np.mean", **extras)
     a = ensure_tracer(a)
     axes = normalize_axes(axis, a.ndim)
-    acc, out = _mean_dtypes(a.dtype, dtype)
+    acc, out = mean_dtypes(a.dtype, dtype)
     total = _reduce(reduce_sum_p, a, axis, keepdims, acc)
     n = _count(a.shape, axes)
     result = call_ufunc(np.divide, total, np.array(n if n else np.nan, acc)) if n else \
@@ -123,6 +159,7 @@ def np_mean(a, axis=None, dtype=None, keepdims=False, **extras):
 
 
 @implements(np.var)
+@writes_out("add")
 def np_var(a, axis=None, dtype=None, ddof=0, keepdims=False, mean=None, correction=None,
            **extras):
     _no_extras("np.var", **extras)
@@ -132,7 +169,7 @@ def np_var(a, axis=None, dtype=None, ddof=0, keepdims=False, mean=None, correcti
         ddof = correction
     a = ensure_tracer(a)
     axes = normalize_axes(axis, a.ndim)
-    acc, out = _mean_dtypes(a.dtype, dtype)
+    acc, out = mean_dtypes(a.dtype, dtype)
     if mean is None:
         mean = np_mean(convert(a, acc), axis, keepdims=True)
     centered = call_ufunc(np.subtract, convert(a, acc), mean)
@@ -149,6 +186,7 @@ def np_var(a, axis=None, dtype=None, ddof=0, keepdims=False, mean=None, correcti
 
 
 @implements(np.std)
+@writes_out("add")
 def np_std(a, axis=None, dtype=None, ddof=0, keepdims=False, **extras):
     return call_ufunc(np.sqrt, np_var(a, axis, dtype, ddof, keepdims, **extras))
 
@@ -175,6 +213,7 @@ def _arg_reduce(prim, a, axis, keepdims, name):
 
 
 @implements(np.argmax)
+@writes_out("argmax")
 def np_argmax(a, axis=None, out=None, *, keepdims=False):
     if out is not None:
         raise unsupported("np.argmax(..., out=...)")
@@ -182,6 +221,7 @@ def np_argmax(a, axis=None, out=None, *, keepdims=False):
 
 
 @implements(np.argmin)
+@writes_out("argmin")
 def np_argmin(a, axis=None, out=None, *, keepdims=False):
     if out is not None:
         raise unsupported("np.argmin(..., out=...)")
@@ -200,6 +240,7 @@ def _cumulative(prim, a, axis, dtype):
 
 
 @implements(np.cumsum)
+@writes_out("add")
 def np_cumsum(a, axis=None, dtype=None, out=None):
     if out is not None:
         raise unsupported("np.cumsum(..., out=...)")
@@ -207,6 +248,7 @@ def np_cumsum(a, axis=None, dtype=None, out=None):
 
 
 @implements(np.cumprod)
+@writes_out("multiply")
 def np_cumprod(a, axis=None, dtype=None, out=None):
     if out is not None:
         raise unsupported("np.cumprod(..., out=...)")
@@ -257,11 +299,10 @@ UFUNC_REDUCERS = {
 
 
 def _accumulate_minmax(prim):
-    def accumulate(a, axis=0, dtype=None, out=None):
-        if out is not None:
-            raise unsupported("ufunc.accumulate(..., out=...)")
+    @writes_out(prim.name)
+    def np_accumulate(a, axis=0, dtype=None):
         return _cumulative(prim, a, axis, dtype)
-    return accumulate
+    return np_accumulate
 
 
 def _accumulate(fn):
@@ -269,7 +310,7 @@ def _accumulate(fn):
     def accumulate(a, axis=0, dtype=None, out=None):
         if len(shape_of(a)) == 0:
             raise TypeError("cannot accumulate on a scalar")
-        return fn(a, axis, dtype, out)
+        return fn(a, axis, dtype, out=out)
     return accumulate
 
 

@@ -83,6 +83,35 @@ def np_reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     return a.view(step)
 
 
+def set_shape(a: Tracer, shape) -> None:
+    """`a.shape = shape`: NumPy reshapes the array object itself, without copying, or raises
+    AttributeError. The tracer becomes that view (other names of the same object see it; views
+    made before keep their shape, as in NumPy)."""
+    if a.kind != "array":
+        raise AttributeError("attribute 'shape' of 'numpy.generic' objects is not writable")
+    if not a.is_view and any(b is a._buffer for b in a._buffer.trace.buffers):
+        raise unsupported("setting .shape of an array passed in (it would reshape the "
+                          "caller's array)", "reshape a local name instead: x = x.reshape(...)")
+    shape = _resolve_shape(shape, a.size)
+    settable = _view_answer(a, lambda layout: _shape_settable(layout, shape))
+    if settable is None:
+        raise unsupported("setting .shape of an array whose memory layout NumPy chose",
+                          "use x = x.reshape(...)")
+    if not settable:
+        raise AttributeError("Incompatible shape for in-place modification. Use `.reshape()` "
+                             "to make a copy with the desired shape.")
+    a.become(np_reshape(a, shape))
+
+
+def _shape_settable(layout: np.ndarray, shape) -> bool:
+    view = layout.view()
+    try:
+        view.shape = shape
+    except AttributeError:
+        return False
+    return True
+
+
 @implements(np.ravel)
 def np_ravel(a, order="C"):
     """A view only when a is C-contiguous (unlike reshape(-1), which views strided arrays)."""

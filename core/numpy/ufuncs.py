@@ -8,6 +8,7 @@ import numpy as np
 
 from ..primitives import select_p, ufunc_primitives
 from ..tracing import Tracer, bind
+from .affine import track
 from .base import (WEAK_PYTHON_TYPE, as_kind, assign_into, broadcast_to, convert, convert_result,
                    dtype_of, elementwise, ensure_tracer, implements, is_weak, resolve_type,
                    result_type, shape_of, unsupported)
@@ -27,23 +28,41 @@ def call_ufunc(ufunc: np.ufunc, *inputs, **kwargs):
     if where is not True:
         raise unsupported(f"np.{ufunc.__name__}(..., where=...)", "use np.where(mask, f(x), x)")
     if ufunc.nout != 1:
-        return _multi_output_ufunc(ufunc, inputs)
+        results = _multi_output_ufunc(ufunc, inputs)
+        return results if out is None else _write_outs(ufunc, out, results, casting)
     target = out[0] if isinstance(out, tuple) else out
     if isinstance(target, Tracer):
         _check_out(ufunc, inputs, target, casting, dtype)
     result = _ufunc_value(ufunc, inputs, dtype)
     if out is not None:
         return assign_into(target, result, f"np.{ufunc.__name__}(..., out=...)")
+    track(ufunc, inputs, result)
     return result
+
+
+def _write_outs(ufunc, out, results, casting: str) -> tuple:
+    """A multi-output ufunc's results written into out=(a, b); None leaves one out."""
+    outs = out if isinstance(out, tuple) else (out,)
+    if len(outs) != len(results):
+        raise ValueError(f"The 'out' tuple must have exactly {len(results)} entries: one per "
+                         "ufunc output")
+    return tuple(result if target is None else assign_into(
+        target, broadcast_to(result, target.shape), f"np.{ufunc.__name__}(..., out=...)",
+        casting) for target, result in zip(outs, results, strict=True))
 
 
 def _check_out(ufunc, inputs, target: Tracer, casting: str, dtype=None) -> None:
     """NumPy's own errors for out=target: a result shape that does not fit, or a result
     dtype that cannot be cast under `casting` (UFuncTypeError, as for `x *= 2.5` on ints)."""
-    shape = np.broadcast_shapes(*(shape_of(x) for x in inputs), target.shape)
+    def text(s):
+        return "(" + ",".join(map(str, s)) + ("," if len(s) == 1 else "") + ")"
+    shapes = [shape_of(x) for x in inputs] + [target.shape]
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError("operands could not be broadcast together with shapes "
+                         + " ".join(text(s) for s in shapes) + " ") from None
     if shape != target.shape:
-        def text(s):
-            return "(" + ",".join(map(str, s)) + ("," if len(s) == 1 else "") + ")"
         raise ValueError(f"non-broadcastable output operand with shape {text(target.shape)} "
                          f"doesn't match the broadcast shape {text(shape)}")
     samples = [WEAK_PYTHON_TYPE[dtype_of(x).kind](1) if is_weak(x) else np.ones((), dtype_of(x))

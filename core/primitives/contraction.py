@@ -4,12 +4,14 @@ Result dimensions are the batch dimensions, then lhs's free dimensions, then rhs
 """
 from __future__ import annotations
 
+import dataclasses
 import string
 
 import numpy as np
 
 from .autodiff import is_linear, partials
 from .record import Primitive, register, same_dtype_rule
+from .structural import transpose_p
 
 
 def _free(ndim, contract, batch):
@@ -58,6 +60,33 @@ def dot_general_lowering(ctx, lhs, rhs, *, contracting, batch):
                   {"dot_dimension_numbers": dnums})
 
 
+def fold_transposed_operands(eqn, producer):
+    """dot_general of a transposed operand reads the operand itself, with its dimension
+    numbers permuted (`M.T @ v` contracts M's first axis; no transpose is materialised), when
+    that keeps the order of the result's dimensions. None when no operand can be folded."""
+    (lc, rc), (lb, rb) = eqn.params["contracting"], eqn.params["batch"]
+    (lhs, lc, lb, left), (rhs, rc, rb, right) = (
+        _untransposed(atom, contracting, batch, producer)
+        for atom, contracting, batch in ((eqn.inputs[0], lc, lb), (eqn.inputs[1], rc, rb)))
+    if not (left or right):
+        return None
+    return dataclasses.replace(eqn, inputs=(lhs, rhs),
+                               params={**eqn.params, "contracting": (lc, rc), "batch": (lb, rb)})
+
+
+def _untransposed(atom, contracting, batch, producer):
+    """(operand, contracting, batch, folded) reading through a transpose that produced atom."""
+    source = producer(atom)
+    if source is None or source.prim is not transpose_p:
+        return atom, contracting, batch, False
+    perm = source.params["permutation"]
+    free = [perm[i] for i in _free(len(perm), contracting, batch)]
+    if free != sorted(free):        # the free dimensions would come out in another order
+        return atom, contracting, batch, False
+    return (source.inputs[0], tuple(perm[i] for i in contracting),
+            tuple(perm[i] for i in batch), True)
+
+
 # -- derivatives: a bilinear map; its transposes are contractions of the cotangent -----------
 
 def _ranges(*lengths):
@@ -98,7 +127,7 @@ def dot_general_transpose(ctx, ct, lhs, rhs, *, contracting, batch):
 
 dot_general_p = register(Primitive(
     "dot_general", dot_general_shape_rule, lambda lhs, rhs, **_: same_dtype_rule(lhs, rhs),
-    dot_general_impl, dot_general_lowering,
+    dot_general_impl, dot_general_lowering, rewrite=fold_transposed_operands,
     doc="contraction over static dimensions (matmul, einsum, tensordot)",
     jvp=partials(lambda ctx, t, out, lhs, rhs, **dims: ctx.bind(dot_general_p, t, rhs, **dims),
                  lambda ctx, t, out, lhs, rhs, **dims: ctx.bind(dot_general_p, lhs, t, **dims)),

@@ -2,8 +2,10 @@
 
 Each primitive is a frozen record holding every rule it has: shape rule, dtype rule, NumPy
 reference implementation (the oracle of the tests and the graph interpreter), StableHLO
-lowering, and the NumPy ufuncs it implements (the NumPy layer's dispatch table is built from
-them), and the rules of differentiation (`core.transform` is their interpreter):
+lowering, optionally a peephole rewrite (`rewrite(eqn, producer) -> an equivalent Eqn or
+None`: an equation XLA runs better, given the equations producing its operands), the NumPy
+ufuncs it implements (the NumPy layer's dispatch table is built from them), and the rules of
+differentiation (`core.transform` is their interpreter):
 
 - `jvp(ctx, primals, tangents, **params) -> (primal outs, tangent outs)`: forward mode. A
   tangent is None where it is zero; `ctx` (a `core.transform.RuleContext`) emits equations
@@ -46,6 +48,7 @@ class Primitive:
     vjp: Callable[..., Any] | None = None         # reverse mode of control flow
     differentiable: bool = True                   # False: results have zero derivative
     linear: bool = False                          # linear in its inexact operands
+    rewrite: Callable[..., Any] | None = None   # (eqn, producer) -> an equivalent Eqn or None
 
     def __repr__(self) -> str:
         return f"Primitive({self.name})"

@@ -194,6 +194,36 @@ def _pick_first_region(ctx, kind: str, dtype: np.dtype, index_dtype: np.dtype) -
 
 
 def arg_lowering(kind: str, ctx, x, *, axis, index_dtype):
+    if ctx.avals_in[0].dtype.kind == "c":
+        return _arg_by_pairs(kind, ctx, x, axis=axis, index_dtype=index_dtype)
+    return [_arg_by_extremum(kind, ctx, x, axis)]
+
+
+def _arg_by_extremum(kind: str, ctx, x, axis: int):
+    """The first index where x is its max (min) along axis, or its first NaN: two plain
+    reductions (the extremum, then the least position holding it) that XLA runs 2-5x faster
+    than one reduction of (value, index) pairs."""
+    aval, out = ctx.avals_in[0], ctx.avals_out[0]
+    kept = tuple(d for d in range(aval.ndim) if d != axis)
+    best = _reduce(ctx, kind, x, (axis,), aval, out.update(dtype=aval.dtype))
+    best = ctx.op("stablehlo.broadcast_in_dim", [best], [out.update(dtype=aval.dtype)], [aval],
+                  {"broadcast_dimensions": i64_array(kept)})[0]
+    hit = ctx.compare("EQ", x, best, aval)
+    if aval.dtype.kind == "f":     # the extremum is NaN exactly when some x is: take the first
+        hit = ctx.binary("stablehlo.or", hit, ctx.compare("NE", x, x, aval),
+                         aval.update(dtype=np.dtype(bool)))
+    # Positions as float64 (exact below 2**53): XLA's CPU code reduces floats several times
+    # faster than 64-bit integers.
+    position_aval = aval.update(dtype=np.dtype(np.float64), weak_type=False)
+    iota = ctx.op("stablehlo.iota", [], [], [position_aval], {"iota_dimension": f"{axis} : i64"})[0]
+    past_end = ctx.constant(np.float64(aval.shape[axis]), position_aval)
+    candidates = ctx.select(hit, iota, past_end, position_aval)
+    first = _reduce(ctx, "min", candidates, (axis,), position_aval, out.update(dtype=np.float64))
+    return ctx.unary("stablehlo.convert", first, out.update(dtype=np.float64), out)
+
+
+def _arg_by_pairs(kind: str, ctx, x, *, axis, index_dtype):
+    """(value, index) pairs reduced together: complex numbers, in NumPy's lexicographic order."""
     aval, out = ctx.avals_in[0], ctx.avals_out[0]
     index_aval = aval.update(dtype=np.dtype(index_dtype), weak_type=False)
     iota = ctx.op("stablehlo.iota", [], [], [index_aval], {"iota_dimension": f"{axis} : i64"})[0]
@@ -231,22 +261,60 @@ def cumulative_impl(fn, x, *, axis, reverse):
 
 
 def cumulative_lowering(kind: str, ctx, x, *, axis, reverse):
+    """NumPy's own loop, as one XLA while loop over the axis: out[0] = x[0], then
+    out[i] = out[i-1] (op) x[i], a whole slice across the other axes per step. Each step
+    rounds as NumPy's does (float16 included: the carried slice is float16), and the loop does
+    n - 1 steps of one op each, where a reduce_window does a window of work per element."""
     aval = ctx.avals_in[0]
     n = aval.shape[axis]
-    window = [1] * aval.ndim
-    window[axis] = max(n, 1)
-    padding = [[0, 0] for _ in range(aval.ndim)]
-    padding[axis] = [0, n - 1] if reverse else [n - 1, 0]
-    scalar = ShapedArray((), aval.dtype)
-    init_value = _init_value(kind, aval.dtype)
-    if kind == "sum" and aval.dtype.kind in "fc":
-        init_value = -init_value    # -0.0: NumPy's running sum keeps a leading -0.0
-    init = ctx.constant(init_value, scalar)
-    region = _combine_region(ctx, kind, aval.dtype)
-    pad_text = ", ".join(f"[{lo}, {hi}]" for lo, hi in padding)
-    pad_attr = f"dense<[{pad_text}]> : tensor<{aval.ndim}x2xi64>"
-    return ctx.op("stablehlo.reduce_window", [x, init], [aval, scalar], ctx.avals_out, {
-        "window_dimensions": i64_array(window), "padding": pad_attr}, regions=[region])
+    if n <= 1 or aval.size == 0:
+        return [x]
+    slice_aval = aval.update(shape=tuple(1 if d == axis else s for d, s in enumerate(aval.shape)))
+    index = ShapedArray((), np.dtype(np.int64))
+    carry = _slice_at(ctx, x, aval, slice_aval, axis, n - 1 if reverse else 0)
+    state = [ctx.constant(np.int64(1), index), carry, x, x]     # step, carry, out, x
+    avals = [index, slice_aval, aval, aval]
+
+    def cond(sub, names):
+        limit = sub.constant(np.int64(n), index)
+        return [(sub.compare("LT", names[0], limit, index), ShapedArray((), np.dtype(bool)))]
+
+    def body(sub, names):
+        step, carried, out, operand = names
+        position = sub.binary("stablehlo.subtract", sub.constant(np.int64(n - 1), index),
+                              step, index) if reverse else step
+        zero = sub.constant(np.int64(0), index)
+        starts = [position if d == axis else zero for d in range(aval.ndim)]
+        element = sub.op("stablehlo.dynamic_slice", [operand, *starts],
+                         [aval] + [index] * aval.ndim, [slice_aval],
+                         {"slice_sizes": i64_array(slice_aval.shape)})[0]
+        carried = _combine(sub, kind, carried, element, slice_aval)
+        out = sub.op("stablehlo.dynamic_update_slice", [out, carried, *starts],
+                     [aval, slice_aval] + [index] * aval.ndim, [aval])[0]
+        step = sub.binary("stablehlo.add", step, sub.constant(np.int64(1), index), index)
+        return list(zip([step, carried, out, operand], avals, strict=True))
+
+    regions = [ctx.region(avals, cond), ctx.region(avals, body)]
+    return [ctx.op("stablehlo.while", state, avals, avals, regions=regions)[2]]
+
+
+def _slice_at(ctx, x, aval, slice_aval, axis: int, position: int):
+    """x's slice at a static position of axis, keeping the axis (of length 1)."""
+    return ctx.op("stablehlo.slice", [x], [aval], [slice_aval], {
+        "start_indices": i64_array(position if d == axis else 0 for d in range(aval.ndim)),
+        "limit_indices": i64_array(position + 1 if d == axis else size
+                                   for d, size in enumerate(aval.shape)),
+        "strides": i64_array([1] * aval.ndim)})[0]
+
+
+def _combine(ctx, kind: str, x, y, aval):
+    """x (op) y elementwise, as NumPy's accumulate applies its ufunc (a NaN wins max/min)."""
+    if kind in ("max", "min") and aval.dtype != np.bool_:
+        return extremum(ctx, kind, x, y, aval)
+    op_name = _REDUCE_OPS[kind]
+    if kind in ("max", "min"):
+        op_name = "stablehlo.or" if kind == "max" else "stablehlo.and"
+    return ctx.binary(op_name, x, y, aval)
 
 
 def cumulative(kind: str, fn, **derivatives) -> Primitive:
@@ -332,15 +400,81 @@ def _complex_less_nan_last(sub, a, b, aval):
 
 
 def sort_lowering(ctx, *xs, dimension, num_keys):
-    scalars = [ShapedArray((), a.dtype) for a in ctx.avals_in]
+    if len(xs) == 1 and ctx.avals_in[0].dtype.kind == "f":
+        return [_float_sort(ctx, xs[0], ctx.avals_in[0], dimension)]
+    return _comparator_sort(ctx, list(xs), ctx.avals_in, dimension)
+
+
+def _comparator_sort(ctx, xs, avals, dimension):
+    """A stable sort by the first operand in NumPy's order (NaNs last), as a comparator XLA
+    calls for every comparison."""
+    scalars = [ShapedArray((), a.dtype) for a in avals]
     region_avals = [s for s in scalars for _ in range(2)]
 
     def body(sub, args):
         flag = ShapedArray((), np.dtype(bool))
         return [(_less_nan_last(sub, args[0], args[1], scalars[0]), flag)]
     region = ctx.region(region_avals, body)
-    return ctx.op("stablehlo.sort", list(xs), ctx.avals_in, ctx.avals_out,
+    return ctx.op("stablehlo.sort", xs, avals, avals,
                   {"dimension": f"{dimension} : i64", "is_stable": "true"}, regions=[region])
+
+
+_NAN_BITS = {np.dtype(t): np.array(np.nan, t).view(f"i{np.dtype(t).itemsize}")
+             for t in (np.float16, np.float32, np.float64)}
+
+
+def _float_sort(ctx, x, aval, dimension):
+    """Floats sorted as integers: the bits of a float, with the bits after the sign flipped
+    for negative numbers, order as the floats do (XLA sorts one integer operand with a
+    plain `<`, several times faster than calling a comparator). That order tells -0.0 from
+    0.0 and one NaN from another, which NumPy's does not (a stable sort keeps their input
+    order): an array holding -0.0 or a NaN other than NumPy's own `nan` takes the comparator
+    sort instead, chosen at run time (one `case`)."""
+    key_aval = aval.update(dtype=np.dtype(f"i{aval.dtype.itemsize}"))
+    bits = ctx.op("stablehlo.bitcast_convert", [x], [aval], [key_aval])[0]
+    negative = ctx.compare("LT", bits, ctx.constant(np.zeros((), key_aval.dtype), key_aval),
+                           key_aval)
+    index = _needs_comparator(ctx, x, bits, negative, aval, key_aval)
+
+    def by_keys(sub, _names):
+        keys = _order_preserving_bits(sub, bits, negative, key_aval)
+        scalar = ShapedArray((), key_aval.dtype)
+        less = sub.region([scalar, scalar], lambda r, args: [
+            (r.compare("LT", args[0], args[1], scalar), ShapedArray((), np.dtype(bool)))])
+        keys = sub.op("stablehlo.sort", [keys], [key_aval], [key_aval],
+                      {"dimension": f"{dimension} : i64", "is_stable": "true"},
+                      regions=[less])[0]
+        back = sub.compare("LT", keys, sub.constant(np.zeros((), key_aval.dtype), key_aval),
+                           key_aval)
+        keys = _order_preserving_bits(sub, keys, back, key_aval)
+        return [(sub.op("stablehlo.bitcast_convert", [keys], [key_aval], [aval])[0], aval)]
+
+    def by_comparator(sub, _names):
+        return [(_comparator_sort(sub, [x], [aval], dimension)[0], aval)]
+    regions = [ctx.region([], by_keys), ctx.region([], by_comparator)]
+    return ctx.op("stablehlo.case", [index], [ShapedArray((), np.dtype(np.int32))], [aval],
+                  regions=regions)[0]
+
+
+def _needs_comparator(ctx, x, bits, negative, aval, key_aval):
+    """1 (an i32 branch index) when x holds -0.0 or a NaN whose bits are not NumPy's nan."""
+    flag = aval.update(dtype=np.dtype(bool))
+    odd_nan = ctx.binary("stablehlo.and", ctx.compare("NE", x, x, aval), ctx.compare(
+        "NE", bits, ctx.constant(_NAN_BITS[aval.dtype], key_aval), key_aval), flag)
+    minus_zero = ctx.binary("stablehlo.and", negative, ctx.compare(
+        "EQ", x, ctx.constant(np.zeros((), aval.dtype), aval), aval), flag)
+    unordered = ctx.binary("stablehlo.or", odd_nan, minus_zero, flag)
+    scalar = ShapedArray((), np.dtype(bool))
+    any_unordered = _reduce(ctx, "or", unordered, tuple(range(aval.ndim)), flag, scalar)
+    return ctx.op("stablehlo.convert", [any_unordered], [scalar],
+                  [ShapedArray((), np.dtype(np.int32))])[0]
+
+
+def _order_preserving_bits(ctx, bits, negative, key_aval):
+    """bits with every bit but the sign flipped where negative (its own inverse)."""
+    low = ctx.constant(np.array(np.iinfo(key_aval.dtype).max, key_aval.dtype), key_aval)
+    return ctx.select(negative, ctx.binary("stablehlo.xor", bits, low, key_aval), bits,
+                      key_aval)
 
 
 def sort_jvp(ctx, primals, tangents, *, dimension, num_keys):

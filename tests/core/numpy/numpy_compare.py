@@ -11,19 +11,21 @@ def copies(args):
     return [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
 
 
-def assert_same(got, want, where="result", close=False):
-    """got is want as NumPy users see it; `close`: floating-point values may differ by
-    reassociation (sums in another order), as NumPy allows itself between versions."""
+def assert_same(got, want, where="result", rtol=0.0, close=False):
+    """got is want as NumPy users see it. Floats within rtol when given; `close`: within the
+    reassociation tolerance of their dtype (sums in another order), as NumPy allows itself
+    between versions."""
     assert type(got) is type(want), f"{where}: {type(got).__name__} != {type(want).__name__}"
     if isinstance(want, (tuple, list)):
         assert len(got) == len(want), where
         for i, (g, w) in enumerate(zip(got, want, strict=True)):
-            assert_same(g, w, f"{where}[{i}]", close)
+            assert_same(g, w, f"{where}[{i}]", rtol, close)
     elif isinstance(want, (np.ndarray, np.generic)):
         assert got.dtype == want.dtype, f"{where}: dtype {got.dtype} != {want.dtype}"
         assert np.shape(got) == np.shape(want), f"{where}: shape {np.shape(got)} != {np.shape(want)}"
-        if close and want.dtype.kind in "fc":
+        if close and not rtol:
             rtol = 1e-5 if want.dtype in (np.float32, np.complex64) else 1e-12
+        if rtol and want.dtype.kind in "fc":
             assert np.allclose(got, want, rtol=rtol, atol=rtol, equal_nan=True), \
                 f"{where}: {got!r} != {want!r}"
         else:
@@ -44,17 +46,17 @@ def aliasing(outputs, inputs):
             for o in _leaves(outputs) if isinstance(o, np.ndarray)]
 
 
-def compare(f, *args, jitted=None, close=False):
+def compare(f, *args, jitted=None, rtol=0.0, close=False):
     """Run f and jit(f) on copies of args; assert they agree in every way NumPy users see
-    (`close`: floats within reassociation tolerance). Returns jit's outputs and its copies of
-    the inputs."""
+    (floats within rtol, or within reassociation tolerance with `close`). Returns jit's
+    outputs and its copies of the inputs."""
     plain_args, jit_args = copies(args), copies(args)
     jit_ids = [id(a) for a in jit_args]
     want = f(*plain_args)
     got = (jitted or jit(f))(*jit_args)
-    assert_same(got, want, close=close)
+    assert_same(got, want, rtol=rtol, close=close)
     for n, (g, w) in enumerate(zip(jit_args, plain_args, strict=True)):
-        assert_same(g, w, f"argument {n} after the call", close)
+        assert_same(g, w, f"argument {n} after the call", rtol, close)
     assert [id(a) for a in jit_args] == jit_ids
     assert aliasing(got, jit_args) == aliasing(want, plain_args), "outputs alias inputs differently"
     return got, jit_args

@@ -131,9 +131,20 @@ def test_a_traced_boolean_mask_selection_as_a_result_is_unsupported():
         jit(lambda a, m: a[m])(A, A > 3)
 
 
-def test_traced_slice_bound_is_unsupported():
-    with pytest.raises(UnsupportedError, match="slice bound"):
+def test_a_slice_of_traced_length_cannot_be_returned():
+    with pytest.raises(UnsupportedError, match="returning the value of `a.i:i . 2.`, whose "
+                       "length depends on a traced value"):
         jit(lambda a, i: a[i:i + 2])(A, np.int64(1))
+
+
+def test_a_slice_of_traced_length_works_in_arithmetic():
+    def f(a, i):
+        return a[i:i + 2].sum(), a[:i].max(axis=0)
+    for i in (1, 3):
+        got, want = jit(f)(A, np.int64(i)), f(A, np.int64(i))
+        for g, w in zip(got, want, strict=True):
+            assert g.dtype == w.dtype
+            np.testing.assert_array_equal(g, w)
 
 
 def test_basic_views_see_later_writes_to_their_base():

@@ -1,0 +1,107 @@
+"""How long XLA will take to compile a graph, estimated before it is asked to, and the refusal
+of a program over the budget (`core.budget`).
+
+The estimate is a model of XLA's CPU compile time measured on this project's graphs (see
+bench/loop_compile.py). XLA fuses chains of elementwise and data-movement operations into
+kernels, and the time its fusion passes take grows faster than the chain: 60 steps of an
+unrolled `np.roll` stencil (360 slices and concatenations in one chain) took 27 s, 300 steps
+381 s, while 400 steps that write each step into an array (dynamic_update_slice ends a chain)
+took 5 s. So the model finds those chains: equations joined through fusible producers whose
+values are not results of the program, and charges each chain by its slices, pads and
+concatenations, as its number to the power 1.5 (fitted within a factor of 3 to measurements
+from 2 s to 381 s). It is meant to tell a second from an hour, not to be exact.
+"""
+from __future__ import annotations
+
+from .. import budget
+from ..ir import Graph, SourceInfo, Var, subgraphs
+from ..tracing import BudgetExceeded
+
+SECONDS_BASE = 0.05
+SECONDS_PER_EQUATION = 2e-4
+SECONDS_PER_CHAIN_MOVES = 2.5e-3         # times (slices, pads, concatenations of a chain) ** 1.5
+MOVEMENT = frozenset({"slice", "pad", "concatenate", "rev", "dynamic_slice"})
+FUSIBLE = MOVEMENT | {"broadcast_in_dim", "reshape", "transpose", "iota", "convert_element_type",
+                      "select", "real", "imag", "complex"}
+
+
+def estimate_compile_seconds(graph: Graph) -> float:
+    """XLA's compile time for this graph, roughly (seconds on one core of this machine)."""
+    return SECONDS_BASE + _computation_seconds(graph)
+
+
+def _computation_seconds(graph: Graph) -> float:
+    seconds = SECONDS_PER_EQUATION * len(graph.eqns)
+    for moves in _chains(graph):
+        seconds += SECONDS_PER_CHAIN_MOVES * moves ** 1.5
+    for eqn in graph.eqns:
+        for sub in subgraphs(eqn):
+            seconds += _computation_seconds(sub)
+    return seconds
+
+
+def _fusible(eqn) -> bool:
+    return bool(eqn.prim.ufuncs) or eqn.prim.name in FUSIBLE
+
+
+def _chains(graph: Graph) -> list[int]:
+    """Per chain of fused-together equations, its number of data-movement equations."""
+    outputs = {id(a) for a in graph.out_atoms if isinstance(a, Var)}
+    producer: dict[int, int] = {}
+    parent = list(range(len(graph.eqns)))
+
+    def find(k: int) -> int:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    for k, eqn in enumerate(graph.eqns):
+        for atom in eqn.inputs:
+            p = producer.get(id(atom))
+            if p is not None and _fusible(graph.eqns[p]) and id(atom) not in outputs:
+                parent[find(p)] = find(k)
+        producer.update((id(v), k) for v in eqn.outs)
+    moves: dict[int, int] = {}
+    for k, eqn in enumerate(graph.eqns):
+        if eqn.prim.name in MOVEMENT:
+            root = find(k)
+            moves[root] = moves.get(root, 0) + 1
+    return list(moves.values())
+
+
+def check_compile_budget(graph: Graph, notes=()) -> float:
+    """The estimate; BudgetExceeded (naming the line that contributes most equations, and what
+    made the program large) when it is over `Budget.max_compile_seconds`."""
+    seconds = estimate_compile_seconds(graph)
+    limit = budget.current().max_compile_seconds
+    if seconds > limit:
+        size = sum(1 for _ in graph.all_eqns())
+        hint = "; ".join(notes) or ("split the work into smaller programs, or roll the loops "
+                                    "that made it large")
+        raise BudgetExceeded(
+            f"XLA would take about {_duration(seconds)} to compile this program of {size:,} "
+            f"equations, over psc_jit's budget of {_duration(limit)} "
+            "(Budget.max_compile_seconds)", busiest_line(graph), hint)
+    return seconds
+
+
+def busiest_line(graph: Graph) -> SourceInfo | None:
+    """The source line most equations come from."""
+    counts: dict[tuple[str, int], int] = {}
+    for eqn in graph.all_eqns():
+        if eqn.source is not None:
+            key = (eqn.source.file, eqn.source.line)
+            counts[key] = counts.get(key, 0) + 1
+    if not counts:
+        return None
+    file, line = max(counts, key=counts.__getitem__)
+    return SourceInfo(file, line)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} minutes"
+    return f"{seconds / 3600:.0f} hours"

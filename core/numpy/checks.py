@@ -1,0 +1,55 @@
+"""Run-time checks of traced values: conditions only the run can decide (a traced index within
+bounds, a non-empty selection), carried out before anything is written back.
+
+A check is a `tracing.RuntimeCheck` in the trace; `check_outputs` makes the trace's checks two
+graph outputs, and `verify_checks` raises the first failed one's error as NumPy would have.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..primitives import concatenate_p, reshape_p
+from ..tracing import Tracer, bind, current_trace, tracing
+from .base import convert
+from .reductions import np_all, np_max, np_min
+from .ufuncs import call_ufunc, np_where
+
+
+def require_in_bounds(index: Tracer, n: int, axis: int) -> None:
+    """NumPy raises IndexError for an index outside [-n, n); XLA would clamp it. Ask the run
+    to check (see `tracing.RuntimeCheck`). An empty index array holds nothing to check."""
+    if index.size == 0:
+        return
+    trace = current_trace()
+    index = convert(index, np.int64)
+    inside = call_ufunc(np.logical_and, call_ufunc(np.greater_equal, index, np.int64(-n)),
+                        call_ufunc(np.less, index, np.int64(n)))
+    if index.ndim == 0:
+        ok, value = inside, index
+    else:
+        ok = np_all(inside)
+        outside = np_where(inside, np.int64(0), index)
+        high, low = np_max(outside), np_min(outside)
+        value = np_where(call_ufunc(np.greater_equal, high, np.int64(n)), high, low)
+    trace.require(ok, value, f"index {{}} is out of bounds for axis {axis} with size {n}")
+
+
+def check_outputs(trace) -> list:
+    """Two graph outputs for the trace's run-time checks: bool[k] (each holds) and int64[k]
+    (the value each reports)."""
+    with tracing(trace):
+        oks = [bind(reshape_p, c.ok, new_shape=(1,)) for c in trace.checks]
+        values = [bind(reshape_p, c.value, new_shape=(1,)) for c in trace.checks]
+        if len(oks) > 1:
+            oks = [bind(concatenate_p, *oks, dimension=0)]
+            values = [bind(concatenate_p, *values, dimension=0)]
+        return [oks[0].ir_var, values[0].ir_var]
+
+
+def verify_checks(checks, ok: np.ndarray, values: np.ndarray) -> None:
+    """Raise the first failed check's error, as NumPy would have raised it."""
+    if ok.all():
+        return
+    i = int(np.argmin(ok))
+    message, error = checks[i]
+    raise error(message.format(int(values[i])))

@@ -1,0 +1,130 @@
+"""Attribute setters on traced arrays: `a.shape = ...` reshapes the array object in place (NumPy's
+AttributeError when that would need a copy), `z.real = ...`/`z.imag = ...` write into the
+parts; setters that would reinterpret memory are refused with what to write instead. And
+every trace-time error says where: its str() names the user's line."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numpy_compare import compare, raises_like
+from psc_jit.core import ConcretizationError, TraceError, UnsupportedError, jit
+
+pytestmark = pytest.mark.xla
+
+X = np.arange(6.0)
+XI = np.arange(6, dtype=np.int32)
+
+
+def reshaped_result(x):
+    y = x * 2
+    y.shape = (2, 3)
+    return y, y.sum(axis=0)
+
+
+def every_name_sees_the_new_shape(x):
+    y = np.zeros(6, dtype=x.dtype)
+    z = y
+    z.shape = (3, -1)
+    y[1, 1] = x[0]
+    return y, z
+
+
+def earlier_views_keep_their_shape(x):
+    y = x.copy()
+    head = y[:3]
+    y.shape = (3, 2)
+    y[0, 0] = 100
+    return head, y
+
+
+def strided_view(x):
+    y = (x + 1)[::2]
+    y.shape = (3, 1)
+    return y
+
+
+def needs_a_copy(x):
+    y = np.zeros((3, 2)).T
+    y.shape = (6,)
+    return y
+
+
+@pytest.mark.parametrize("f", [reshaped_result, every_name_sees_the_new_shape,
+                               earlier_views_keep_their_shape, strided_view])
+@pytest.mark.parametrize("x", [X, XI], ids=["float", "int32"])
+def test_setting_shape_like_numpy(f, x):
+    compare(f, x)
+
+
+def test_setting_a_shape_that_needs_a_copy_raises_numpys_attribute_error():
+    raises_like(needs_a_copy, X)
+
+
+def test_setting_the_shape_of_an_argument_is_refused_with_the_line():
+    def f(x):
+        x.shape = (2, 3)
+        return x
+    with pytest.raises(UnsupportedError) as info:
+        jit(f)(X)
+    assert "x.shape = (2, 3)" in str(info.value) and "reshape a local name" in str(info.value)
+
+
+def complex_parts(x):
+    z = x.astype(complex)
+    z.real = x * 2
+    z.imag = x[::-1]
+    return z
+
+
+def test_setting_real_and_imag_writes_the_parts():
+    compare(complex_parts, X)
+
+
+def test_setting_dtype_is_refused_with_what_to_write():
+    def f(x):
+        y = x.copy()
+        y.dtype = np.int64
+        return y
+    with pytest.raises(UnsupportedError, match="setting .dtype.*use x.astype"):
+        jit(f)(X)
+
+
+# -- every trace-time error names the line ----------------------------------------------------
+
+def branch_on_traced(x):
+    if x.sum() > 0:
+        return x
+    return -x
+
+
+def int_of_traced(x):
+    return np.zeros(int(x[0]))
+
+
+@pytest.mark.parametrize("f, line", [(branch_on_traced, "if x.sum() > 0:"),
+                                     (int_of_traced, "return np.zeros(int(x[0]))")])
+def test_str_of_a_trace_error_names_the_line(f, line):
+    with pytest.raises(TraceError) as info:
+        jit(f, roll=False)(X)
+    text = str(info.value)
+    assert text.startswith("line ") and f"'{line}'" in text
+
+
+def test_a_concretization_error_says_what_to_write_for_its_cause():
+    outside = np.zeros(6)
+
+    def write_into_outside(x):
+        outside[0] = x[0]            # a NumPy array made outside: make it in the code
+        return x
+
+    def convert(x):
+        return np.asarray(x).tolist()
+
+    with pytest.raises(ConcretizationError) as info:
+        jit(write_into_outside)(X)
+    assert "outside[0] = x[0]" in str(info.value)
+    assert "make that array in the" in str(info.value)
+    with pytest.raises(ConcretizationError) as info:
+        jit(convert, roll=False)(X)
+    assert "return np.asarray(x).tolist()" in str(info.value)
+    assert "use NumPy functions on it instead of converting it" in str(info.value)

@@ -1,0 +1,139 @@
+"""Products lowered the way XLA runs them well: a matmul whose batch axes are on one side is a
+plain dot_general (the other operand is never broadcast to the batch), and a transposed operand
+feeds dot_general's dimension numbers instead of a materialised transpose. Results against
+NumPy; the lowered StableHLO checked for the ops that must not be there."""
+import re
+
+import numpy as np
+import pytest
+from psc_jit.core import jit
+from psc_jit.core.typecheck import check_graph
+
+from numpy_compare import compare
+
+pytestmark = pytest.mark.xla
+
+MATMUL_SHAPES = [
+    ((3,), (3,)), ((3,), (3, 4)), ((2, 3), (3,)), ((2, 3), (3, 4)),
+    ((5, 2, 3), (3, 4)), ((5, 2, 3), (3,)), ((3,), (5, 3, 4)), ((2, 3), (5, 3, 4)),
+    ((5, 2, 3), (5, 3, 4)), ((6, 1, 2, 3), (5, 3, 4)), ((1, 2, 3), (5, 3, 4)),
+    ((5, 2, 3), (1, 3, 4)), ((6, 1, 2, 3), (1, 5, 3, 4)), ((1, 1, 2, 3), (1, 3, 4)),
+    ((7, 5, 2, 3), (5, 3, 4)), ((5, 2, 3), (7, 1, 3, 4)), ((0, 2, 3), (3, 4)),
+    ((2, 0), (0, 3)), ((4, 2, 3), (1, 1, 3, 5)),
+]
+
+
+def lowered_text(f, *args) -> str:
+    traced = jit(f).trace(*args)
+    check_graph(traced.graph)
+    return traced.lower().as_text()
+
+
+def ops_in(text: str) -> list[str]:
+    return re.findall(r'"stablehlo\.(\w+)"', text)
+
+
+def matmul(a, b):
+    return a @ b
+
+
+@pytest.mark.parametrize("shapes", MATMUL_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.complex128, np.bool_])
+def test_matmul_of_any_batch_shapes_matches_numpy(shapes, dtype):
+    rng = np.random.default_rng(0)
+    a, b = ((rng.random(s) * 4).astype(dtype) for s in shapes)
+    if dtype in (np.int64, np.bool_):
+        compare(matmul, a, b)            # exactly NumPy's, result kind and dtype included
+        return
+    got, want = jit(matmul)(a, b), a @ b
+    assert type(got) is type(want) and got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("shapes", MATMUL_SHAPES, ids=str)
+def test_matmul_never_broadcasts_an_operand(shapes):
+    a, b = (np.ones(s) for s in shapes)
+    assert "broadcast_in_dim" not in ops_in(lowered_text(matmul, a, b))
+
+
+def test_batched_times_matrix_is_one_dot_general_of_the_matrix_itself():
+    A, C = np.ones((16, 14, 6)), np.ones((6, 5))
+    text = lowered_text(matmul, A, C)
+    assert ops_in(text) == ["dot_general"]
+    assert "(tensor<16x14x6xf64>, tensor<6x5xf64>) -> tensor<16x14x5xf64>" in text
+    assert "lhs_batching_dimensions = []" in text
+
+
+def test_flattened_batch_times_matrix_is_a_reshape_and_one_dot_general():
+    A, C = np.ones((16, 14, 6)), np.ones((6, 5))
+    assert ops_in(lowered_text(lambda A, C: A.reshape(-1, A.shape[-1]) @ C, A, C)) == [
+        "reshape", "dot_general"]
+
+
+def test_shared_batch_axes_are_dot_general_batch_dimensions():
+    text = lowered_text(matmul, np.ones((4, 2, 3)), np.ones((4, 3, 5)))
+    assert ops_in(text) == ["dot_general"]
+    assert "lhs_batching_dimensions = [0], rhs_batching_dimensions = [0]" in text
+
+
+TRANSPOSED = {
+    "M.T @ v": (lambda M, v: M.T @ v, ((40, 30), (40,))),
+    "M.T @ (M @ v)": (lambda M, v: M.T @ (M @ v), ((40, 30), (30,))),
+    "A.T @ B.T": (lambda A, B: A.T @ B.T, ((40, 30), (20, 40))),
+    "v @ M.T": (lambda v, M: v @ M.T, ((30,), (40, 30))),
+    "np.dot(M.T, N)": (lambda M, N: np.dot(M.T, N), ((40, 30), (40, 20))),
+    "batched swapaxes @": (lambda A, B: np.swapaxes(A, -1, -2) @ B, ((5, 4, 3), (5, 4, 6))),
+    "np.transpose(M) @ M": (lambda M, N: np.transpose(M) @ N, ((40, 30), (40, 30))),
+    "einsum ji,jk": (lambda M, N: np.einsum("ji,jk->ik", M, N), ((40, 30), (40, 20))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRANSPOSED))
+def test_transposed_operands_feed_dot_general_without_a_transpose(name):
+    f, shapes = TRANSPOSED[name]
+    rng = np.random.default_rng(1)
+    args = [rng.standard_normal(s) for s in shapes]
+    np.testing.assert_allclose(jit(f)(*args), f(*args), rtol=1e-12, atol=1e-12)
+    ops = ops_in(lowered_text(f, *args))
+    assert "transpose" not in ops and "dot_general" in ops
+
+
+def test_a_transpose_that_would_reorder_the_result_is_kept():
+    """(A.swapaxes(0, 1)) @ C: folding would put the result's axes in another order, so the
+    transpose stays (and the result is still NumPy's)."""
+    def f(A, C):
+        return np.swapaxes(A, 0, 1) @ C
+    A, C = np.random.default_rng(2).random((4, 3, 5)), np.random.default_rng(3).random((5, 6))
+    np.testing.assert_allclose(jit(f)(A, C), f(A, C), rtol=1e-12)
+    assert "transpose" in ops_in(lowered_text(f, A, C))
+
+
+def test_a_transposed_view_used_elsewhere_is_still_right():
+    def f(M, v):
+        t = M.T
+        return t @ v, t * 2.0
+    M, v = np.arange(12.0).reshape(3, 4), np.arange(3.0)
+    got, want = jit(f)(M, v), f(M, v)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
+
+
+NORMS = {
+    "vector": (lambda x: np.linalg.norm(x), (50,)),
+    "rows": (lambda x: np.linalg.norm(x, axis=1), (6, 50)),
+    "frobenius": (lambda x: np.linalg.norm(x, "fro"), (6, 50)),
+    "matrix axes (0, 2)": (lambda x: np.linalg.norm(x, axis=(0, 2), keepdims=True), (3, 4, 5)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NORMS))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_two_norms_match_numpy(name, dtype):
+    f, shape = NORMS[name]
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(shape).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    got, want = jit(f)(x), f(x)
+    assert type(got) is type(want) and got.dtype == want.dtype and np.shape(got) == np.shape(want)
+    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-13)

@@ -1,0 +1,160 @@
+"""Cumulative sums, products, maxima and minima lowered as NumPy's own loop: one XLA while
+loop over the axis doing one op per step (no reduce_window, whose work grows with the window),
+so real results are NumPy's bit for bit, float16 rounding at every step included. Float sorts
+run as integer sorts (XLA's fast path) unless -0.0 or an unusual NaN needs the comparator:
+either way NumPy's stable sort, bit for bit."""
+import re
+
+import numpy as np
+import pytest
+from psc_jit.core import jit
+from psc_jit.core.typecheck import check_graph
+
+pytestmark = pytest.mark.xla
+
+SCANS = {
+    "cumsum": np.cumsum,
+    "cumprod": np.cumprod,
+    "maximum.accumulate": np.maximum.accumulate,
+    "minimum.accumulate": np.minimum.accumulate,
+}
+EDGES = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 3.0, 0.1, 1e300, -7.25]
+
+
+def scan_along(fn, axis):
+    return lambda x: fn(x, axis=axis)
+
+
+def same_as_numpy(got, want, signed_zeros=True):
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    if signed_zeros and want.dtype.kind == "f":
+        numbers = ~np.isnan(want)
+        np.testing.assert_array_equal(np.signbit(got[numbers]), np.signbit(want[numbers]))
+
+
+def edge_array(shape, dtype, seed):
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) > 0.5
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+    with np.errstate(all="ignore"):
+        return rng.choice(EDGES, shape).astype(dtype)
+
+
+@pytest.mark.parametrize("name", sorted(SCANS))
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int8", "uint16", "int64",
+                                   "bool"])
+@pytest.mark.parametrize("shape,axis", [((40,), 0), ((7, 9), 0), ((7, 9), 1), ((3, 4, 5), 1),
+                                        ((3, 4, 5), -1), ((1, 6), 0), ((0, 3), 1)])
+def test_scans_are_numpys_bit_for_bit(name, dtype, shape, axis):
+    fn = SCANS[name]
+    if dtype == "bool" and name == "cumprod":
+        pytest.skip("NumPy's cumprod of bool is an int64 product, covered by the int cases")
+    x = edge_array(shape, dtype, seed=len(shape) + axis)
+    with np.errstate(all="ignore"):
+        want = fn(x, axis=axis)
+        got = jit(scan_along(fn, axis))(x)
+    # NumPy's maximum of 0.0 and -0.0 is either one: max/min leave the sign of a zero open.
+    same_as_numpy(got, want, signed_zeros=name in ("cumsum", "cumprod"))
+
+
+def test_float16_cumsum_rounds_at_every_step_as_numpy():
+    """0.1 added 3000 times in float16 stops growing at 256, as NumPy's loop does."""
+    x = np.full(3000, 0.1, np.float16)
+    got = jit(np.cumsum)(x)
+    same_as_numpy(got, np.cumsum(x))
+    assert got[-1] == 256.0
+
+
+def test_integer_scans_wrap_around_like_numpy():
+    x = np.array([100, 100, 100, -128, -1], np.int8)
+    same_as_numpy(jit(lambda x: np.cumsum(x, dtype=np.int8))(x), np.cumsum(x, dtype=np.int8))
+    same_as_numpy(jit(lambda x: np.cumprod(x, dtype=np.int8))(x), np.cumprod(x, dtype=np.int8))
+
+
+def test_complex_scans_match_numpy():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((6, 5)) + 1j * rng.standard_normal((6, 5))
+    np.testing.assert_allclose(jit(lambda x: np.cumsum(x, axis=0))(x), np.cumsum(x, axis=0),
+                               rtol=1e-14)
+    np.testing.assert_allclose(jit(lambda x: np.cumprod(x, axis=1))(x), np.cumprod(x, axis=1),
+                               rtol=1e-13)
+    same_as_numpy(jit(np.maximum.accumulate)(x), np.maximum.accumulate(x))
+
+
+@pytest.mark.parametrize("name", sorted(SCANS))
+def test_scans_lower_to_one_while_loop_without_reduce_window(name):
+    traced = jit(scan_along(SCANS[name], 1)).trace(np.ones((20, 30)))
+    check_graph(traced.graph)
+    ops = re.findall(r'"stablehlo\.(\w+)"', traced.lower().as_text())
+    assert "reduce_window" not in ops
+    assert ops.count("while") == 1 and "dynamic_update_slice" in ops
+
+
+
+def bits(a: np.ndarray) -> np.ndarray:
+    return a.view(f"i{a.dtype.itemsize}")
+
+
+def with_values(shape, dtype, seed, values):
+    x = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+    for position, value in values:
+        x.flat[position] = value
+    return x
+
+
+NEGATIVE_NAN = np.copysign(np.nan, -1.0)
+PAYLOAD_NAN = np.array(0x7FF8000000000123, np.int64).view(np.float64)
+ARRAYS = {
+    "plain": [],
+    "nan and infinities": [(0, np.nan), (3, np.inf), (5, -np.inf), (8, np.nan)],
+    "+0.0 only": [(1, 0.0), (4, 0.0)],
+    "-0.0 and +0.0": [(1, 0.0), (2, -0.0), (6, 0.0), (7, -0.0)],
+    "negative nan": [(2, NEGATIVE_NAN), (9, np.nan)],
+    "nan with a payload": [(2, PAYLOAD_NAN), (3, np.nan)],
+    "ties": [(i, 0.5) for i in range(0, 12, 2)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(ARRAYS))
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("shape,axis", [((12,), 0), ((12, 5), 0), ((5, 12), 1), ((3, 12, 2), 1)])
+def test_float_sorts_are_numpys_stable_sort_bit_for_bit(name, dtype, shape, axis):
+    with np.errstate(all="ignore"):
+        x = with_values(shape, dtype, seed=7, values=ARRAYS[name])
+    got = jit(lambda x: np.sort(x, axis=axis))(x)
+    want = np.sort(x, axis=axis, kind="stable")
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(bits(got), bits(want))
+
+
+def test_float_sort_lowers_to_a_key_sort_and_a_comparator_sort_chosen_at_run_time():
+    traced = jit(np.sort).trace(np.ones(10))
+    check_graph(traced.graph)
+    ops = re.findall(r'"stablehlo\.(\w+)"', traced.lower().as_text())
+    assert ops.count("sort") == 2 and ops.count("case") == 1 and "bitcast_convert" in ops
+
+
+@pytest.mark.parametrize("fn", [np.argmax, np.argmin], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", ["float64", "float16", "int8", "uint64", "bool", "complex128"])
+@pytest.mark.parametrize("axis", [0, 1, None])
+def test_argmax_and_argmin_pick_numpys_first_index(fn, dtype, axis):
+    """Ties, -0.0 against 0.0, and NaN (the first NaN wins) as NumPy picks them."""
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        with np.errstate(all="ignore"):
+            x = rng.choice([np.nan, 0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, 2.0], (4, 5))
+            x = x.astype(dtype) if dtype != "complex128" else x + 1j * rng.choice([0.0, 1.0], (4, 5))
+        got, want = jit(lambda x: fn(x, axis=axis))(x), fn(x, axis=axis)
+        assert type(got) is type(want)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_real_argmax_is_two_plain_reductions():
+    traced = jit(lambda x: np.argmax(x, axis=1)).trace(np.ones((4, 5)))
+    ops = re.findall(r'"stablehlo\.(\w+)"', traced.lower().as_text())
+    assert ops.count("reduce") == 2
