@@ -1,4 +1,4 @@
-# psc_jit: make setup | make demo | make test | make lint
+# psc_jit: make setup | make demo | make test | make conformance | make lint
 # Everything runs from the project's own virtual environment in .venv.
 
 SHELL := /bin/bash
@@ -9,8 +9,11 @@ PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.psc_jit-installed
 KERNEL_SPEC := $(VENV)/share/jupyter/kernels/python3/kernel.json
 WORKLOADS := ../shared/workloads/run.py
+# The Array API conformance suite, pinned (see its PROVENANCE.md); examples per test.
+ARRAY_API_TESTS := ../shared/array-api-tests
+CONFORMANCE_EXAMPLES ?= 5
 
-.PHONY: setup demo test lint graphviz chromium
+.PHONY: setup demo test conformance lint graphviz chromium
 
 setup: $(INSTALLED) $(KERNEL_SPEC) graphviz
 
@@ -58,6 +61,15 @@ test: setup chromium
 	  echo "== reference workloads: $(PY) $(WORKLOADS)"; \
 	  $(PY) $(WORKLOADS); \
 	fi
+
+# The suite against NumPy and against psc_jit.array_api (compiled; strict: no NumPy fallback),
+# pass counts side by side; fails when a test NumPy passes fails compiled (see the script).
+# More examples: make conformance CONFORMANCE_EXAMPLES=50
+conformance: setup
+	@if [ ! -d $(ARRAY_API_TESTS) ]; then \
+	  echo "make conformance: the pinned suite is not at $(ARRAY_API_TESTS)" >&2; exit 1; fi
+	$(PY) tests/conformance/array_api_suite.py --suite $(ARRAY_API_TESTS) \
+	  --examples $(CONFORMANCE_EXAMPLES)
 
 # Names that a %%psc_jit cell assigns are unknown to ruff in the notebook cells after it.
 lint: setup

@@ -12,7 +12,12 @@ from typing import Sequence
 
 import numpy as np
 
-from .ir import Eqn, Graph, Literal, ShapedArray
+from .ir import Eqn, Graph, Literal, ShapedArray, subgraphs
+
+# Constants (values computed from literals only) are evaluated when a rule asks for them (XLA
+# folds x + 0.0 to x: `add` needs to know), up to this many elements.
+EVALUATE_CONSTANTS_UP_TO = 1 << 22
+UNKNOWN_CONSTANT = None
 
 _ELEMENT_TYPES = {
     "bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
@@ -207,8 +212,18 @@ class LoweringContext:
             outs = eqn.prim.lowering(self, *ins, **eqn.params)
             for var, name in zip(eqn.outs, outs, strict=True):
                 env[var.id] = name
+            self.module.track_constants(eqn)
         self.eqn = saved
         return [self.atom(a, env) for a in graph.out_atoms]
+
+    def is_constant(self, i: int) -> bool:
+        """Whether input i of the equation being lowered is computed from literals only (XLA
+        sees it as a constant and folds what it can)."""
+        return self.module.is_constant(self.eqn.inputs[i])
+
+    def constant_value(self, i: int) -> np.ndarray | None:
+        """The value of constant input i (None if it is too large to evaluate here)."""
+        return self.module.constant_value(self.eqn.inputs[i])
 
     def atom(self, atom, env: dict[int, str]) -> str:
         if isinstance(atom, Literal):
@@ -221,6 +236,35 @@ class ModuleBuilder:
         self.name = name
         self.labels = graph.labels()
         self.ids = itertools.count()     # SSA names restart per module: same graph, same text
+        self.constants: dict[int, tuple[Eqn, int]] = {}   # var id -> (its equation, output)
+        self.values: dict[int, np.ndarray | None] = {}    # var id -> value (None: too large)
+
+    def track_constants(self, eqn: Eqn) -> None:
+        """Record the outputs of an equation of constants (computed from literals only)."""
+        if not subgraphs(eqn) and all(self.is_constant(a) for a in eqn.inputs):
+            for i, var in enumerate(eqn.outs):
+                self.constants[var.id] = (eqn, i)
+
+    def is_constant(self, atom) -> bool:
+        return isinstance(atom, Literal) or atom.id in self.constants
+
+    def constant_value(self, atom) -> np.ndarray | None:
+        """The value of a constant, evaluated on first use (None: too large to evaluate)."""
+        if isinstance(atom, Literal):
+            return np.asarray(atom.value)
+        if atom.id not in self.values:
+            eqn, index = self.constants[atom.id]
+            self.values[atom.id] = self._evaluate(eqn)[index]
+        return self.values[atom.id]
+
+    def _evaluate(self, eqn: Eqn) -> list[np.ndarray | None]:
+        size = sum(np.prod(v.aval.shape, dtype=int) for v in eqn.outs)
+        inputs = [self.constant_value(a) for a in eqn.inputs]
+        if size > EVALUATE_CONSTANTS_UP_TO or any(v is None for v in inputs):
+            return [UNKNOWN_CONSTANT] * len(eqn.outs)
+        with np.errstate(all="ignore"):
+            result = eqn.prim.impl(*inputs, **eqn.params)
+        return [np.asarray(r) for r in (result if eqn.prim.multiple_results else [result])]
 
 
 def lower(graph: Graph, name: str = "psc_jit") -> str:

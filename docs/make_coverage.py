@@ -94,6 +94,9 @@ EXAMPLES: dict[Callable, Callable] = {
     np.diag: lambda x, y, v, i, b: (np.diag(y), np.diag(x)),
     np.trace: lambda x, y, v, i, b: np.trace(x),
     np.size: lambda x, y, v, i, b: np.size(x),
+    np.astype: lambda x, y, v, i, b: np.astype(x, np.float32),
+    np.cumulative_sum: lambda x, y, v, i, b: np.cumulative_sum(x, axis=1, include_initial=True),
+    np.cumulative_prod: lambda x, y, v, i, b: np.cumulative_prod(v),
 }
 _SQUARE = {  # on x[:, :3] @ x[:, :3].T + 30 I: square, symmetric, positive definite
     np.linalg.cholesky: np.linalg.cholesky, np.linalg.inv: np.linalg.inv,

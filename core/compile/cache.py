@@ -42,14 +42,30 @@ class TracedLeaf:
 
 @dataclass(frozen=True)
 class StaticLeaf:
-    """A static argument leaf: its value is part of the key, and so is its type (True == 1
-    and 1 == 1.0 in Python, but code may treat them differently)."""
+    """A static argument leaf. Two leaves are equal when their values compute the same: of one
+    type and, for floats, the same bits (1, 1.0 and True differ, so do 0.0 and -0.0; a NaN
+    equals a NaN). `kind` is the value's type as the signature recorded it."""
     path: str
-    value: Hashable
+    value: Hashable = field(compare=False)
     kind: type | None = None
+    key: Hashable = field(init=False, repr=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "key", exact_key(self.value))
 
     def describe(self) -> str:
         return f"{short_repr(self.value)} (static)"
+
+
+def exact_key(value) -> Hashable:
+    """`value` told apart from every value that compares equal but computes differently."""
+    if isinstance(value, float):
+        return type(value), value.hex()
+    if isinstance(value, complex):
+        return type(value), value.real.hex(), value.imag.hex()
+    if isinstance(value, tuple):
+        return type(value), tuple(exact_key(v) for v in value)
+    return type(value), value
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from ..control.sources import short_repr, value_key
 from ..ir import ShapedArray
 from ..tracing import is_traced_value
 from ..tree_util import flatten_with_paths
-from .cache import Signature, StaticLeaf, TracedLeaf
+from .cache import Signature, StaticLeaf, TracedLeaf, exact_key
 
 
 def leaf_spec(path: str, value, force: str | None = None):
@@ -133,7 +133,7 @@ def fast_key(args, forced_static: frozenset[int] = frozenset()) -> tuple | None:
                 hash(value)
             except TypeError:
                 return None
-            key = (type(value), value)
+            key = exact_key(value)
         elif key[0] == "array":
             arrays += 1
         keys.append(key)

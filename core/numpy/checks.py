@@ -34,7 +34,9 @@ def require_int_convertible(value: Tracer, dtype: np.dtype) -> None:
 
 def require_in_bounds(index: Tracer, n: int, axis: int) -> None:
     """NumPy raises IndexError for an index outside [-n, n); XLA would clamp it. Ask the run
-    to check (see `tracing.RuntimeCheck`)."""
+    to check (see `tracing.RuntimeCheck`). An empty index array holds nothing to check."""
+    if index.size == 0:
+        return
     trace = current_trace()
     index = convert(index, np.int64)
     inside = call_ufunc(np.logical_and, call_ufunc(np.greater_equal, index, np.int64(-n)),

@@ -58,8 +58,17 @@ def astype(x, dtype, order="K", casting="unsafe", subok=True, copy=True):
                         f"'{casting}'")
     result = convert(x, dtype)
     if result is x:
+        if not copy and x.kind == "array":
+            return x
         result = copy_of(x)
     return as_kind(result, "array" if x.kind != "scalar" or x.ndim else "scalar")
+
+
+@implements(np.astype)
+def np_astype(x, dtype, /, *, copy=True, device=None):
+    if device is not None and device != "cpu":
+        raise ValueError(f'Device not understood. Only "cpu" is allowed, but received: {device}')
+    return astype(ensure_tracer(x), dtype, copy=copy)
 
 
 @implements(np.copy)
@@ -68,11 +77,18 @@ def np_copy(a, order="K", subok=False):
 
 
 @implements(np.asarray, np.asanyarray)
-def np_asarray(a, dtype=None, order=None, **kwargs):
-    a = ensure_tracer(a)
-    result = a if dtype is None or np.dtype(dtype) == a.dtype else convert(a, dtype)
-    # a NumPy or Python scalar becomes a new 0-d array; an array comes back as it is
-    return copy_of(result).with_kind("array") if result.kind != "array" else result
+def np_asarray(a, dtype=None, order=None, *, copy=None, **kwargs):
+    """(Reached through NEP 35's `like=`: np.asarray itself takes no protocol.) An array comes
+    back as it is unless copy=True or the dtype changes; anything else becomes a new array."""
+    if isinstance(a, (list, tuple)):
+        result = np_stack_like_array(a, dtype)
+    else:
+        a = ensure_tracer(a)
+        result = a if dtype is None or np.dtype(dtype) == a.dtype else convert(a, dtype)
+    if copy is False and result is not a:
+        raise ValueError("Unable to avoid copy while creating an array as requested.")
+    # a NumPy or Python scalar becomes a new 0-d array
+    return copy_of(result).with_kind("array") if copy or result.kind != "array" else result
 
 
 @implements(np.ascontiguousarray)

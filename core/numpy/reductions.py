@@ -1,5 +1,6 @@
 """NumPy's reductions on tracers: sum, prod, max, min, all, any, mean, var, std, argmax,
-argmin, cumsum, cumprod, with NumPy's accumulator dtypes and its errors for empty operands.
+argmin, cumsum, cumprod, cumulative_sum, cumulative_prod, with NumPy's accumulator dtypes
+and its errors for empty operands.
 """
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ import functools
 
 import numpy as np
 
-from ..primitives import (argmax_p, argmin_p, cummax_p, cummin_p, cumprod_p, cumsum_p, reduce_and_p,
-                          reduce_max_p, reduce_min_p, reduce_or_p, reduce_prod_p, reduce_sum_p)
+from ..primitives import (argmax_p, argmin_p, concatenate_p, cummax_p, cummin_p, cumprod_p,
+                          cumsum_p, reduce_and_p, reduce_max_p, reduce_min_p, reduce_or_p,
+                          reduce_prod_p, reduce_sum_p)
 from ..tracing import bind
 from .base import (as_kind, assign_into, convert, convert_result, dtype_of, ensure_tracer, full,
                    implements, keepdims_shape, kind_of_result, normalize_axes, real_part,
@@ -161,12 +163,16 @@ def np_mean(a, axis=None, dtype=None, keepdims=False, **extras):
 def np_var(a, axis=None, dtype=None, ddof=0, keepdims=False, mean=None, correction=None,
            **extras):
     _no_extras("np.var", **extras)
-    if mean is not None or correction is not None:
-        raise unsupported("np.var(..., mean= or correction=)")
+    if correction is not None:          # the Array API's name for ddof
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
+        ddof = correction
     a = ensure_tracer(a)
     axes = normalize_axes(axis, a.ndim)
     acc, out = mean_dtypes(a.dtype, dtype)
-    centered = call_ufunc(np.subtract, convert(a, acc), np_mean(convert(a, acc), axis, keepdims=True))
+    if mean is None:
+        mean = np_mean(convert(a, acc), axis, keepdims=True)
+    centered = call_ufunc(np.subtract, convert(a, acc), mean)
     if acc.kind == "c":
         squared = real_part(call_ufunc(np.multiply, centered, call_ufunc(np.conjugate, centered)))
     else:
@@ -247,6 +253,38 @@ def np_cumprod(a, axis=None, dtype=None, out=None):
     if out is not None:
         raise unsupported("np.cumprod(..., out=...)")
     return _cumulative(cumprod_p, a, axis, dtype or accumulator_dtype(dtype_of(a)))
+
+
+@implements(np.cumulative_sum)
+def np_cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+    return _cumulative_function(np_cumsum, 0, x, axis, dtype, out, include_initial)
+
+
+@implements(np.cumulative_prod)
+def np_cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+    return _cumulative_function(np_cumprod, 1, x, axis, dtype, out, include_initial)
+
+
+def _cumulative_function(cumulate, identity, x, axis, dtype, out, include_initial):
+    """NumPy's _cumulative_func: at least 1-d, an axis required above 1-d, and the identity
+    first along the axis when include_initial."""
+    if out is not None:
+        raise unsupported("np.cumulative_sum/np.cumulative_prod(..., out=...)")
+    x = ensure_tracer(x)
+    if x.ndim == 0:
+        x = reshape(x, (1,))
+    if axis is None:
+        if x.ndim >= 2:
+            raise ValueError("For arrays which have more than one dimension ``axis`` argument "
+                             "is required.")
+        axis = 0
+    result = cumulate(x, axis, dtype)
+    if not include_initial:
+        return result
+    (ax,) = normalize_axes(axis, result.ndim)
+    initial_shape = result.shape[:ax] + (1,) + result.shape[ax + 1:]
+    initial = full(initial_shape, identity, result.dtype)
+    return as_kind(bind(concatenate_p, initial, result, dimension=ax), "array")
 
 
 UFUNC_REDUCERS = {

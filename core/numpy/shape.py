@@ -187,6 +187,17 @@ def np_swapaxes(a, axis1, axis2):
     return transpose_view(a, perm)
 
 
+@implements(np.unstack)
+def np_unstack(x, /, *, axis=0):
+    """The arrays along `axis`, as NumPy's unstack gives them: views x[..., i, ...]."""
+    x = ensure_tracer(x)
+    if x.ndim == 0:
+        raise ValueError("Input array must be at least 1-d.")
+    (ax,) = normalize_axes(axis, x.ndim)
+    moved = np_moveaxis(x, ax, 0)
+    return tuple(moved[i] for i in range(moved.shape[0]))
+
+
 @implements(np.moveaxis)
 def np_moveaxis(a, source, destination):
     a = ensure_tracer(a)

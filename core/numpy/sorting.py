@@ -406,5 +406,9 @@ for _fn, _hint in [
         (np.argwhere, "use np.where(condition, x, y) or a mask multiply instead"),
         (np.flatnonzero, "use np.where(condition, x, y) or a mask multiply instead"),
         (np.extract, "use np.where(condition, x, 0) instead"),
-        (np.unique, "compute it outside the compiled cell")]:
+        (np.unique, "compute it outside the compiled cell"),
+        (np.unique_all, "compute it outside the compiled cell"),
+        (np.unique_counts, "compute it outside the compiled cell"),
+        (np.unique_inverse, "compute it outside the compiled cell"),
+        (np.unique_values, "compute it outside the compiled cell")]:
     implements(_fn)(_data_dependent(_fn.__name__, _hint))

@@ -3,7 +3,8 @@
 Categories, each a module defining its primitives as values (`exp_p`, `reshape_p`):
     elementwise     arithmetic, comparisons, logic, predicates, complex parts, select, convert
     arithmetic      division, remainders, powers, squares, reciprocals, hypot
-    transcendental  exponentials, logarithms, roots, trigonometry
+    transcendental  exponentials, logarithms, roots, trigonometry (their complex lowerings
+                    with C's special values in complex_functions, which defines no primitive)
     reductions      reduce_*, argmax/argmin, cumulative reductions, sort
     structural      broadcast, reshape, transpose, slices, pad, iota, gather and scatter
     contraction     dot_general

@@ -12,8 +12,9 @@ from functools import partial
 import numpy as np
 
 from .autodiff import is_linear, partials, zero_jvp
-from .elementwise import (complex_exp, complex_parts, copysign, elementwise, in_aval, is_float,
-                          make_complex, part_aval, zeros)
+from .complex_functions import complex_power
+from .elementwise import (complex_parts, copysign, elementwise, in_aval, is_float, make_complex,
+                          zeros)
 from .record import same_dtype_rule
 
 
@@ -90,7 +91,7 @@ def _complex_divide(ctx, x, y, aval):
     """NumPy's complex division (Smith's method, as its loop writes it). With r the ratio of
     y's smaller part to its larger:
         |yr| >= |yi|:  ((xr + xi r) + i (xi - xr r)) / (yr + yi r)
-        otherwise:     ((xi + xr r) - i (xr - xi r)) / (yi + yr r)
+        otherwise:     ((xi + xr r) + i (xi r - xr)) / (yi + yr r)
     and a zero y divides part by part (NumPy's infinities and NaNs). It divides where NumPy
     multiplies by 1/denominator, which XLA would flush to zero where it is subnormal."""
     (xr, xi, part), (yr, yi, _) = complex_parts(ctx, x, aval), complex_parts(ctx, y, aval)
@@ -106,8 +107,8 @@ def _complex_divide(ctx, x, y, aval):
     denominator = add(big, mul(small, ratio))
     first, second = pick(xr, xi), pick(xi, xr)
     re = div(add(first, mul(second, ratio)), denominator)
-    im = div(sub(second, mul(first, ratio)), denominator)
-    im = pick(im, ctx.unary("stablehlo.negate", im, part))
+    first_ratio = mul(first, ratio)
+    im = div(pick(sub(second, first_ratio), sub(first_ratio, second)), denominator)
     y_is_zero = ctx.compare("EQ", y, zeros(ctx, aval), aval)
     re = ctx.select(y_is_zero, div(xr, abs_yr), re, part)
     im = ctx.select(y_is_zero, div(xi, abs_yr), im, part)
@@ -149,7 +150,7 @@ def power_lowering(ctx, x, y, **_):
     if aval.dtype.kind in "iu":
         return [_integer_power(ctx, x, y, aval)]
     if aval.dtype.kind == "c":
-        return [_complex_power(ctx, x, y, aval)]
+        return [complex_power(ctx, x, y, aval)]
     return [ctx.binary("stablehlo.power", x, y, aval)]
 
 
@@ -165,22 +166,6 @@ def _integer_power(ctx, x, y, aval):
         base = mul(base, base)
         exponent = ctx.binary("stablehlo.shift_right_logical", exponent, one, aval)
     return result
-
-
-def _complex_power(ctx, x, y, aval):
-    """exp(y log x), as the C library's cpow computes it (XLA's own power overflows for |x|
-    near the largest float), after NumPy's cases: x**0 is 1; 0**y is 0 for y.real > 0, else
-    NaN."""
-    zero, part = zeros(ctx, aval), part_aval(aval)
-    nan = ctx.constant(np.array(complex(np.nan, np.nan), aval.dtype), aval)
-    y_re_positive = ctx.compare("GT", ctx.unary("stablehlo.real", y, aval, part),
-                             zeros(ctx, part), part)
-    of_zero = ctx.select(y_re_positive, zero, nan, aval)
-    y_log_x = ctx.binary("stablehlo.multiply", y, ctx.unary("stablehlo.log", x, aval), aval)
-    result = ctx.select(ctx.compare("EQ", x, zero, aval), of_zero,
-                     complex_exp(ctx, y_log_x, aval), aval)
-    one = ctx.constant(np.ones((), aval.dtype), aval)
-    return ctx.select(ctx.compare("EQ", y, zero, aval), one, result, aval)
 
 
 def hypot_lowering(ctx, x, y, **_):

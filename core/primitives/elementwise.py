@@ -81,6 +81,54 @@ def map_parts(ctx, fn, z, aval):
 
 # -- lowerings that NumPy's meaning makes more than one op -------------------------------------
 
+def add_lowering(ctx, x, y, **_):
+    return [_sum(ctx, "stablehlo.add", x, y, False)]
+
+
+def subtract_lowering(ctx, x, y, **_):
+    return [_sum(ctx, "stablehlo.subtract", x, y, True)]
+
+
+def _sum(ctx, op_name: str, x, y, subtract: bool):
+    """x + y (x - y). XLA's simplifier folds x + 0.0 to x (and x - -0.0), which IEEE and NumPy
+    make +0.0 for x = -0.0: where an operand is a constant that may be zero, a zero result
+    gets its sign from the operands' signs: -0.0 only for -0.0 + -0.0 (-0.0 - +0.0)."""
+    aval = in_aval(ctx)
+    result = ctx.binary(op_name, x, y, aval)
+    if aval.dtype.kind not in "fc" or not any(_may_be_a_zero_constant(ctx, i) for i in (0, 1)):
+        return result
+    if aval.dtype.kind == "c":
+        parts = [complex_parts(ctx, v, aval) for v in (result, x, y)]
+        part = parts[0][2]
+        re, im = (_zero_sum_sign(ctx, *(p[k] for p in parts), subtract, part) for k in (0, 1))
+        return make_complex(ctx, re, im, part, aval)
+    return _zero_sum_sign(ctx, result, x, y, subtract, aval)
+
+
+def _may_be_a_zero_constant(ctx, i) -> bool:
+    if not ctx.is_constant(i):
+        return False
+    value = ctx.constant_value(i)
+    return value is None or not np.any(value)
+
+
+def _zero_sum_sign(ctx, result, x, y, subtract: bool, aval):
+    negative = partial(_sign_bit, ctx, aval=aval)
+    y_negative = negative(y)
+    if subtract:
+        y_negative = ctx.unary("stablehlo.not", y_negative,
+                               aval.update(dtype=np.dtype(bool), weak_type=False))
+    both = _both(ctx, "stablehlo.and", negative(x), y_negative, aval)
+    zero = zeros(ctx, aval)
+    signed_zero = ctx.select(both, ctx.unary("stablehlo.negate", zero, aval), zero, aval)
+    return ctx.select(ctx.compare("EQ", result, zero, aval), signed_zero, result, aval)
+
+
+def _sign_bit(ctx, x, aval):
+    one = ctx.constant(np.ones((), aval.dtype), aval)
+    return ctx.compare("LT", copysign(ctx, one, x, aval), zeros(ctx, aval), aval)
+
+
 def copysign(ctx, magnitude, sign_source, aval):
     bits = {2: np.dtype(np.int16), 4: np.dtype(np.int32), 8: np.dtype(np.int64)}[aval.dtype.itemsize]
     int_aval = aval.update(dtype=bits)
@@ -201,17 +249,6 @@ def _complex_sign(ctx, z, aval):
     result = ctx.select(isinf_real(ctx, absval, part), on_axis, unit, aval)
     return ctx.select(ctx.compare("EQ", z, zeros(ctx, aval), aval), zeros(ctx, aval),
                    result, aval)
-
-
-def complex_exp(ctx, z, aval):
-    """exp(z), and 0 where z's real part is -inf, whatever its imaginary part (C99's cexp;
-    XLA's gives NaN for exp(-inf + inf*j), as does exp(-inf + nan*j))."""
-    part = part_aval(aval)
-    minus_inf = ctx.constant(np.array(-np.inf, part.dtype), part)
-    zero_magnitude = ctx.compare("EQ", ctx.unary("stablehlo.real", z, aval, part), minus_inf,
-                              part)
-    return ctx.select(zero_magnitude, zeros(ctx, aval),
-                   ctx.unary("stablehlo.exponential", z, aval), aval)
 
 
 def complex_part_lowering(op_name: str, ctx, x, **_):
@@ -405,9 +442,9 @@ def select_weak_rule(pred, on_true, on_false, **_):
 
 # -- the primitives ---------------------------------------------------------------------------
 
-add_p = elementwise("add", np.add, single_op("stablehlo.add"), **LINEAR,
+add_p = elementwise("add", np.add, add_lowering, **LINEAR,
                     transpose=add_transpose)
-subtract_p = elementwise("subtract", np.subtract, single_op("stablehlo.subtract"), **LINEAR,
+subtract_p = elementwise("subtract", np.subtract, subtract_lowering, **LINEAR,
                          transpose=subtract_transpose)
 multiply_p = elementwise("multiply", np.multiply, single_op("stablehlo.multiply"),
                          jvp=partials(lambda ctx, t, out, x, y: ctx.mul(t, y),

@@ -1,8 +1,9 @@
 """Elementwise transcendental primitives: exponentials, logarithms, roots, trigonometry.
 
 Each is one `elementwise(...)` record (see `elementwise.py`) at the end of the file. For
-complex operands the lowerings follow NumPy's (C99's) special values, where XLA's own ops
-differ: signed zeros on branch cuts, infinities beside NaNs.
+complex operands NumPy calls the C library (glibc's cexp, csin, casinh, ...): their lowerings
+are in `complex_functions.py`, with C99's special values where XLA's own ops differ (signed
+zeros on branch cuts, infinities beside NaNs); log1p, expm1 and exp2 are NumPy's own formulas.
 """
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ from functools import partial
 
 import numpy as np
 
+from . import complex_functions as cf
 from .arithmetic import hypot
 from .autodiff import partials
-from .elementwise import (complex_exp, complex_parts, copysign, elementwise, in_aval,
-                          isinf_real, make_complex, map_parts, single_op, zeros)
+from .elementwise import (complex_parts, elementwise, in_aval, make_complex, map_parts,
+                          single_op)
 
 
 def log1p_lowering(ctx, x, **_):
@@ -32,7 +34,10 @@ def log1p_lowering(ctx, x, **_):
 def log_base_lowering(base: float, ctx, x, **_):
     """log2 and log10: log(x) / log(base); for complex x part by part, as NumPy scales clog."""
     aval = in_aval(ctx)
-    log = ctx.unary("stablehlo.log", x, aval)
+    if aval.dtype.kind == "c":
+        log = cf.apply(cf.clog, ctx, x, aval)
+    else:
+        log = ctx.unary("stablehlo.log", x, aval)
 
     def scale(value, value_aval):
         log_base = ctx.constant(np.log(np.array(base, value_aval.dtype)), value_aval)
@@ -52,14 +57,7 @@ def exp2_lowering(ctx, x, **_):
     def times_log2(value, part):
         log2 = ctx.constant(np.log(np.array(2.0, part.dtype)), part)
         return ctx.binary("stablehlo.multiply", value, log2, part)
-    return [complex_exp(ctx, map_parts(ctx, times_log2, x, aval), aval)]
-
-
-def exp_lowering(ctx, x, **_):
-    aval = in_aval(ctx)
-    if aval.dtype.kind == "c":
-        return [complex_exp(ctx, x, aval)]
-    return [ctx.unary("stablehlo.exponential", x, aval)]
+    return [cf.complex_exp(ctx, map_parts(ctx, times_log2, x, aval), aval)]
 
 
 def expm1_lowering(ctx, x, **_):
@@ -78,82 +76,6 @@ def expm1_lowering(ctx, x, **_):
     return [make_complex(ctx, out_re, out_im, part, aval)]
 
 
-def chlo_lowering(op_name: str, branch_sign, ctx, x, **_):
-    """One CHLO op; for complex x, the sign of f(x)'s part on the branch cuts (see `chlo` below)."""
-    aval = in_aval(ctx)
-    result = ctx.unary(op_name, x, aval)
-    if aval.dtype.kind != "c":
-        return [result]
-    which, negated = branch_sign
-    re, im, part = complex_parts(ctx, result, aval)
-    sign_source = ctx.unary(f"stablehlo.{which}", x, aval, part)
-    if negated:
-        sign_source = ctx.unary("stablehlo.negate", sign_source, part)
-    if which == "real":
-        re = copysign(ctx, re, sign_source, part)
-    else:
-        im = copysign(ctx, im, sign_source, part)
-    return [make_complex(ctx, re, im, part, aval)]
-
-
-_REAL_TRIG = {"sin": "stablehlo.sine", "cos": "stablehlo.cosine", "sinh": "chlo.sinh",
-              "cosh": "chlo.cosh"}
-
-
-def trig_lowering(kind: str, ctx, x, **_):
-    """sin, cos, sinh, cosh; for complex x from the real functions of its parts, with
-    0 * inf = 0 (XLA's own give cos(100j) = inf + nan*j in complex64, NumPy inf - 0j; and
-    CHLO's complex sinh(1e-8) is 0):
-        sin(a+ib) = sin a cosh b + i cos a sinh b     sinh(a+ib) = sinh a cos b + i cosh a sin b
-        cos(a+ib) = cos a cosh b - i sin a sinh b     cosh(a+ib) = cosh a cos b + i sinh a sin b
-    """
-    aval = in_aval(ctx)
-    if aval.dtype.kind != "c":
-        return [ctx.unary(_REAL_TRIG[kind], x, aval)]
-    re, im, part = complex_parts(ctx, x, aval)
-    fn = partial(ctx.unary, aval_in=part)
-    if kind in ("sin", "cos"):
-        sin, cos = fn("stablehlo.sine", re), fn("stablehlo.cosine", re)
-        sinh, cosh = fn("chlo.sinh", im), fn("chlo.cosh", im)
-    else:
-        sin, cos = fn("stablehlo.sine", im), fn("stablehlo.cosine", im)
-        sinh, cosh = fn("chlo.sinh", re), fn("chlo.cosh", re)
-    times = partial(_times, ctx, aval=part)
-    if kind == "sin":
-        out = times(sin, cosh), times(cos, sinh)
-    elif kind == "cos":
-        out = times(cos, cosh), fn("stablehlo.negate", times(sin, sinh))
-    elif kind == "sinh":
-        out = times(cos, sinh), times(sin, cosh)
-    else:
-        out = times(cos, cosh), times(sin, sinh)
-    return [make_complex(ctx, *out, part, aval)]
-
-
-def _times(ctx, trig, hyperbolic, aval):
-    """trig * hyperbolic, where a zero trig factor gives a zero even beside an infinity."""
-    product = ctx.binary("stablehlo.multiply", trig, hyperbolic, aval)
-    signed_zero = ctx.binary("stablehlo.multiply", trig,
-                             ctx.unary("stablehlo.sign", hyperbolic, aval), aval)
-    return ctx.select(ctx.compare("EQ", trig, zeros(ctx, aval), aval), signed_zero,
-                   product, aval)
-
-
-def sqrt_lowering(ctx, x, **_):
-    aval = in_aval(ctx)
-    root = ctx.unary("stablehlo.sqrt", x, aval)
-    if aval.dtype.kind != "c":
-        return [root]
-    # The principal root's imaginary part has x's sign, -0.0 included (XLA drops it), and
-    # an infinite imaginary part gives inf + i*that infinity, even beside a NaN.
-    re, im, part = complex_parts(ctx, root, aval)
-    x_im = ctx.unary("stablehlo.imag", x, aval, part)
-    root = make_complex(ctx, re, copysign(ctx, im, x_im, part), part, aval)
-    inf = ctx.constant(np.array(np.inf, part.dtype), part)
-    return [ctx.select(isinf_real(ctx, x_im, part), make_complex(ctx, inf, x_im, part, aval),
-                    root, aval)]
-
-
 def nextafter_lowering(ctx, x, y, **_):
     """The next float after x towards y; where x == y, C's nextafter gives y (so 0.0 towards
     -0.0 is -0.0) but NumPy's float16 loop gives x."""
@@ -164,13 +86,16 @@ def nextafter_lowering(ctx, x, y, **_):
     return [ctx.select(ctx.compare("EQ", x, y, aval), x, step, aval)]
 
 
-# StableHLO lacks these; CHLO (the client ops XLA expands when it compiles) has them, written
-# for accuracy over the whole range, signed zeros and infinities included (formulas such as
-# log(x + sqrt(x*x + 1)) overflow and lose -0.0). For complex z, CHLO drops the sign of a zero
-# part on the branch cuts (asin(1.5-0j) should be pi/2 - 0.96j); the principal branch gives
-# that sign everywhere: (the part of f(z) whose sign follows the same part of z, negated?).
-def chlo(op_name: str, part: str, negated: bool):
-    return partial(chlo_lowering, op_name, (part, negated))
+def real_or_complex(real_op: str, complex_function):
+    """A lowering: one op for real x, `complex_function` (complex_functions.py) for complex x."""
+    return partial(_real_or_complex, real_op, complex_function)
+
+
+def _real_or_complex(real_op: str, complex_function, ctx, x, **_):
+    aval = in_aval(ctx)
+    if aval.dtype.kind == "c":
+        return [cf.apply(complex_function, ctx, x, aval)]
+    return [ctx.unary(real_op, x, aval)]
 
 
 # -- derivatives: t times the derivative, as a function of the operand x and the result out ----
@@ -207,46 +132,52 @@ def _arctan2_partials():
     return partials(of_x, of_y)
 
 
-exp_p = elementwise("exp", np.exp, exp_lowering, jvp=_slope(lambda ctx, out, x: out))
+# StableHLO lacks asin, sinh, ...; CHLO (the client ops XLA expands when it compiles) has them,
+# written for accuracy over the whole range, signed zeros and infinities included (formulas
+# such as log(x + sqrt(x*x + 1)) overflow and lose -0.0).
+exp_p = elementwise("exp", np.exp, real_or_complex("stablehlo.exponential", cf.cexp),
+                    jvp=_slope(lambda ctx, out, x: out))
 exp2_p = elementwise("exp2", np.exp2, exp2_lowering,
                      jvp=_slope(lambda ctx, out, x: _log_of(2.0)(ctx, x, out)))
 expm1_p = elementwise("expm1", np.expm1, expm1_lowering,
                       jvp=_slope(lambda ctx, out, x: ctx.add(out, _one(ctx, out))))
-log_p = elementwise("log", np.log, single_op("stablehlo.log"), jvp=_inverse_slope(lambda ctx, out, x: x))
+log_p = elementwise("log", np.log, real_or_complex("stablehlo.log", cf.clog),
+                    jvp=_inverse_slope(lambda ctx, out, x: x))
 log2_p = elementwise("log2", np.log2, partial(log_base_lowering, 2.0), jvp=_inverse_slope(_log_of(2.0)))
 log10_p = elementwise("log10", np.log10, partial(log_base_lowering, 10.0),
                       jvp=_inverse_slope(_log_of(10.0)))
 log1p_p = elementwise("log1p", np.log1p, log1p_lowering,
                       jvp=_inverse_slope(lambda ctx, out, x: ctx.add(x, _one(ctx, x))))
-sqrt_p = elementwise("sqrt", np.sqrt, sqrt_lowering, jvp=_inverse_slope(lambda ctx, out, x: ctx.add(out, out)))
+sqrt_p = elementwise("sqrt", np.sqrt, real_or_complex("stablehlo.sqrt", cf.csqrt),
+                     jvp=_inverse_slope(lambda ctx, out, x: ctx.add(out, out)))
 cbrt_p = elementwise("cbrt", np.cbrt, single_op("stablehlo.cbrt"),
                      jvp=_inverse_slope(lambda ctx, out, x: ctx.mul(ctx.full_like(out, 3), ctx.square(out))))
 
-sin_p = elementwise("sin", np.sin, partial(trig_lowering, "sin"),
+sin_p = elementwise("sin", np.sin, real_or_complex("stablehlo.sine", cf.csin),
                     jvp=_slope(lambda ctx, out, x: ctx.cos(x)))
-cos_p = elementwise("cos", np.cos, partial(trig_lowering, "cos"),
+cos_p = elementwise("cos", np.cos, real_or_complex("stablehlo.cosine", cf.ccos),
                     jvp=_slope(lambda ctx, out, x: ctx.neg(ctx.sin(x))))
-tan_p = elementwise("tan", np.tan, single_op("stablehlo.tan"),
+tan_p = elementwise("tan", np.tan, real_or_complex("stablehlo.tan", cf.ctan),
                     jvp=_slope(lambda ctx, out, x: ctx.add(_one(ctx, out), ctx.square(out))))
-sinh_p = elementwise("sinh", np.sinh, partial(trig_lowering, "sinh"),
+sinh_p = elementwise("sinh", np.sinh, real_or_complex("chlo.sinh", cf.csinh),
                      jvp=_slope(lambda ctx, out, x: ctx.cosh(x)))
-cosh_p = elementwise("cosh", np.cosh, partial(trig_lowering, "cosh"),
+cosh_p = elementwise("cosh", np.cosh, real_or_complex("chlo.cosh", cf.ccosh),
                      jvp=_slope(lambda ctx, out, x: ctx.sinh(x)))
-tanh_p = elementwise("tanh", np.tanh, single_op("stablehlo.tanh"),
+tanh_p = elementwise("tanh", np.tanh, real_or_complex("stablehlo.tanh", cf.ctanh),
                      jvp=_slope(lambda ctx, out, x: _one_minus_square(ctx, out)))
 arctan2_p = elementwise("arctan2", np.arctan2, single_op("stablehlo.atan2"),
                         jvp=_arctan2_partials())
 nextafter_p = elementwise("nextafter", np.nextafter, nextafter_lowering,
                           jvp=partials(lambda ctx, t, out, x, y: t, None))
-arcsin_p = elementwise("arcsin", np.arcsin, chlo("chlo.asin", "imag", False),
+arcsin_p = elementwise("arcsin", np.arcsin, real_or_complex("chlo.asin", cf.casin),
                        jvp=_inverse_slope(lambda ctx, out, x: ctx.sqrt(_one_minus_square(ctx, x))))
-arccos_p = elementwise("arccos", np.arccos, chlo("chlo.acos", "imag", True),
+arccos_p = elementwise("arccos", np.arccos, real_or_complex("chlo.acos", cf.cacos),
                        jvp=_inverse_slope(lambda ctx, out, x: ctx.neg(ctx.sqrt(_one_minus_square(ctx, x)))))
-arctan_p = elementwise("arctan", np.arctan, chlo("chlo.atan", "real", False),
+arctan_p = elementwise("arctan", np.arctan, real_or_complex("chlo.atan", cf.catan),
                        jvp=_inverse_slope(lambda ctx, out, x: ctx.add(_one(ctx, x), ctx.square(x))))
-arcsinh_p = elementwise("arcsinh", np.arcsinh, chlo("chlo.asinh", "real", False),
+arcsinh_p = elementwise("arcsinh", np.arcsinh, real_or_complex("chlo.asinh", cf.casinh),
                         jvp=_inverse_slope(lambda ctx, out, x: ctx.sqrt(ctx.add(ctx.square(x), _one(ctx, x)))))
-arccosh_p = elementwise("arccosh", np.arccosh, chlo("chlo.acosh", "imag", False),
+arccosh_p = elementwise("arccosh", np.arccosh, real_or_complex("chlo.acosh", cf.cacosh),
                         jvp=_inverse_slope(lambda ctx, out, x: ctx.sqrt(ctx.sub(ctx.square(x), _one(ctx, x)))))
-arctanh_p = elementwise("arctanh", np.arctanh, chlo("chlo.atanh", "imag", False),
+arctanh_p = elementwise("arctanh", np.arctanh, real_or_complex("chlo.atanh", cf.catanh),
                         jvp=_inverse_slope(lambda ctx, out, x: _one_minus_square(ctx, x)))

@@ -159,3 +159,37 @@ def test_constants_round_trip_through_xla_bit_for_bit(compile_cached, name):
     (got,) = compile_cached(lower(graph), graph.in_avals, graph.out_avals).execute([])
     assert (got.dtype, got.shape) == (value.dtype, value.shape)
     assert got.tobytes() == np.ascontiguousarray(value).tobytes()
+
+
+ADDED_ZEROS = {
+    "x + 0.0": lambda x: x + 0.0,
+    "0.0 + x": lambda x: 0.0 + x,
+    "x - -0.0": lambda x: x - (-0.0),
+    "x + -0.0": lambda x: x + (-0.0),
+    "zeros_like(x) + x": lambda x: np.zeros_like(x) + x,
+    "x + zeros (large)": lambda x: x + np.zeros((70000, 5)),
+    "complex": lambda x: (x * 1j + x) + 0j,
+}
+
+
+@pytest.mark.xla
+@pytest.mark.parametrize("name", ADDED_ZEROS)
+def test_an_added_constant_zero_gives_ieees_signed_zero(name):
+    """XLA's simplifier folds x + 0.0 into x; NumPy (IEEE) makes -0.0 + 0.0 = +0.0."""
+    from psc_jit.core import jit
+    fn = ADDED_ZEROS[name]
+    x = np.array([-0.0, 0.0, 1.5, np.nan, -np.inf])
+    with np.errstate(invalid="ignore"):
+        got, want = jit(fn)(x), fn(x)
+    for part in (np.real, np.imag):
+        np.testing.assert_array_equal(part(got), part(want))
+        np.testing.assert_array_equal(np.signbit(part(got)), np.signbit(part(want)))
+
+
+@pytest.mark.xla
+def test_only_an_add_of_a_constant_that_may_be_zero_is_guarded():
+    from psc_jit.core import jit
+    x = np.ones(3)
+    assert "stablehlo.select" not in jit(lambda x: x + 1.0).lower(x).as_text()
+    assert "stablehlo.select" not in jit(lambda x, y: x + y).lower(x, x).as_text()
+    assert "stablehlo.select" in jit(lambda x: x + 0.0).lower(x).as_text()

@@ -76,6 +76,16 @@ def test_static_argnames_make_a_float_static():
     np.testing.assert_array_equal(f(np.ones(2), 2.5), [2.5, 2.5])
 
 
+def test_static_values_that_compare_equal_but_compute_differently_are_distinct():
+    """1 == 1.0 == True and 0.0 == -0.0 in Python; as static values they are four programs."""
+    f = jit(lambda x, s: x + s, static_argnames="s")
+    x = np.array([-0.0], np.float32)
+    for s in (1, 1.0, True, 0.0, -0.0, 1, 0.0):
+        got, want = f(x, s), x + s
+        assert got.dtype == want.dtype and np.signbit(got) == np.signbit(want), s
+    assert len(f.cache_records()) == 5
+
+
 def test_python_float_is_weak_and_traced():
     f = jit(lambda x, a: x * a)
     out = f(np.ones(3, np.float32), 0.5)

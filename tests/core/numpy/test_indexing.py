@@ -94,6 +94,17 @@ def test_traced_index_out_of_bounds_raises_indexerror(i):
     raises_like(lambda a, i: a[i] + 1, A, np.int64(i))
 
 
+@pytest.mark.parametrize("read,shape", [
+    (lambda x, i: x[i], (0,)), (lambda x, i: np.take(x, i, axis=1), (0, 2)),
+    (lambda x, i: np.take_along_axis(x, i, axis=1), (2, 0))],
+    ids=["getitem", "take", "take_along_axis"])
+def test_an_empty_traced_index_array_reads_an_empty_array(read, shape):
+    """Nothing to check at run time (the bounds check took the max of no indices)."""
+    x, i = np.arange(6.0).reshape(2, 3), np.zeros(shape, np.int64)
+    got, want = jit(read)(x, i), read(x, i)
+    assert (got.shape, got.dtype) == (want.shape, want.dtype)
+
+
 def test_traced_index_array_out_of_bounds_raises_indexerror():
     err = raises_like_type(lambda a, idx: a[idx], A, np.array([1, 7, 2]))
     assert "out of bounds for axis 0 with size 4" in str(err)

@@ -23,8 +23,7 @@ it on NumPy inputs and compares with `impl` on the same inputs. Same dtype, same
 Where NumPy's result is undefined or left to the platform, the inputs are replaced by 1
 before both sides run (`undefined_positions` says which and why): negative integer powers
 (NumPy raises), integer 1/0 (C's inf -> int), float -> integer conversion of NaN, inf and
-out-of-range values, complex arctan and arctanh at an infinite part beside a NaN and complex
-power wherever the C library's own special cases or overflow decide, max/min's sign of a
+out-of-range values, complex power wherever the C library's own special cases or overflow decide, max/min's sign of a
 zero result, and the few complex cases where XLA's CPU compiler differs from C by design:
 it fuses a*b + c (no overflow of a*b) and flushes subnormal intermediates to zero.
 """
@@ -115,27 +114,61 @@ def _close_real(got, want, rtol, scale):
         return (got == want) | (np.isfinite(want) & (np.abs(got - want) <= rtol * scale + atol))
 
 
-def mismatches(got, want, rtol=0.0, scale=None, signed_zeros=True) -> np.ndarray:
-    """Where got is not want (see the module docstring); scale defaults to |want|."""
+def mismatches(got, want, rtol=0.0, scale=None, signed_zeros=True, nan_parts=True
+               ) -> np.ndarray:
+    """Where got is not want (see the module docstring); scale defaults to |want|. nan_parts:
+    complex NaNs are compared part by part (else a NaN in either part is a NaN)."""
     if want.dtype.kind in "biu":
         return got != want
     scale = np.abs(want) if scale is None else scale
+    if want.dtype.kind == "c" and nan_parts:
+        return _complex_mismatches(got, want, rtol, scale, signed_zeros)
     nan_got, nan_want = np.isnan(got), np.isnan(want)
     if want.dtype.kind == "c":
-        parts_close = (_close_real(got.real, want.real, rtol, np.abs(want.real))
-                       & _close_real(got.imag, want.imag, rtol, np.abs(want.imag)))
-        close = np.where(np.isfinite(want), _close_real(got, want, rtol, scale), parts_close)
+        close = np.where(np.isfinite(want), _close_real(got, want, rtol, scale),
+                         _parts_close(got, want, rtol))
     else:
         close = _close_real(got, want, rtol, scale)
         if signed_zeros:
-            close &= (want != 0) | (np.signbit(got) == np.signbit(want))
+            close &= _same_sign_of_zero(got, want)
     return (nan_got != nan_want) | (~nan_want & ~close)
 
 
-def assert_same(got, want, rtol=0.0, scale=None, signed_zeros=True, inputs=(), what=""):
+def _parts_close(got, want, rtol):
+    return (_close_real(got.real, want.real, rtol, np.abs(want.real))
+            & _close_real(got.imag, want.imag, rtol, np.abs(want.imag)))
+
+
+def _same_sign_of_zero(got, want):
+    return (want != 0) | (np.signbit(got) == np.signbit(want))
+
+
+def _complex_mismatches(got, want, rtol, scale, signed_zeros):
+    """Part by part where either part is not finite (a NaN in one part leaves the other part
+    compared: inf + nan*j is not nan + nan*j); as complex numbers where both are finite."""
+    bad = np.zeros(want.shape, bool)
+    for got_part, want_part in ((got.real, want.real), (got.imag, want.imag)):
+        bad |= np.isnan(got_part) != np.isnan(want_part)
+        if signed_zeros:
+            bad |= (got_part == 0) & ~_same_sign_of_zero(got_part, want_part)
+    close = np.where(np.isfinite(want), _close_real(got, want, rtol, scale),
+                     _parts_close(_zero_where_nan(got, want), _zero_where_nan(want, want), rtol))
+    return bad | ~close
+
+
+def _zero_where_nan(z, like):
+    """z with 0 in each part that is NaN in `like` (those are compared for NaN apart)."""
+    z = np.array(z, copy=True)
+    z.real[np.isnan(like.real)] = 0
+    z.imag[np.isnan(like.imag)] = 0
+    return z
+
+
+def assert_same(got, want, rtol=0.0, scale=None, signed_zeros=True, inputs=(), what="",
+                nan_parts=True):
     assert got.dtype == want.dtype, f"{what}: dtype {got.dtype}, NumPy's is {want.dtype}"
     assert got.shape == want.shape, f"{what}: shape {got.shape}, NumPy's is {want.shape}"
-    bad = mismatches(got, want, rtol, scale, signed_zeros)
+    bad = mismatches(got, want, rtol, scale, signed_zeros, nan_parts)
     if bad.any():
         lines = []
         for index in np.argwhere(bad)[:6]:
@@ -163,8 +196,10 @@ def check_accumulated(got, want, args, params, name, terms):
     with np.errstate(all="ignore"):
         scale = np.abs(np.asarray(PRIMS[name].impl(*magnitudes, **params)))
     for g, w in zip(got, want, strict=True):
+        # (in another order, a NaN part spreads differently: NumPy's 1 * (-4 + nan j) is a NaN
+        # in both parts, XLA's product of one element is that element)
         assert_same(g, w, rtol_of(w.dtype) * max(terms, 1), scale=scale, inputs=args, what=name,
-                    signed_zeros=False)
+                    signed_zeros=False, nan_parts=False)
 
 
 # -- values -----------------------------------------------------------------------------------
@@ -230,11 +265,6 @@ def shapes(min_dims=0, nonempty=False):
 
 UFUNC_PRIMS = sorted(name for name in PRIMS if isinstance(getattr(np, name, None), np.ufunc))
 
-# NumPy takes the complex versions of these from the C library, whose values for an infinite
-# part beside a NaN (C99 Annex G: catanh(inf + nan*j) = 0 + nan*j) are informative, not
-# required, and are not what CHLO computes. (The other complex functions, and these at all
-# other values, match NumPy at infinite parts too.)
-C_LIBRARY_COMPLEX = frozenset({"arctan", "arctanh"})
 # IEEE 754 lets max(-0.0, +0.0) be either zero; NumPy's SIMD and scalar loops differ.
 SIGN_OF_ZERO_UNSPECIFIED = frozenset({"maximum", "minimum", "fmax", "fmin"})
 
@@ -259,10 +289,6 @@ def undefined_positions(name: str, dtype: np.dtype, args) -> np.ndarray:
         undefined |= args[1] < 0           # NumPy raises for negative integer powers
     if name == "reciprocal" and dtype.kind in "iu":
         undefined |= args[0] == 0          # 1/0 is inf, and inf -> int is undefined in C
-    if name in C_LIBRARY_COMPLEX and dtype.kind == "c":
-        for a in args:
-            undefined |= (np.isinf(a.real) & np.isnan(a.imag)) | (np.isnan(a.real)
-                                                                  & np.isinf(a.imag))
     if name in ("multiply", "square") and dtype.kind == "c":
         undefined |= _a_product_overflows(args[0], args[-1])
     if name == "divide" and dtype.kind == "c":
@@ -290,11 +316,14 @@ def _a_product_overflows(x, y):
 def _infinite_over_subnormal_ratio(x, y):
     """NumPy divides by y through the ratio of y's parts; where that ratio is subnormal, XLA's
     CPU runtime flushes it to zero. For a finite x that moves the result by less than the
-    tolerance (relative to |x/y|), but an infinite x then meets inf * 0."""
+    tolerance (relative to |x/y|), but an infinite x then meets inf * 0, and a part of the
+    result that underflows to zero may take the sign of the flushed zero instead."""
     small, big = np.minimum(abs(y.real), abs(y.imag)), np.maximum(abs(y.real), abs(y.imag))
     with np.errstate(all="ignore"):
         ratio = small / big
-    return (ratio > 0) & (ratio < np.finfo(ratio.dtype).tiny) & ~np.isfinite(x)
+        quotient = x / y
+    zero_part = (quotient.real == 0) | (quotient.imag == 0)
+    return (ratio > 0) & (ratio < np.finfo(ratio.dtype).tiny) & (~np.isfinite(x) | zero_part)
 
 
 def _c_library_power(x, y):
@@ -361,6 +390,51 @@ def test_elementwise_on_0d_empty_and_2d_arrays(compile_cached, name, shape):
     args = without_undefined(name, dtype, args)
     got, want = run(compile_cached, name, args)
     check_elementwise(got, want, args, {}, name)
+
+
+# NumPy's complex functions are the C library's (glibc's cexp, csinh, casin, ...; npymath's
+# cpow): C99's special values (Annex G) where a part is infinite, NaN (of either sign) or zero,
+# and glibc's own ways near overflow (exp and sinh of |re| just above log(max), tanh of a
+# large re) and near poles (atanh(±1 + tiny j)). Each is compared, part by part, on every
+# complex number made of two of these parts.
+C_LIBRARY_FUNCTIONS = ("exp", "exp2", "log", "log2", "log10", "sqrt", "sin", "cos", "tan",
+                       "sinh", "cosh", "tanh", "arcsin", "arccos", "arctan", "arcsinh",
+                       "arccosh", "arctanh", "expm1")
+
+
+def c_special_parts(dtype: np.dtype) -> np.ndarray:
+    info = np.finfo(dtype)
+    magnitudes = [0.0, float(info.tiny) * 4, float(info.eps) ** 2 / 2, 1e-5, 0.3, 1.0, 1.5, 3.0,
+                  20.0, 44.0, 45.0, 88.0, 89.0, 90.0, 354.0, 360.0, 700.0, 709.5, 710.0, 720.0,
+                  1418.0, 1500.0, 1e17, 1e30, float(info.max) / 2, float(info.max), np.inf,
+                  np.nan]
+    with np.errstate(over="ignore"):
+        parts = np.array(magnitudes, dtype)
+    return np.concatenate([parts, -parts])       # -nan too: C copies its sign into results
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.complex64), np.dtype(np.complex128)], ids=str)
+@pytest.mark.parametrize("name", C_LIBRARY_FUNCTIONS)
+def test_complex_functions_at_c_special_values(compile_cached, name, dtype):
+    parts = c_special_parts(np.finfo(dtype).dtype)
+    z = np.empty((len(parts), len(parts)), dtype)
+    z.real, z.imag = parts[:, None], parts[None, :]
+    got, want = run(compile_cached, name, [z.reshape(-1)])
+    check_elementwise(got, want, [z.reshape(-1)], {}, name)
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.complex64), np.dtype(np.complex128)], ids=str)
+def test_complex_power_at_whole_and_special_exponents(compile_cached, dtype):
+    """NumPy multiplies out x**n for a whole real n in (-100, 100), 1/that for n < 0 (so the
+    signs of zero parts are its products'); else cpow."""
+    parts = np.array([0.0, -0.0, 1.0, -1.0, 0.5, 1.5, -2.5, 100.0], np.finfo(dtype).dtype)
+    bases = np.array([complex(r, i) for r in parts for i in parts], dtype)
+    exponents = np.array([0, 1, 2, 3, 4, 7, 99, 100, -1, -2, -3, -99, 0.5, -0.5, 2 + 1j, 1j],
+                         dtype)
+    x, y = (a.reshape(-1) for a in np.meshgrid(bases, exponents, indexing="ij"))
+    args = without_undefined("power", dtype, [x, y])
+    got, want = run(compile_cached, "power", args)
+    check_elementwise(got, want, args, {}, "power")
 
 
 # -- the other primitives: a strategy of (args, params) and a comparison each -----------------
