@@ -260,7 +260,9 @@ class Executable:
 
 
 SPIN_SECONDS = 2e-4     # a run's wait first looks without sleeping (most calls end by then)
-POLL_LONGEST = 5e-3     # then sleeps between looks, each up to this long
+POLL_SHORTEST = 5e-5    # then sleeps this long between looks
+POLL_SHORT_FOR = 0.02   # for the first this many seconds, then longer and longer,
+POLL_LONGEST = 5e-3     # up to this long
 
 
 def _wait_for(result) -> None:
@@ -281,13 +283,16 @@ def _wait_for(result) -> None:
 
 
 def _poll(result) -> None:
+    """Look until `result` is ready: without sleeping at first, then in short sleeps (a run of
+    a few milliseconds ends at most a slice late), longer ones as the run goes on."""
     start = time.perf_counter()
     while not result.is_ready() and time.perf_counter() - start < SPIN_SECONDS:
         pass
-    delay = 1e-5
+    delay = POLL_SHORTEST
     while not result.is_ready():
         time.sleep(delay)
-        delay = min(delay * 2, POLL_LONGEST)
+        if time.perf_counter() - start > POLL_SHORT_FOR:
+            delay = min(delay * 2, POLL_LONGEST)
 
 
 def _run_failed(err: Exception) -> XlaError:

@@ -17,7 +17,7 @@ import pytest
 pytestmark = [pytest.mark.ipython, pytest.mark.xla]
 
 CHILD = Path(__file__).with_name("interrupt_child.py")
-TRIP_COUNT = 150_000            # a few seconds of XLA's time per run
+TRIP_COUNT = int(os.environ.get("PSC_INTERRUPT_TRIPS", "150000"))   # seconds of XLA's time
 ROUNDS = int(os.environ.get("PSC_INTERRUPT_ROUNDS", "3"))
 WAITS_BEFORE_INTERRUPT = (0.5, 0.05, 0.2, 1.0)     # into the dispatch, the wait, ...
 
@@ -52,4 +52,5 @@ def test_interrupt_stops_a_long_run_within_a_second_and_changes_nothing():
     finally:
         if child.poll() is None:
             child.kill()
+    print("seconds from SIGINT to KeyboardInterrupt:", " ".join(f"{t:.3f}" for t in latencies))
     assert max(latencies) < 1.0, latencies
