@@ -66,3 +66,18 @@ def test_psc_cache_shows_the_bounds_and_clear_forgets_the_cells_programs(shell, 
     assert not runner(shell)._programs
     shell.run_cell_magic("psc_jit", "--quiet --name bounded", "y = x + 1.0\n")
     assert last_report().compiled
+
+
+def test_an_evicted_entry_frees_its_program_but_its_report_still_shows_it(shell):
+    size = TRACE_CACHE.maxsize
+    shell.run_cell_magic("psc_jit", "--quiet --name first", "y = x - 1.0\n")
+    record = last_report().cache_entries[0]
+    try:
+        shell.run_line_magic("config", "PscJit.cache_size = 1")
+        shell.run_cell_magic("psc_jit", "--quiet --name second", "y = x - 2.0\n")
+    finally:
+        shell.run_line_magic("config", f"PscJit.cache_size = {size}")
+    assert not record.alive and not hasattr(record.entry, "executable")
+    assert record.entry.compile_seconds is not None
+    assert record.entry.memory_stats().output_bytes == 32
+    np.testing.assert_array_equal(shell.user_ns["y"], np.arange(4.0) - 2.0)
