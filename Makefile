@@ -12,6 +12,10 @@ WORKLOADS := ../shared/workloads/run.py
 # The Array API conformance suite, pinned (see its PROVENANCE.md); examples per test.
 ARRAY_API_TESTS := ../shared/array-api-tests
 CONFORMANCE_EXAMPLES ?= 5
+CONFORMANCE_MODES ?= numpy,compiled,strict
+# `make test` runs the suite too (CI), against NumPy and the strict compiled namespace only,
+# with this budget, to stay within a few minutes.
+TEST_CONFORMANCE_EXAMPLES ?= 3
 
 .PHONY: setup demo test conformance lint graphviz chromium
 
@@ -57,6 +61,8 @@ demo: setup
 
 test: setup chromium
 	$(PY) -m pytest -q
+	$(MAKE) --no-print-directory conformance CONFORMANCE_EXAMPLES=$(TEST_CONFORMANCE_EXAMPLES) \
+	  CONFORMANCE_MODES=numpy,strict
 	@if [ -f $(WORKLOADS) ]; then \
 	  echo "== reference workloads: $(PY) $(WORKLOADS)"; \
 	  $(PY) $(WORKLOADS); \
@@ -69,7 +75,7 @@ conformance: setup
 	@if [ ! -d $(ARRAY_API_TESTS) ]; then \
 	  echo "make conformance: the pinned suite is not at $(ARRAY_API_TESTS)" >&2; exit 1; fi
 	$(PY) tests/conformance/array_api_suite.py --suite $(ARRAY_API_TESTS) \
-	  --examples $(CONFORMANCE_EXAMPLES)
+	  --examples $(CONFORMANCE_EXAMPLES) --modes $(CONFORMANCE_MODES)
 
 # Names that a %%psc_jit cell assigns are unknown to ruff in the notebook cells after it.
 lint: setup

@@ -29,6 +29,11 @@ def leaf_spec(path: str, value, force: str | None = None):
         if isinstance(value, (bool, int, float, complex)):
             return TracedLeaf(path, ShapedArray((), np.result_type(value), True), "python")
         raise TypeError(f"{path}: a {type(value).__name__} cannot be traced")
+    if force is None and isinstance(value, np.ndarray):
+        # a dtype XLA cannot take (longdouble, object, str): refused by its dtype, so its
+        # data never becomes part of a cache key
+        raise TypeError(f"{path}: XLA has no {value.dtype} type, so an array of it cannot be "
+                        "traced")
     return StaticLeaf(path, static_key(path, value), type(value))
 
 

@@ -259,13 +259,40 @@ class Executable:
         return _client().serialize_executable(self._loaded)
 
 
+SPIN_SECONDS = 2e-4     # a run's wait first looks without sleeping (most calls end by then)
+POLL_SHORTEST = 5e-5    # then sleeps this long between looks
+POLL_SHORT_FOR = 0.02   # for the first this many seconds, then longer and longer,
+POLL_LONGEST = 5e-3     # up to this long
+
+
 def _wait_for(result) -> None:
     """Block until a result is computed; XLA's error for a failed run (out of memory, a
-    kernel's error) as an XlaError, as when the launch itself fails."""
+    kernel's error) as an XlaError, as when the launch itself fails.
+
+    XLA runs the program on its own threads; this thread waits by looking, then sleeping in
+    short slices, never inside jaxlib's blocking wait, so that an interrupt (Kernel ->
+    Interrupt: KeyboardInterrupt in the main thread) stops the wait within a slice. The
+    abandoned run finishes in the background; its buffers are freed when it ends (jaxlib holds
+    them, and the inputs it reads, until then)."""
     try:
+        if not result.is_ready():
+            _poll(result)
         result.block_until_ready()
     except Exception as err:      # jaxlib raises its own JaxRuntimeError; keep its text
         raise _run_failed(err) from err
+
+
+def _poll(result) -> None:
+    """Look until `result` is ready: without sleeping at first, then in short sleeps (a run of
+    a few milliseconds ends at most a slice late), longer ones as the run goes on."""
+    start = time.perf_counter()
+    while not result.is_ready() and time.perf_counter() - start < SPIN_SECONDS:
+        pass
+    delay = POLL_SHORTEST
+    while not result.is_ready():
+        time.sleep(delay)
+        if time.perf_counter() - start > POLL_SHORT_FOR:
+            delay = min(delay * 2, POLL_LONGEST)
 
 
 def _run_failed(err: Exception) -> XlaError:
