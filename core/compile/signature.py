@@ -5,6 +5,7 @@ the same cache entry without building it.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Hashable
 
@@ -79,10 +80,10 @@ class CallSpec:
 def call_spec(arguments: dict[str, Any], static_names=frozenset(),
               traced_names=frozenset()) -> CallSpec:
     """The spec of a call given its arguments by parameter name."""
-    leaves, structure = flatten_with_paths(arguments)
+    leaves, structure = flatten_with_paths(arguments, keep_order=True)
     specs, values, traced = [], [], []
     for i, (path, value) in enumerate(leaves):
-        name = path.split("[")[0]
+        name = re.split(r"[\[.]", path)[0]
         force = "static" if name in static_names else ("traced" if name in traced_names else None)
         spec = leaf_spec(path, value, force)
         specs.append(spec)
