@@ -86,6 +86,11 @@ def _is_node(value, node_types) -> bool:
     return type(value) in node_types
 
 
+def is_node(value) -> bool:
+    """Whether `value` is a container (of any kind, registered classes included)."""
+    return value is None or _is_node(value, CONTAINERS)
+
+
 def _sorted_keys(d: dict) -> tuple:
     try:
         return tuple(sorted(d))

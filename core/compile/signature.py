@@ -14,7 +14,7 @@ import numpy as np
 from ..control.sources import short_repr, value_key
 from ..ir import ShapedArray
 from ..tracing import is_traced_value
-from ..tree_util import flatten_with_paths
+from ..tree_util import flatten_with_paths, is_node
 from .cache import Signature, StaticLeaf, TracedLeaf, exact_key
 
 
@@ -128,7 +128,8 @@ def fast_key(args, forced_static: frozenset[int] = frozenset()) -> tuple | None:
     for i, value in enumerate(args):
         key = value_key(value) if i not in forced_static else None
         if key is None:
-            if isinstance(value, (_NODES, np.ndarray, np.generic)):
+            if isinstance(value, (_NODES, np.ndarray, np.generic)) or (
+                    value is not None and is_node(value)):     # a registered class's instance
                 return None
             try:
                 hash(value)

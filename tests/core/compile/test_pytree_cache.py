@@ -116,3 +116,16 @@ def test_nested_paths_and_static_fields_are_named():
         "params['layers'][0]: Layer metadata ('tanh',) → ('linear',)"
     assert _miss(f, {"layers": layers}, {"layers": layers, "x": None}) == \
         "params: keys changed, 'x' added"
+
+
+def test_a_registered_object_changed_in_place_is_not_a_stale_hit():
+    class Box:
+        def __init__(self, value):
+            self.value = value
+    tree_util.register_pytree_node(Box, lambda b: ((b.value,), None), lambda _, kids: Box(*kids))
+    f = jit(lambda box: box.value * 2)
+    box = Box(np.ones(3))
+    f(box)
+    box.value = np.arange(4.0)
+    np.testing.assert_array_equal(f(box), np.arange(4.0) * 2)
+    assert f.last_call.miss_reason == "box[0]: f64[3] → f64[4]"     # the first child
