@@ -31,6 +31,8 @@ from ..ir import ShapedArray
 from .batching import leading_batch
 from .linalg_derivatives import (cholesky_jvp, eigh_jvp, lu_jvp, svd_jvp, triangular_solve_jvp,
                                  triangular_solve_transpose)
+from .qr_derivatives import (geqrf_jvp, householder_apply_jvp, householder_apply_transpose,
+                             householder_product_jvp)
 from .record import Primitive, register
 
 LINALG_DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
@@ -483,7 +485,7 @@ geqrf_p = register(Primitive(
     "geqrf", geqrf_shape_rule, lambda a: [a.dtype, a.dtype], geqrf_impl, geqrf_lowering,
     multiple_results=True, weak_type_rule=lambda a: [False, False],
     doc="Householder QR in LAPACK's compact form (np.linalg.qr's 'raw')",
-    batch=leading_batch))
+    jvp=geqrf_jvp, batch=leading_batch))
 
 
 def householder_product_shape_rule(a, taus):
@@ -524,7 +526,7 @@ householder_product_p = register(Primitive(
     "householder_product", householder_product_shape_rule, lambda a, taus: a.dtype,
     householder_product_impl, householder_product_lowering, weak_type_rule=_never_weak,
     doc="Q from Householder reflectors (orgqr/ungqr)",
-    batch=leading_batch))
+    jvp=householder_product_jvp, batch=leading_batch))
 
 
 def householder_apply_shape_rule(a, taus, c):
@@ -560,4 +562,5 @@ householder_apply_p = register(Primitive(
     "householder_apply", householder_apply_shape_rule, lambda a, taus, c: c.dtype,
     householder_apply_impl, householder_apply_lowering, weak_type_rule=_never_weak,
     doc="Q^H c for Q from Householder reflectors, Q never formed (ormqr/unmqr)",
+    jvp=householder_apply_jvp, linear=True, transpose=householder_apply_transpose,
     batch=leading_batch))

@@ -274,6 +274,17 @@ LINALG = [
     Case("svd", (Matrix((4, 3)),), {"full_matrices": False, "compute_uv": True}, "tall"),
     Case("svd", (Matrix((2, 4)),), {"full_matrices": False, "compute_uv": True}, "wide"),
     Case("svd", (Matrix((3, 3)),), {"full_matrices": True, "compute_uv": True}, "square-full"),
+    Case("geqrf", (Matrix((3, 3)),), label="square"),
+    Case("geqrf", (Matrix((4, 2)),), label="tall"),
+    Case("geqrf", (Matrix((2, 4)),), label="wide"),
+    Case("geqrf", (Matrix((2, 3, 3), dtype=C128),), label="complex-batched"),
+    Case("householder_product", (Float((4, 3)), Float((3,)))),
+    Case("householder_product", (Float((4, 4)), Float((2,))), label="fewer-reflectors"),
+    Case("householder_product", (Float((3, 2), dtype=C128), Float((2,), dtype=C128)),
+         label="complex"),
+    Case("householder_apply", (Float((4, 3)), Float((3,)), Float((4, 2)))),
+    Case("householder_apply", (Float((3, 3), dtype=C128), Float((2,), dtype=C128),
+                               Float((3, 1), dtype=C128)), label="complex"),
 ]
 
 CASES = (ELEMENTWISE + ARITHMETIC + TRANSCENDENTAL + REDUCTIONS + STRUCTURAL + CONTRACTION

@@ -1,5 +1,5 @@
 """Gradients through np.linalg: solve, inv, det, slogdet, cholesky, eigh, eigvalsh, svd
-(values and vectors), lstsq and pinv, against central finite differences (float64, relative
+(values and vectors), qr, lstsq and pinv, against central finite differences (float64, relative
 error < 1e-6) and, where jax is installed, `jax.grad` of the same program on jax.numpy.
 
 Each program is written once against a module `xp` (numpy or jax.numpy). Programs of
@@ -70,6 +70,20 @@ def svd_vectors(xp, a):
     return xp.sum(WEIGHTS[:, :3].T @ (u @ u.T)[:4]) + xp.sum(s * (vt.T @ vt)[0])
 
 
+def qr(xp, a):
+    q, r = xp.linalg.qr(a)
+    return xp.sum(xp.arange(1.0, q.size + 1).reshape(q.shape) * q) + xp.sum(r[0] * r[-1])
+
+
+def qr_complete(xp, a):
+    q, r = xp.linalg.qr(a, mode="complete")
+    return xp.sum(q[:, 0] * q[:, -1]) + xp.sum(r ** 3)
+
+
+def lstsq_tall(xp, a, b):
+    return xp.sum(xp.linalg.lstsq(a, b, rcond=None)[0] ** 2)
+
+
 def lstsq_wide(xp, a, b):
     return xp.sum(xp.linalg.lstsq(a, b, rcond=None)[0] ** 2)
 
@@ -89,6 +103,11 @@ PROGRAMS = [
     ("svd_values", svd_values, (TALL,), (0,)),
     ("svd_vectors", svd_vectors, (TALL,), (0,)),
     ("svd_vectors_wide", svd_vectors, (WIDE.T.copy(),), (0,)),
+    ("qr_tall", qr, (TALL,), (0,)),
+    ("qr_square", qr, (DOMINANT,), (0,)),
+    ("qr_wide", qr, (WIDE,), (0,)),
+    ("qr_complete_square", qr_complete, (DOMINANT,), (0,)),
+    ("lstsq_tall", lstsq_tall, (TALL, RNG.standard_normal((5, 2))), (0, 1)),
     ("lstsq_wide", lstsq_wide, (WIDE, RNG.standard_normal(3)), (0, 1)),
     ("pinv", pinv, (TALL,), (0,)),
 ]
