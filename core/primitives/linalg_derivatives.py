@@ -96,7 +96,7 @@ def _hermitian_of_triangle(ctx, da, lower: bool):
     only that triangle sees of the tangent."""
     strict = tri(ctx, da, lower, -1 if lower else 1)
     diag_part = ctx.select(eye_mask(ctx, aval(da).shape), da, ctx.zeros_like(da))
-    if aval(da).dtype.kind == "c":         # LAPACK reads only the real part of the diag_part
+    if aval(da).dtype.kind == "c":         # LAPACK reads only the real part of the diagonal
         diag_part = ctx.mul(ctx.add(diag_part, ctx.conj(diag_part)), ctx.full_like(da, 0.5))
     return ctx.add(ctx.add(strict, adjoint(ctx, strict)), diag_part)
 

@@ -129,3 +129,11 @@ def test_a_registered_object_changed_in_place_is_not_a_stale_hit():
     box.value = np.arange(4.0)
     np.testing.assert_array_equal(f(box), np.arange(4.0) * 2)
     assert f.last_call.miss_reason == "box[0]: f64[3] → f64[4]"     # the first child
+
+
+def test_returning_an_unregistered_object_with_arrays_says_what_to_do():
+    @dataclasses.dataclass
+    class Result:
+        value: np.ndarray
+    with pytest.raises(TypeError, match=r"register_dataclass\(Result\)"):
+        jit(lambda x: {"r": Result(x * 2)})(np.ones(2))
