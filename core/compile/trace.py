@@ -108,7 +108,6 @@ def _finish_trace(trace, spec, tracers, leaves, result, start, reads) -> TraceRe
         input_leaf.setdefault(id(t._buffer), i)
     buffer_outs: dict[int, int] = {}
     for path, value in out_leaves:
-        _refuse_unregistered_holder(path, value)
         if isinstance(value, MaskedSelection):
             raise value.refuse("the result is", at_creation=True)
         if getattr(value, "__psc_window__", False):
@@ -124,6 +123,7 @@ def _finish_trace(trace, spec, tracers, leaves, result, start, reads) -> TraceRe
             out_specs.append(OutSpec("const", value=np.copy(value) if isinstance(
                 value, np.ndarray) else value))
         else:
+            _refuse_unregistered_holder(path, value)
             out_specs.append(OutSpec("static", value=value))
     mutated, seen = [], {}
     for i, tracer in tracers.items():
