@@ -47,8 +47,8 @@ from .primitives import PRIMITIVES, Primitive
 from .tracing import (BudgetExceeded, ConcretizationError, DataDependentShapeError, TraceError,
                       UnsupportedError)
 from .transform import grad, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap
-from .tree_util import flatten as tree_flatten
-from .tree_util import unflatten as tree_unflatten
+from .tree_util import (PyTreeDef, register_dataclass, register_pytree_node, tree_flatten,
+                        tree_leaves, tree_map, tree_structure, tree_unflatten)
 from .typecheck import GraphTypeError, check_graph
 
 __all__ = [
@@ -65,5 +65,6 @@ __all__ = [
     "CellAnalysis", "analyze_cell", "make_cell_function", "parse_cell", "roll_loops",
     "cell_function",
     "Graph", "Eqn", "Var", "Literal", "ShapedArray", "SourceInfo", "PRIMITIVES", "Primitive",
-    "tree_flatten", "tree_unflatten",
+    "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",
+    "register_pytree_node", "register_dataclass", "PyTreeDef",
 ]

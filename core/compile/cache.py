@@ -22,6 +22,7 @@ from typing import Any, Callable, Hashable
 
 from ..control.sources import short_repr
 from ..ir import ShapedArray
+from ..tree_util import structure_change
 
 log = logging.getLogger("psc_jit")
 
@@ -82,8 +83,9 @@ class Signature:
 def explain_miss(old: Signature, new: Signature, reader: str = "") -> str:
     """Why `new` missed, next to the closest earlier signature `old`, in the user's words.
     reader: who reads the arguments (`the cell`), for functions they call."""
-    if old.structure != new.structure or [a.path for a in old.leaves] != [
-            b.path for b in new.leaves]:
+    if old.structure != new.structure:
+        return structure_change(old.structure, new.structure) or "the arguments' structure changed"
+    if [a.path for a in old.leaves] != [b.path for b in new.leaves]:
         return "the arguments' structure changed"
     changes = [_change(a, b, reader) for a, b in zip(old.leaves, new.leaves, strict=True)
                if a != b]
