@@ -89,3 +89,19 @@ def test_the_magic_reports_the_breakdown_and_why_it_is_slower():
         assert "slower than plain Python" in report_text(report)
     for name in ("tiny", "small"):
         shell.user_ns.pop(name)
+
+
+def test_a_tiny_call_is_told_that_its_work_is_below_a_compiled_calls_fixed_cost():
+    tiny = CallBreakdown(2e-6, 3e-6, 3e-6, 1e-6, 9e-6)
+    advice = tiny.advice(plain_seconds=1e-6)
+    assert advice.startswith("input transfer takes 3 µs of the 9 µs call: the plain cell "
+                             "takes only 1 µs, less than the fixed cost of any compiled call")
+    assert "keep tiny ones plain" in advice
+
+
+def test_a_transfer_without_copies_does_not_blame_copies():
+    many_inputs = CallBreakdown(1e-5, 2e-4, 5e-5, 1e-5, 2.7e-4)
+    advice = many_inputs.advice(plain_seconds=1e-4)
+    assert advice.startswith("input transfer takes 200 µs of the 270 µs call: no input was "
+                             "copied")
+    assert "aligned" not in advice
