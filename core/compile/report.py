@@ -73,7 +73,8 @@ _HELP = {
     "Python dispatch": lambda b: "the cell does too little work for a compiled call to pay "
                                  "off; put more of the computation into one cell or loop",
     "input transfer": lambda b: "; ".join(b.copies) + (
-        "; allocate inputs 64-byte aligned and contiguous (outputs of compiled cells are)"
+        "; make such inputs once with psc_jit.aligned(x), a 64-byte aligned copy XLA reads "
+        "in place (outputs of compiled cells already are)"
         if b.copies else "no input was copied, yet each costs a hand-over to XLA: pass "
                          "fewer, larger arrays"),
     "XLA execution": lambda b: "XLA's code is slower than NumPy's for this cell; the Explorer "
