@@ -31,7 +31,7 @@ from ..numpy.creation import traced_creator
 from ..numpy.ufuncs import call_ufunc
 from ..primitives import convert_element_type_p
 from .. import budget
-from ..tracing import BudgetExceeded, TraceError, Tracer, UnsupportedError, bind, current_trace
+from ..tracing import BudgetExceeded, DataDependentShapeError, TraceError, Tracer, UnsupportedError, bind, current_trace
 from .branches import branch
 from .carry import INDEX_AVAL, UNBOUND, CannotConvert, Slot, coerce, contains_tracer, to_pred
 from .loops import LoopSpec, roll_loop
@@ -142,6 +142,8 @@ def roll_for(site: Site, args, body_fn, env) -> tuple | None:
     if static:
         start, stop, step = (int(v) for v in (start, stop, step))
     count = len(range(start, stop, step)) if static else None
+    if count == 0:      # no pass: the loop's names keep their values (or stay unbound)
+        return tuple(env.get(n, UNBOUND) for n in (*site.assigned, site.target))
     env = dict(env)
     peeled = False
     root = current_trace().root
@@ -160,8 +162,25 @@ def roll_for(site: Site, args, body_fn, env) -> tuple | None:
                 start, count, peeled = start + step, count - 1, True
                 continue
             return _fallback(site, file, err, count, env, body_fn, (start, stop, step))
-    last = start + (count - 1) * step if static else _last_index(out["__index__"], step)
+    if static:
+        last = start + (count - 1) * step
+    else:
+        last = _last_index(out["__index__"], step)
+        if current_trace() is root:
+            _require_a_pass(site, start, stop, step)
     return tuple(out[name] for name in site.assigned) + (last,)
+
+
+def _require_a_pass(site: Site, start, stop, step: int) -> None:
+    """A loop of traced bounds that makes no pass leaves its variable as it was before the
+    loop (unbound, or its old value), which the compiled program cannot give: checked at run
+    time, where a failure runs the cell as plain Python. (Only for a loop at the cell's top
+    level: a loop nested in another may make no pass in some of the outer passes.)"""
+    ran = call_ufunc(np.greater if step > 0 else np.less, stop, start)
+    current_trace().require(ran, coerce(stop, Slot(INDEX_AVAL, "python")),
+                            f"line {site.line}: `{site.text}` makes no pass (its bound is {{}}), so "
+                            f"`{site.target}` keeps its value from before the loop, which "
+                            "the compiled program does not have", DataDependentShapeError)
 
 
 def _may_peel(err, peeled: bool, count) -> bool:
