@@ -55,7 +55,8 @@ def difference(want, got, where: str) -> str | None:
     """Why `got` is not `want` (None when they agree)."""
     if callable(want) and callable(got):
         return None     # functions and classes: defined by the same code on both sides
-    if type(want).__qualname__ != type(got).__qualname__:
+    if type(want).__qualname__ != type(got).__qualname__ and \
+            {type(want), type(got)} != {float, np.float64}:     # np.float64 is a float
         return f"{where}: type {type(want).__name__} != {type(got).__name__} ({want!r} vs {got!r})"
     if isinstance(want, (list, tuple)):
         if len(want) != len(got):
