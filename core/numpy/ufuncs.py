@@ -9,7 +9,7 @@ import operator
 import numpy as np
 
 from ..primitives import select_p, ufunc_primitives
-from ..tracing import Tracer, bind, current_trace
+from ..tracing import DataDependentShapeError, Tracer, bind, current_trace
 from .affine import track
 from .base import (WEAK_PYTHON_TYPE, as_kind, assign_into, broadcast_to, convert, convert_result,
                    dtype_of, elementwise, ensure_tracer, implements, is_weak, resolve_type,
@@ -268,6 +268,8 @@ def _python_arithmetic(ufunc, a, b):
         a, b = (_bool_as_int(x) for x in (a, b))
     if ufunc in _PYTHON_DIVISIONS:
         _require_nonzero(ufunc, a, b)
+    if ufunc is np.power:
+        _require_a_real_power(a, b)
     return as_kind(call_ufunc(ufunc, a, b), "python")
 
 
@@ -289,6 +291,26 @@ def _require_nonzero(ufunc, a, b) -> None:
     nonzero = call_ufunc(np.not_equal, b, 0)
     current_trace().require(nonzero, convert(nonzero, np.int64),
                             message.replace("{", "{{").replace("}", "}}"), ZeroDivisionError)
+
+
+def _require_a_real_power(base, exponent) -> None:
+    """Python's `base ** exponent` of Python scalars is complex for a negative base and a
+    fractional exponent, and raises for zero to a negative power (NumPy: nan, inf). The
+    first runs the cell as plain Python (its type is the data's), the second raises."""
+    if not any(isinstance(x, Tracer) and x.dtype.kind == "f" or isinstance(x, float)
+               for x in (base, exponent)):
+        return
+    negative = call_ufunc(np.less, base, 0)
+    whole = call_ufunc(np.equal, exponent, call_ufunc(np.floor, exponent))
+    real = call_ufunc(np.logical_or, call_ufunc(np.logical_not, negative), whole)
+    current_trace().require(real, convert(real, np.int64),
+                            "a negative Python float to a fractional power is a complex "
+                            "number; the compiled program has a float", DataDependentShapeError)
+    zero_to_negative = call_ufunc(np.logical_and, call_ufunc(np.equal, base, 0),
+                                  call_ufunc(np.less, exponent, 0))
+    current_trace().require(call_ufunc(np.logical_not, zero_to_negative),
+                            convert(zero_to_negative, np.int64),
+                            "0.0 cannot be raised to a negative power", ZeroDivisionError)
 
 
 def _python_sample(x):

@@ -84,8 +84,9 @@ def _value_difference(want, got, where: str) -> str | None:
         warnings.simplefilter("ignore")
         same = np.allclose(want, got, rtol=tol, atol=tol, equal_nan=True) if tol else \
             np.array_equal(want, got)
-        if same and tol:    # a zero keeps its sign
-            same = np.array_equal(np.signbit(want) & (want == 0), np.signbit(got) & (got == 0))
+        if same and tol and not np.array_equal(np.signbit(want) & (want == 0),
+                                               np.signbit(got) & (got == 0)):
+            return f"{where}: the sign of a zero: {want!r} != {got!r}"
     return None if same else f"{where}: {want!r} != {got!r}"
 
 
@@ -117,6 +118,12 @@ def compare_step(step: str, names, plain: dict, magic: dict, errors) -> tuple[st
     if want != got:
         return "exception", f"{step}: plain {want or 'no error'}; compiled {got or 'no error'}"
     diff = namespace_difference(names, plain, magic)
-    return None if diff is None else ("namespace" if "bound" in diff else
-                                      "alias" if "share memory" in diff else "value",
-                                      f"{step}: {diff}")
+    return None if diff is None else (_category(diff), f"{step}: {diff}")
+
+
+def _category(diff: str) -> str:
+    for words, category in (("bound", "namespace"), ("share memory", "alias"),
+                            ("the sign of a zero", "signed zero")):
+        if words in diff:
+            return category
+    return "value"

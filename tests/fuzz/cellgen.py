@@ -134,13 +134,16 @@ def fresh_name(ns: dict) -> str:
     return f"x{i}"
 
 
+STATEMENTS = ("assign", "assign", "augassign", "slice", "alias", "loop", "traced loop",
+              "branch", "dict", "list", "attribute")
+
+
 @st.composite
-def statements(draw, ns) -> str:
+def statements(draw, ns, leave_out=()) -> str:
     arrays_ = array_names(ns) or ["a"]
     target = draw(st.sampled_from(arrays_))
     expr = expressions(ns)
-    kind = draw(st.sampled_from(["assign", "assign", "augassign", "slice", "alias", "loop",
-                                 "traced loop", "branch", "dict", "list", "attribute"]))
+    kind = draw(st.sampled_from([k for k in STATEMENTS if k not in leave_out]))
     if kind == "assign":
         name = draw(st.sampled_from([fresh_name(ns), fresh_name(ns), target]))
         return f"{name} = {draw(expr)}"
@@ -186,7 +189,7 @@ def scratch_copy(ns: dict) -> dict:
 
 
 @st.composite
-def cells(draw, setup: str) -> str:
+def cells(draw, setup: str, leave_out=()) -> str:
     """Statements that run, mostly: a drawn statement that raises is drawn again up to twice,
     then kept as the cell's last (the error is compared too)."""
     ns: dict = {"np": np}
@@ -194,7 +197,7 @@ def cells(draw, setup: str) -> str:
     lines = []
     for _ in range(draw(st.integers(1, MAX_STATEMENTS))):
         for attempt in range(3):
-            line = draw(statements(ns))
+            line = draw(statements(ns, leave_out))
             if run_quietly(line, scratch_copy(ns)) or attempt == 2:
                 break
         lines.append(line)
@@ -212,9 +215,10 @@ CHANGES = ("a = a + 1", "a = (a * 2).astype(np.float32)", "a[0] = 5", "K = 3.0",
 
 
 @st.composite
-def scenarios(draw) -> Scenario:
+def scenarios(draw, leave_out=()) -> Scenario:
+    """`leave_out`: kinds of statement (of STATEMENTS) not to draw."""
     setup = draw(setups())
-    cell = draw(cells(setup))
+    cell = draw(cells(setup, leave_out))
     changes = tuple(draw(st.lists(st.sampled_from(CHANGES), min_size=0, max_size=3)))
     flags = draw(st.sampled_from(["", "", "--traced n", "--static s"]))
     return Scenario(setup, textwrap.dedent(cell), changes, flags)
