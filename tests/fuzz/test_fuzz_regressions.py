@@ -126,3 +126,9 @@ def test_an_attribute_set_in_the_cell_gets_the_value_not_a_tracer(shell, value):
                    "select(bool, x, 0): False * -0.5 gives +0.0 where NumPy gives -0.0")
 def test_a_bool_array_times_a_negative_float_keeps_the_sign_of_zero(shell):
     ends_as_plain(shell, "a = np.array([False, True])\ns = -0.5", "x0 = a * s")
+
+
+@pytest.mark.xfail(strict=True, reason="a sum over one element is that element for XLA (-0.0), "
+                   "where NumPy adds it to +0.0 and gives +0.0")
+def test_a_sum_of_one_negative_zero_is_positive_zero(shell):
+    ends_as_plain(shell, "w = np.array([-2.5, 0.0], dtype=np.float32)", "x0 = w.prod().sum()")
