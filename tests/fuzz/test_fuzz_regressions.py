@@ -132,3 +132,14 @@ def test_a_bool_array_times_a_negative_float_keeps_the_sign_of_zero(shell):
                    "where NumPy adds it to +0.0 and gives +0.0")
 def test_a_sum_of_one_negative_zero_is_positive_zero(shell):
     ends_as_plain(shell, "w = np.array([-2.5, 0.0], dtype=np.float32)", "x0 = w.prod().sum()")
+
+
+def test_a_name_bound_to_an_output_aliases_it(shell):
+    ends_as_plain(shell, "a = np.arange(3.0)", "x0 = a + 1\nx1 = x0\nx1 += 1", ["a = a * 2"])
+
+
+@pytest.mark.xfail(strict=True, reason="an output that is a constant (computed from literals "
+                   "only) is copied once per name, so `x1 = x0` are two arrays, where plain "
+                   "Python has one (aliases: issue 14 item 5, worked on apart)")
+def test_a_name_bound_to_a_constant_output_aliases_it(shell):
+    ends_as_plain(shell, "a = np.arange(3.0)", "x0 = np.cumsum(2)\nx1 = x0")
