@@ -1,4 +1,4 @@
-# psc_jit: make setup | make demo | make test | make conformance | make lint
+# psc_jit: make setup | make demo | make test | make conformance | make fuzz | make lint
 # Everything runs from the project's own virtual environment in .venv.
 
 SHELL := /bin/bash
@@ -17,7 +17,7 @@ CONFORMANCE_MODES ?= numpy,compiled,strict
 # with this budget, to stay within a few minutes.
 TEST_CONFORMANCE_EXAMPLES ?= 3
 
-.PHONY: setup demo test conformance lint graphviz chromium
+.PHONY: setup demo test conformance lint graphviz chromium fuzz
 
 setup: $(INSTALLED) $(KERNEL_SPEC) graphviz
 
@@ -80,3 +80,10 @@ conformance: setup
 # Names that a %%psc_jit cell assigns are unknown to ruff in the notebook cells after it.
 lint: setup
 	$(VENV)/bin/ruff check --extend-per-file-ignores '*.ipynb:F821' .
+
+# Differential fuzzing of whole cells (tests/fuzz): fresh cells for FUZZ_MINUTES minutes, each
+# run plain and through %%psc_jit in a worker process; prints cells tried, fallbacks by
+# reason and each failure with its minimal cell. Exits 1 when it found a failure.
+FUZZ_MINUTES ?= 30
+fuzz: setup
+	cd tests/fuzz && PSC_HYPOTHESIS_PROFILE=fuzz ../../$(PY) fuzz_main.py --minutes $(FUZZ_MINUTES)
