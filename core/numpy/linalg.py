@@ -106,12 +106,19 @@ def _no_nan(x: Tracer) -> Tracer:
 
 # -- cholesky ---------------------------------------------------------------------------------
 
-@implements(np.linalg.cholesky)
-def linalg_cholesky(a, /, *, upper=False):
+def _square_stack(a):
+    """a as a stack of square matrices (NumPy's LinAlgError otherwise), with the type the
+    factorization computes in and the type NumPy returns."""
     a = as_array(a)
     assert_stacked_2d(a)
     assert_stacked_square(a)
     t, result_t = common_type(a)
+    return a, t, result_t
+
+
+@implements(np.linalg.cholesky)
+def linalg_cholesky(a, /, *, upper=False):
+    a, t, result_t = _square_stack(a)
     if a.size == 0:
         return numpy_constant(np.linalg.cholesky, a, upper=upper)
     a = convert(a, t)
@@ -183,10 +190,7 @@ def linalg_solve(a, b):
 
 @implements(np.linalg.inv)
 def linalg_inv(a):
-    a = as_array(a)
-    assert_stacked_2d(a)
-    assert_stacked_square(a)
-    t, result_t = common_type(a)
+    a, t, result_t = _square_stack(a)
     if a.size == 0:
         return numpy_constant(np.linalg.inv, a)
     lu, _, perm = lu_factor(convert(a, t))
@@ -218,10 +222,7 @@ def _slogdet(a: Tracer, t: np.dtype):
 
 @implements(np.linalg.slogdet)
 def linalg_slogdet(a):
-    a = as_array(a)
-    assert_stacked_2d(a)
-    assert_stacked_square(a)
-    t, result_t = common_type(a)
+    a, t, result_t = _square_stack(a)
     if a.size == 0:
         return numpy_constant(np.linalg.slogdet, a)
     sign, logdet = _slogdet(a, t)
@@ -230,10 +231,7 @@ def linalg_slogdet(a):
 
 @implements(np.linalg.det)
 def linalg_det(a):
-    a = as_array(a)
-    assert_stacked_2d(a)
-    assert_stacked_square(a)
-    t, result_t = common_type(a)
+    a, t, result_t = _square_stack(a)
     if a.size == 0:
         return numpy_constant(np.linalg.det, a)
     sign, logdet = _slogdet(a, t)
@@ -256,11 +254,8 @@ def _require_converged(info: Tracer, what: str) -> None:
 
 @implements(np.linalg.eigh)
 def linalg_eigh(a, UPLO="L"):     # noqa: N803
-    a = as_array(a)
     lower = _uplo(UPLO)
-    assert_stacked_2d(a)
-    assert_stacked_square(a)
-    t, result_t = common_type(a)
+    a, t, result_t = _square_stack(a)
     if a.size == 0:
         return numpy_constant(np.linalg.eigh, a, UPLO=UPLO)
     w, v, info = bind(eigh_p, convert(a, t), lower=lower, compute_v=True)
@@ -270,11 +265,8 @@ def linalg_eigh(a, UPLO="L"):     # noqa: N803
 
 @implements(np.linalg.eigvalsh)
 def linalg_eigvalsh(a, UPLO="L"):     # noqa: N803
-    a = as_array(a)
     lower = _uplo(UPLO)
-    assert_stacked_2d(a)
-    assert_stacked_square(a)
-    t, result_t = common_type(a)
+    a, t, result_t = _square_stack(a)
     if a.size == 0:
         return numpy_constant(np.linalg.eigvalsh, a, UPLO=UPLO)
     w, info = bind(eigh_p, convert(a, t), lower=lower, compute_v=False)
