@@ -30,6 +30,7 @@ from . import budget
 from .budget import Budget
 from .compile.cache import (EXECUTABLE_CACHE, TRACE_CACHE, CacheEvent, CacheRecord, Signature,
                             StaticLeaf, TracedLeaf)
+from .compile.diskcache import DISK_CACHE, DiskCache, DiskCacheWarning, FromDisk
 from .compile.jit import CallReport, Compiled, Fallback, Jitted, Lowered, Traced, jit
 from .compile.kernels import FusionModel, Kernel, SourceLine, parse_optimized_hlo
 from .compile.report import CallBreakdown, RunReport, Timings
@@ -58,7 +59,8 @@ __all__ = [
     "TraceError", "ConcretizationError", "UnsupportedError", "DataDependentShapeError",
     "BudgetExceeded", "LoweringError", "XlaError", "Budget", "budget",
     "GraphTypeError", "check_graph",
-    "TRACE_CACHE", "EXECUTABLE_CACHE", "CacheEvent", "CacheRecord", "Signature", "StaticLeaf",
+    "TRACE_CACHE", "EXECUTABLE_CACHE", "DISK_CACHE", "DiskCache", "DiskCacheWarning",
+    "FromDisk", "CacheEvent", "CacheRecord", "Signature", "StaticLeaf",
     "TracedLeaf", "FusionModel", "Kernel", "SourceLine", "parse_optimized_hlo",
     "RunReport", "Timings", "CallBreakdown", "time_runs", "largest_difference", "copy_inputs",
     "fmt_seconds", "fmt_bytes", "fmt_count", "fmt_speedup",

@@ -9,10 +9,11 @@ so the settings live in core as plain values and this class only mirrors them).
 """
 from __future__ import annotations
 
-from traitlets import Float, Int, observe
+from traitlets import Bool, Float, Int, Unicode, observe
 from traitlets.config import Configurable
 
-from .core import EXECUTABLE_CACHE, TRACE_CACHE
+from .core import DISK_CACHE, EXECUTABLE_CACHE, TRACE_CACHE
+from .core.compile.diskcache import DEFAULT_MAX_BYTES
 
 
 class PscJit(Configurable):
@@ -25,6 +26,22 @@ class PscJit(Configurable):
         "Seconds spent on each side (plain Python, compiled) when a %%psc_jit cell is timed "
         "against plain Python (on a cache miss, or with --compare); 0 times one run of each."
     )).tag(config=True)
+
+    cache_dir = Unicode("", help=(
+        "Where compiled programs are kept between sessions ('' : $PSC_JIT_CACHE_DIR, else "
+        "$XDG_CACHE_HOME/psc_jit or ~/.cache/psc_jit; 'off' keeps none). The directory is "
+        "created private (0700) and refused when others may write to it.")).tag(config=True)
+    disk_cache = Bool(True, help=(
+        "Keep compiled programs on disk so that a restarted kernel loads them instead of "
+        "compiling again (%psc_cache --clear-disk empties it).")).tag(config=True)
+    disk_cache_bytes = Int(DEFAULT_MAX_BYTES, min=0, help=(
+        "The disk cache's size cap in bytes; the least recently used programs are deleted "
+        "beyond it.")).tag(config=True)
+
+    @observe("cache_dir", "disk_cache", "disk_cache_bytes")
+    def _disk_cache_changed(self, change) -> None:
+        DISK_CACHE.configure(self.cache_dir or None, enabled=self.disk_cache,
+                             max_bytes=self.disk_cache_bytes)
 
     @observe("cache_size")
     def _cache_size_changed(self, change) -> None:
