@@ -103,6 +103,7 @@ class DiskCache:
         self.enabled = enabled
         self.max_bytes = max_bytes
         self._checked: tuple[Path | None, str | None] | None = None
+        self._candidate: Path | None = None     # the directory looked at last
         self._warned: set[str] = set()
         self.hits = self.misses = self.stores = self.evictions = self.errors = 0
 
@@ -134,6 +135,7 @@ class DiskCache:
             path = None
         else:
             path = Path(setting).expanduser()
+        self._candidate = path
         if path is None:
             return None, "turned off"
         problem = directory_problem(path)
@@ -248,8 +250,7 @@ class DiskCache:
     def usage(self) -> DiskUsage:
         directory = self.directory()
         files = self._files()
-        shown = directory if directory is not None else (
-            None if self._checked is None or not self.enabled else self._setting)
+        shown = self._candidate if self.enabled else None
         problem = None if directory is not None else (
             "turned off" if not self.enabled else self._checked[1])
         return DiskUsage(None if shown is None else str(shown), directory is not None, problem,
