@@ -13,7 +13,6 @@ from traitlets import Bool, Float, Int, Unicode, observe
 from traitlets.config import Configurable
 
 from .core import DISK_CACHE, EXECUTABLE_CACHE, TRACE_CACHE
-from .core.compile.diskcache import DEFAULT_MAX_BYTES
 
 
 class PscJit(Configurable):
@@ -34,7 +33,7 @@ class PscJit(Configurable):
     disk_cache = Bool(True, help=(
         "Keep compiled programs on disk so that a restarted kernel loads them instead of "
         "compiling again (%psc_cache --clear-disk empties it).")).tag(config=True)
-    disk_cache_bytes = Int(DEFAULT_MAX_BYTES, min=0, help=(
+    disk_cache_bytes = Int(DISK_CACHE.max_bytes, min=0, help=(
         "The disk cache's size cap in bytes; the least recently used programs are deleted "
         "beyond it.")).tag(config=True)
 
