@@ -75,7 +75,8 @@ def show_report(report: RunReport, progress: ProgressDisplay | None = None) -> N
 
 def _cache_counts() -> dict[str, int]:
     return {"entries": len(TRACE_CACHE), "hits": TRACE_CACHE.hits, "misses": TRACE_CACHE.misses,
-            "evictions": TRACE_CACHE.evictions, "executables": len(EXECUTABLE_CACHE),
+            "evictions": TRACE_CACHE.evictions, "maxsize": TRACE_CACHE.maxsize,
+            "executables": len(EXECUTABLE_CACHE), "executable_maxsize": EXECUTABLE_CACHE.maxsize,
             "executable_bytes": EXECUTABLE_CACHE.code_bytes()}
 
 

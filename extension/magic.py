@@ -119,6 +119,7 @@ class PscJitMagics(Magics):
         if args.clear:
             TRACE_CACHE.clear()
             EXECUTABLE_CACHE.clear()
+            self.runner.clear_programs()
             print("psc_jit caches cleared")
         if args.clear_disk:
             print(f"psc_jit disk cache cleared: {DISK_CACHE.clear()} programs deleted")

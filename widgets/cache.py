@@ -81,15 +81,6 @@ def events_table(events: Iterable[Any], kind: str, detail: str, with_owner: bool
     return table_html(header, rows) if rows else ""
 
 
-def _head(counts: dict[str, int]) -> str:
-    head = (f"psc_jit cache: {counts.get('entries', 0)} entries, {counts.get('hits', 0)} hits, "
-            f"{counts.get('misses', 0)} misses, {counts.get('evictions', 0)} evictions")
-    if "executables" in counts:
-        head += (f"; in memory: {counts['executables']} executables, "
-                 f"{fmt_bytes(counts.get('executable_bytes', 0))} of code")
-    return head
-
-
 def disk_usage_text(usage) -> str:
     """The disk cache in one line: where, how full, what it did this session (or why off)."""
     if usage is None:
@@ -109,7 +100,7 @@ def cache_overview_html(records: Iterable[Any], events: Iterable[Any], counts: d
     the in-memory executables' count and code bytes); `disk`: the disk cache's DiskUsage."""
     events = _since_last_clear(list(events))
     disk_line = paragraph_html(escape(disk_usage_text(disk))) if disk is not None else ""
-    return wrap_html(f'<div class="psc-cache-overview"><b>{escape(_head(counts))}</b>'
+    return wrap_html(f'<div class="psc-cache-overview"><b>{escape(overview_head(counts))}</b>'
                      + disk_line
                      + section_html("Entries", entries_table(records, with_owner=True))
                      + section_html("Misses", events_table(events, "miss", "reason",
@@ -120,6 +111,19 @@ def cache_overview_html(records: Iterable[Any], events: Iterable[Any], counts: d
                                     or paragraph_html("No evictions.")) + "</div>")
 
 
+def overview_head(counts: dict[str, int]) -> str:
+    """The counts line, with the caches' bounds (least recently used entries are evicted
+    beyond them; `%config PscJit.cache_size` sets both)."""
+    bound = f" (at most {counts['maxsize']})" if "maxsize" in counts else ""
+    executables = (f"; {counts['executables']} XLA executables (at most "
+                   f"{counts['executable_maxsize']})") if "executables" in counts else ""
+    if "executable_bytes" in counts:
+        executables += f", {fmt_bytes(counts['executable_bytes'])} of code in memory"
+    return (f"psc_jit cache: {counts.get('entries', 0)} entries{bound}, "
+            f"{counts.get('hits', 0)} hits, {counts.get('misses', 0)} misses, "
+            f"{counts.get('evictions', 0)} evictions{executables}")
+
+
 def _since_last_clear(events: list[Any]) -> list[Any]:
     clears = [i for i, event in enumerate(events) if event.kind == "clear"]
     return events[clears[-1] + 1:] if clears else events
@@ -128,7 +132,7 @@ def _since_last_clear(events: list[Any]) -> list[Any]:
 def cache_overview_text(records: Iterable[Any], events: Iterable[Any],
                         counts: dict[str, int], disk=None) -> str:
     """The same facts as plain text, for terminals."""
-    lines = [_head(counts)] + ([disk_usage_text(disk)] if disk is not None else [])
+    lines = [overview_head(counts)] + ([disk_usage_text(disk)] if disk is not None else [])
     lines += [f"  {r.owner}: {r.signature.describe()} ({r.hits} hits)" for r in records]
     lines += [f"  {e.kind} {e.owner}: {e.detail}" for e in _since_last_clear(list(events))
               if e.kind in ("miss", "evict")]

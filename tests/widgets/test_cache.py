@@ -93,7 +93,8 @@ def test_cache_tab_says_a_program_came_from_disk_and_its_earlier_compile_time():
 def test_overview_shows_the_disk_cache_or_why_it_is_off():
     from psc_jit.core.compile.diskcache import DiskUsage
     usage = DiskUsage("/c", True, None, 3, 3 << 20, 1 << 30, 2, 1, 1, 0, 0)
-    text = cache_overview_text([], [], {"executables": 2, "executable_bytes": 0}, usage)
+    text = cache_overview_text([], [], {"executables": 2, "executable_maxsize": 9,
+                                        "executable_bytes": 0}, usage)
     assert "on disk: /c: 3 entries, 3 MiB of 1 GiB; 2 loaded from disk" in text
     off = DiskUsage("/c", False, "others may write to it", 0, 0, 1 << 30, 0, 0, 0, 0, 0)
     assert "on disk: off (/c): others may write to it" in cache_overview_html([], [], {}, off)
