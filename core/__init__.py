@@ -27,7 +27,8 @@ The layout is the pipeline; each layer imports only the layers above it in this 
 extension/ and widgets/ import core only from here (and records from `psc_jit.core.ir`).
 """
 from . import budget
-from .budget import Budget
+from .budget import Budget, set_budget
+from .budget import current as current_budget
 from .compile.cache import (EXECUTABLE_CACHE, TRACE_CACHE, CacheEvent, CacheRecord, Signature,
                             StaticLeaf, TracedLeaf)
 from .compile.diskcache import DISK_CACHE, DiskCache, DiskCacheWarning, FromDisk
@@ -59,6 +60,7 @@ __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "vmap",
     "TraceError", "ConcretizationError", "UnsupportedError", "DataDependentShapeError",
     "BudgetExceeded", "LoweringError", "XlaError", "aligned", "Budget", "budget",
+    "current_budget", "set_budget",
     "GraphTypeError", "check_graph",
     "TRACE_CACHE", "EXECUTABLE_CACHE", "DISK_CACHE", "DiskCache", "DiskCacheWarning",
     "FromDisk", "CacheEvent", "CacheRecord", "Signature", "StaticLeaf",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from traitlets import Bool, Float, Int, Unicode, observe
 from traitlets.config import Configurable
 
-from .core import DISK_CACHE, EXECUTABLE_CACHE, TRACE_CACHE, budget
+from .core import DISK_CACHE, EXECUTABLE_CACHE, TRACE_CACHE, current_budget, set_budget
 
 
 class PscJit(Configurable):
@@ -26,16 +26,16 @@ class PscJit(Configurable):
         "against plain Python (on a cache miss, or with --compare); 0 times one run of each."
     )).tag(config=True)
 
-    max_equations = Int(budget.current().max_equations, min=1, help=(
+    max_equations = Int(current_budget().max_equations, min=1, help=(
         "The largest program a trace may record, in equations (an unrolled loop counts every "
         "iteration); past it the cell stops with the line and falls back.")).tag(config=True)
-    max_compile_seconds = Float(budget.current().max_compile_seconds, min=0.0, help=(
+    max_compile_seconds = Float(current_budget().max_compile_seconds, min=0.0, help=(
         "A program whose estimated XLA compile time is over this many seconds is refused "
         "before XLA starts (the cell falls back and says why).")).tag(config=True)
 
     @observe("max_equations", "max_compile_seconds")
     def _budget_changed(self, change) -> None:
-        budget.set_budget(**{change["name"]: change["new"]})
+        set_budget(**{change["name"]: change["new"]})
 
     cache_dir = Unicode("", help=(
         "Where compiled programs are kept between sessions ('' : $PSC_JIT_CACHE_DIR, else "
