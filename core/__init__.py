@@ -31,6 +31,7 @@ from .budget import Budget, set_budget
 from .budget import current as current_budget
 from .compile.cache import (EXECUTABLE_CACHE, TRACE_CACHE, CacheEvent, CacheRecord, Signature,
                             StaticLeaf, TracedLeaf)
+from .compile.diskcache import DISK_CACHE, DiskCache, DiskCacheWarning, FromDisk
 from .compile.jit import CallReport, Compiled, Fallback, Jitted, Lowered, Traced, jit
 from .compile.kernels import FusionModel, Kernel, SourceLine, parse_optimized_hlo
 from .compile.report import CallBreakdown, RunReport, Timings
@@ -58,9 +59,11 @@ __all__ = [
     "fori_loop", "while_loop", "cond", "switch", "scan",
     "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "vmap",
     "TraceError", "ConcretizationError", "UnsupportedError", "DataDependentShapeError",
-    "BudgetExceeded", "LoweringError", "XlaError", "aligned", "Budget", "budget", "set_budget", "current_budget",
+    "BudgetExceeded", "LoweringError", "XlaError", "aligned", "Budget", "budget",
+    "current_budget", "set_budget",
     "GraphTypeError", "check_graph",
-    "TRACE_CACHE", "EXECUTABLE_CACHE", "CacheEvent", "CacheRecord", "Signature", "StaticLeaf",
+    "TRACE_CACHE", "EXECUTABLE_CACHE", "DISK_CACHE", "DiskCache", "DiskCacheWarning",
+    "FromDisk", "CacheEvent", "CacheRecord", "Signature", "StaticLeaf",
     "TracedLeaf", "FusionModel", "Kernel", "SourceLine", "parse_optimized_hlo",
     "RunReport", "Timings", "CallBreakdown", "time_runs", "largest_difference", "copy_inputs",
     "fmt_seconds", "fmt_bytes", "fmt_count", "fmt_speedup",

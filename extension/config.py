@@ -9,10 +9,10 @@ so the settings live in core as plain values and this class only mirrors them).
 """
 from __future__ import annotations
 
-from traitlets import Float, Int, observe
+from traitlets import Bool, Float, Int, Unicode, observe
 from traitlets.config import Configurable
 
-from .core import EXECUTABLE_CACHE, TRACE_CACHE, current_budget, set_budget
+from .core import DISK_CACHE, EXECUTABLE_CACHE, TRACE_CACHE, current_budget, set_budget
 
 
 class PscJit(Configurable):
@@ -36,6 +36,22 @@ class PscJit(Configurable):
     @observe("max_equations", "max_compile_seconds")
     def _budget_changed(self, change) -> None:
         set_budget(**{change["name"]: change["new"]})
+
+    cache_dir = Unicode("", help=(
+        "Where compiled programs are kept between sessions ('' : $PSC_JIT_CACHE_DIR, else "
+        "$XDG_CACHE_HOME/psc_jit or ~/.cache/psc_jit; 'off' keeps none). The directory is "
+        "created private (0700) and refused when others may write to it.")).tag(config=True)
+    disk_cache = Bool(True, help=(
+        "Keep compiled programs on disk so that a restarted kernel loads them instead of "
+        "compiling again (%psc_cache --clear-disk empties it).")).tag(config=True)
+    disk_cache_bytes = Int(DISK_CACHE.max_bytes, min=0, help=(
+        "The disk cache's size cap in bytes; the least recently used programs are deleted "
+        "beyond it.")).tag(config=True)
+
+    @observe("cache_dir", "disk_cache", "disk_cache_bytes")
+    def _disk_cache_changed(self, change) -> None:
+        DISK_CACHE.configure(self.cache_dir or None, enabled=self.disk_cache,
+                             max_bytes=self.disk_cache_bytes)
 
     @observe("cache_size")
     def _cache_size_changed(self, change) -> None:

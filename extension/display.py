@@ -10,7 +10,7 @@ from typing import Iterator
 from IPython import get_ipython
 from IPython.display import display
 
-from .core import EXECUTABLE_CACHE, TRACE_CACHE, RunReport
+from .core import DISK_CACHE, EXECUTABLE_CACHE, TRACE_CACHE, RunReport
 
 
 def _in_kernel() -> bool:
@@ -76,19 +76,22 @@ def show_report(report: RunReport, progress: ProgressDisplay | None = None) -> N
 def _cache_counts() -> dict[str, int]:
     return {"entries": len(TRACE_CACHE), "hits": TRACE_CACHE.hits, "misses": TRACE_CACHE.misses,
             "evictions": TRACE_CACHE.evictions, "maxsize": TRACE_CACHE.maxsize,
-            "executables": len(EXECUTABLE_CACHE), "executable_maxsize": EXECUTABLE_CACHE.maxsize}
+            "executables": len(EXECUTABLE_CACHE), "executable_maxsize": EXECUTABLE_CACHE.maxsize,
+            "executable_bytes": EXECUTABLE_CACHE.code_bytes()}
 
 
 def cache_overview() -> str:
     """Every cache entry of the session, with hits, compile time and size; every miss with
-    its reason; every eviction (HTML)."""
+    its reason; every eviction; the disk cache (HTML)."""
     from .widgets import cache_overview_html
-    return cache_overview_html(TRACE_CACHE.records(), TRACE_CACHE.events, _cache_counts())
+    return cache_overview_html(TRACE_CACHE.records(), TRACE_CACHE.events, _cache_counts(),
+                               DISK_CACHE.usage())
 
 
 def cache_overview_bundle() -> dict:
     from .widgets import cache_overview_text
-    text = cache_overview_text(TRACE_CACHE.records(), TRACE_CACHE.events, _cache_counts())
+    text = cache_overview_text(TRACE_CACHE.records(), TRACE_CACHE.events, _cache_counts(),
+                               DISK_CACHE.usage())
     return {"text/plain": text, "text/html": cache_overview()}
 
 

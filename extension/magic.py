@@ -11,7 +11,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from .config import PscJit
-from .core import EXECUTABLE_CACHE, TRACE_CACHE
+from .core import DISK_CACHE, EXECUTABLE_CACHE, TRACE_CACHE
 from .runner import CellRunner, Options
 
 
@@ -108,17 +108,22 @@ class PscJitMagics(Magics):
         return (parent or {}).get("metadata", {}).get("cellId")
 
     @magic_arguments()
-    @argument("--clear", action="store_true", help="empty both caches")
+    @argument("--clear", action="store_true", help="empty the in-memory caches")
+    @argument("--clear-disk", action="store_true",
+              help="delete every compiled program kept on disk")
     @line_magic
     def psc_cache(self, line):
-        """Show every cached compiled program of this session, its hits, and every miss's
-        reason; `--clear` empties the caches."""
+        """Show every cached compiled program of this session, its hits, every miss's reason
+        and the disk cache; `--clear` empties the in-memory caches, `--clear-disk` the disk."""
         args = parse_argstring(self.psc_cache, line)
         if args.clear:
             TRACE_CACHE.clear()
             EXECUTABLE_CACHE.clear()
             self.runner.clear_programs()
             print("psc_jit caches cleared")
+        if args.clear_disk:
+            print(f"psc_jit disk cache cleared: {DISK_CACHE.clear()} programs deleted")
+        if args.clear or args.clear_disk:
             return None
         from .display import cache_overview_bundle
         display(cache_overview_bundle(), raw=True)

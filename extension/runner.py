@@ -238,6 +238,7 @@ class CellRunner:
             record = jitted.remember_fallback(spec, f"tracing raised {type(err).__name__}: {err}")
         else:
             report.miss_reason = reason
+            report.from_disk = record.entry.from_disk
             report.stage_seconds.update(record.entry.timings)
         self._latest_digest[identity] = analysis.digest
         return record
@@ -280,7 +281,7 @@ class CellRunner:
                  for n in plain_out if n in compiled_out and _is_numeric(plain_out[n])}
         first = report.stage_seconds.get("run", compiled_times[0])
         return Timings(tuple(plain_times), tuple(compiled_times), first,
-                       sum(report.stage_seconds.get(k, 0.0) for k in ("trace", "lower", "compile")),
+                       sum(report.stage_seconds.get(k, 0.0) for k in _BEFORE_RUN),
                        max(diffs.values()) if diffs else None, diffs,
                        report.cost.get("flops"), report.cost.get("bytes accessed"),
                        self._breakdown(program, compiled, arguments))
@@ -323,6 +324,9 @@ def _gradient_names(options: Options) -> tuple[str, ...]:
     if options.grad is None:
         return ()
     return tuple(gradient_name(options.grad, name) for name in options.wrt)
+
+
+_BEFORE_RUN = ("trace", "lower", "compile", "load from disk")   # a miss's stages
 
 
 class _Fallback(Exception):

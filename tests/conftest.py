@@ -1,7 +1,10 @@
 """Shared fixtures. Markers (pure, xla, ipython, notebook, browser) are in pyproject.toml."""
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 
 import pytest
 from hypothesis import settings
@@ -11,6 +14,13 @@ from hypothesis import settings
 settings.register_profile("repeatable", derandomize=True, print_blob=True)
 settings.register_profile("fuzz", max_examples=2000, deadline=None, print_blob=True)
 settings.load_profile(os.environ.get("PSC_HYPOTHESIS_PROFILE", "repeatable"))
+
+# The persistent compile cache is on by default: the tests (and the kernels and shells they
+# start, which inherit the environment) keep theirs in a directory of this run, never in the
+# user's home.
+_CACHE_DIR = tempfile.mkdtemp(prefix="psc_jit-test-cache-")
+os.environ["PSC_JIT_CACHE_DIR"] = _CACHE_DIR
+atexit.register(shutil.rmtree, _CACHE_DIR, True)
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from .summary import cache_text
 from .units import fmt_bytes, fmt_seconds
 
 __all__ = ["cache_html", "cache_overview_html", "cache_overview_text", "entries_table",
-           "events_table"]
+           "events_table", "disk_usage_text"]
 
 
 def _entry_compile_seconds(entry) -> float | None:
@@ -81,13 +81,27 @@ def events_table(events: Iterable[Any], kind: str, detail: str, with_owner: bool
     return table_html(header, rows) if rows else ""
 
 
-def cache_overview_html(records: Iterable[Any], events: Iterable[Any], counts: dict[str, int]
-                        ) -> str:
+def disk_usage_text(usage) -> str:
+    """The disk cache in one line: where, how full, what it did this session (or why off)."""
+    if usage is None:
+        return ""
+    if not usage.enabled:
+        where = f" ({usage.directory})" if usage.directory else ""
+        return f"on disk: off{where}: {usage.problem}"
+    return (f"on disk: {usage.directory}: {usage.entries} entries, {fmt_bytes(usage.bytes)} "
+            f"of {fmt_bytes(usage.max_bytes)}; {usage.hits} loaded from disk, {usage.misses} "
+            f"compiled and stored, {usage.evictions} evicted, {usage.errors} unusable")
+
+
+def cache_overview_html(records: Iterable[Any], events: Iterable[Any], counts: dict[str, int],
+                        disk=None) -> str:
     """Every cache entry of the session (each cell and function), every miss with its reason,
-    every eviction: what `%psc_cache` shows. `counts`: entries, hits, misses, evictions."""
+    every eviction: what `%psc_cache` shows. `counts`: entries, hits, misses, evictions (and
+    the in-memory executables' count and code bytes); `disk`: the disk cache's DiskUsage."""
     events = _since_last_clear(list(events))
-    head = overview_head(counts)
-    return wrap_html(f'<div class="psc-cache-overview"><b>{escape(head)}</b>'
+    disk_line = paragraph_html(escape(disk_usage_text(disk))) if disk is not None else ""
+    return wrap_html(f'<div class="psc-cache-overview"><b>{escape(overview_head(counts))}</b>'
+                     + disk_line
                      + section_html("Entries", entries_table(records, with_owner=True))
                      + section_html("Misses", events_table(events, "miss", "reason",
                                                            with_owner=True)
@@ -103,6 +117,8 @@ def overview_head(counts: dict[str, int]) -> str:
     bound = f" (at most {counts['maxsize']})" if "maxsize" in counts else ""
     executables = (f"; {counts['executables']} XLA executables (at most "
                    f"{counts['executable_maxsize']})") if "executables" in counts else ""
+    if "executable_bytes" in counts:
+        executables += f", {fmt_bytes(counts['executable_bytes'])} of code in memory"
     return (f"psc_jit cache: {counts.get('entries', 0)} entries{bound}, "
             f"{counts.get('hits', 0)} hits, {counts.get('misses', 0)} misses, "
             f"{counts.get('evictions', 0)} evictions{executables}")
@@ -114,9 +130,9 @@ def _since_last_clear(events: list[Any]) -> list[Any]:
 
 
 def cache_overview_text(records: Iterable[Any], events: Iterable[Any],
-                        counts: dict[str, int]) -> str:
+                        counts: dict[str, int], disk=None) -> str:
     """The same facts as plain text, for terminals."""
-    lines = [overview_head(counts)]
+    lines = [overview_head(counts)] + ([disk_usage_text(disk)] if disk is not None else [])
     lines += [f"  {r.owner}: {r.signature.describe()} ({r.hits} hits)" for r in records]
     lines += [f"  {e.kind} {e.owner}: {e.detail}" for e in _since_last_clear(list(events))
               if e.kind in ("miss", "evict")]

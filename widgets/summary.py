@@ -8,7 +8,7 @@ from html import escape
 from .markup import table_html
 from .units import fmt_seconds, fmt_speedup
 
-__all__ = ["summary_html", "report_text", "summary_items", "status_text", "cache_text",
+__all__ = ["summary_html", "report_text", "summary_items", "status_text", "cache_text", "disk_text",
            "fusion_text"]
 
 
@@ -21,7 +21,19 @@ def status_text(report) -> str:
 def cache_text(report) -> str:
     if report.cache_hit:
         return "hit"
-    return f"miss: {report.miss_reason}" if report.miss_reason else "miss"
+    text = f"miss: {report.miss_reason}" if report.miss_reason else "miss"
+    disk = disk_text(getattr(report, "from_disk", None))
+    return f"{text}; {disk}" if disk else text
+
+
+def disk_text(from_disk) -> str:
+    """"loaded from disk in 3 ms (compiled in 680 ms in an earlier session)", or ""."""
+    if from_disk is None:
+        return ""
+    text = f"loaded from disk in {fmt_seconds(from_disk.load_seconds)}"
+    if from_disk.compile_seconds is not None:
+        text += f" (compiled in {fmt_seconds(from_disk.compile_seconds)} in an earlier session)"
+    return text
 
 
 def _stages_text(report) -> str:

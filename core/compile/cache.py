@@ -333,6 +333,16 @@ class ExecutableCache(_Observable):
             self.evictions += 1
             self._publish(CacheEvent("executable", "evict", owner, old_key[:12]))
 
+    def code_bytes(self) -> int:
+        """The machine code of the executables held (as XLA reports it)."""
+        total = 0
+        for executable in self._executables.values():
+            try:
+                total += executable.memory_stats().generated_code_bytes
+            except (RuntimeError, ValueError, AttributeError):
+                continue
+        return total
+
     def clear(self) -> None:
         """Drop every executable and start counting anew."""
         self._executables.clear()

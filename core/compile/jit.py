@@ -28,6 +28,7 @@ from ..tracing import UnsupportedError, current_trace
 from ..tree_util import LEAF, unflatten
 from . import xla
 from .cache import EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, executable_key
+from .diskcache import FromDisk, load_or_compile
 from .estimate import check_compile_budget
 from .kernels import parse_optimized_hlo
 from .report import CallBreakdown
@@ -75,14 +76,24 @@ class Lowered:
         """XLA's executable (from the cache, or compiled now: refused first when its estimated
         compile time is over the budget; `waiting(seconds)` is told about a long compile)."""
         start = time.perf_counter()
-        key = executable_key(self.text, xla.jaxlib_version(), xla.platform())
+        key = executable_key(self.text, xla.jaxlib_version(), xla.platform(),
+                             xla.target_description())
+        origin = []
 
         def compile_now():
             check_compile_budget(self.graph, unroll_notes(self.traced.graph, limit=0))
             return xla.compile_stablehlo(self.text, self.graph.in_avals, self.graph.out_avals,
                                          waiting)
-        executable, hit = EXECUTABLE_CACHE.get_or_compile(key, self.traced.name, compile_now)
-        return Compiled(self, executable, time.perf_counter() - start, hit)
+
+        def load_or_compile_now():
+            executable, from_disk = load_or_compile(key, self.text, self.graph.in_avals,
+                                                    self.graph.out_avals, compile_now)
+            origin.append(from_disk)
+            return executable
+        executable, hit = EXECUTABLE_CACHE.get_or_compile(key, self.traced.name,
+                                                          load_or_compile_now)
+        return Compiled(self, executable, time.perf_counter() - start, hit,
+                        origin[0] if origin else None)
 
 
 @dataclass
@@ -91,6 +102,7 @@ class Compiled:
     executable: xla.Executable
     compile_seconds: float
     executable_cache_hit: bool
+    from_disk: FromDisk | None = None      # loaded from the disk cache, not compiled
     _kernels: Any = field(default=None, repr=False)
     _hlo_text: str | None = field(default=None, repr=False)
     _cost: dict | None = field(default=None, repr=False)
@@ -127,8 +139,9 @@ class Compiled:
 
     @property
     def timings(self) -> dict[str, float]:
+        last = "load from disk" if self.from_disk is not None else "compile"
         return {"trace": self.lowered.traced.result.trace_seconds,
-                "lower": self.lowered.lower_seconds, "compile": self.compile_seconds}
+                "lower": self.lowered.lower_seconds, last: self.compile_seconds}
 
     @functools.cached_property
     def reads(self) -> Reads:

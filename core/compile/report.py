@@ -123,6 +123,8 @@ class RunReport:
     compiled: bool
     fallback_reason: str | None = None         # "line 3: 'print(m)': print() is a side effect..."
     cache_hit: bool = False
+    from_disk: Any = None                      # FromDisk: loaded from the disk cache (load
+    #                                            time, compile time in the session that made it)
     miss_reason: str | None = None             # "x: f64[300,200] → f64[50,200]"
     graph: Graph | None = None                 # the traced IR
     kernels: Any = None                        # psc_jit.core.kernels.FusionModel
@@ -147,6 +149,11 @@ class RunReport:
     def agreement(self) -> float | None:
         """The largest difference between plain and compiled outputs (None: not compared)."""
         return self.timings.largest_difference if self.timings else None
+
+    @property
+    def loaded_from_disk(self) -> bool:
+        """Whether this run's program was loaded from the disk cache instead of compiled."""
+        return self.from_disk is not None
 
     @property
     def n_primitives(self) -> int:

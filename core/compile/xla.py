@@ -84,6 +84,25 @@ def platform() -> str:
 
 
 @functools.cache
+def target_description() -> str:
+    """What XLA's CPU code is generated for, beyond jaxlib's version and the platform: the
+    machine, the host CPU's feature flags (an executable built for AVX-512 must never run
+    where it is missing) and XLA_FLAGS. Part of a persistent executable's key."""
+    import platform as host
+    flags = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith(("flags", "Features")):
+                    flags = " ".join(sorted(line.split(":", 1)[1].split()))
+                    break
+    except OSError:
+        flags = host.processor()
+    return "\n".join((_client().platform_version, host.machine(), flags,
+                      os.environ.get("XLA_FLAGS", "")))
+
+
+@functools.cache
 def _sharding():
     _, _jax, xla_client = _jaxlib()
 
@@ -348,7 +367,7 @@ def compile_stablehlo(text: str, in_avals: Sequence[ShapedArray],
     result is dropped), and nothing is cached. `waiting(seconds so far)` is called about every
     second while it runs."""
     _, _jax, xla_client = _jaxlib()
-    if f'"{LAPACK_TARGET_PREFIX}' in text:      # a custom_call's call_target_name
+    if uses_lapack(text):
         register_lapack_targets()
     client, devices = _client(), _jax.DeviceList((_device(),))
     outcome: dict = {}
@@ -379,10 +398,22 @@ def _wait(worker: threading.Thread, waiting) -> None:
             waiting(now - start)
 
 
+def uses_lapack(text: str) -> bool:
+    """Whether a StableHLO module calls one of jaxlib's LAPACK kernels."""
+    return f'"{LAPACK_TARGET_PREFIX}' in text     # a custom_call's call_target_name
+
+
 def deserialize(data: bytes, in_avals: Sequence[ShapedArray],
-                out_avals: Sequence[ShapedArray]) -> Executable:
+                out_avals: Sequence[ShapedArray], lapack: bool = True) -> Executable:
+    """An executable serialized by `Executable.serialize` (in this or an earlier process).
+    `lapack`: whether the program calls LAPACK kernels (registered first; loading SciPy's
+    LAPACK takes tenths of a second, so say False when the program is known not to)."""
     _, _jax, xla_client = _jaxlib()
-    register_lapack_targets()     # the program may call them; its text is not at hand
-    loaded = _client().deserialize_executable(data, _jax.DeviceList((_device(),)),
-                                              xla_client.CompileOptions())
+    if lapack:
+        register_lapack_targets()
+    try:
+        loaded = _client().deserialize_executable(data, _jax.DeviceList((_device(),)),
+                                                  xla_client.CompileOptions())
+    except Exception as err:   # jaxlib raises its own XlaRuntimeError; keep its text
+        raise XlaError(f"XLA could not load the serialized executable: {err}") from err
     return Executable(loaded, in_avals, out_avals)

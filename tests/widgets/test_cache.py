@@ -76,3 +76,25 @@ def test_cache_overview_lists_every_cell_since_the_last_clear():
     assert "softmax</td>" in html[html.index("Evictions"):]
     text = cache_overview_text(records, events, counts)
     assert "layer: x: f64[500,200] (3 hits)" in text and "evict softmax: x: f64[3,200]" in text
+
+
+@pytest.mark.pure
+def test_cache_tab_says_a_program_came_from_disk_and_its_earlier_compile_time():
+    from psc_jit.core import FromDisk
+    report = RunReport(name="c", source="", filename=CELL, line_offset=1, compiled=True,
+                       miss_reason="first run of this cell",
+                       from_disk=FromDisk(0.003, 0.68, 0.0))
+    assert report.loaded_from_disk
+    assert ("This run: miss: first run of this cell; loaded from disk in 3 ms (compiled in "
+            "680 ms in an earlier session)") in cache_html(report)
+
+
+@pytest.mark.pure
+def test_overview_shows_the_disk_cache_or_why_it_is_off():
+    from psc_jit.core.compile.diskcache import DiskUsage
+    usage = DiskUsage("/c", True, None, 3, 3 << 20, 1 << 30, 2, 1, 1, 0, 0)
+    text = cache_overview_text([], [], {"executables": 2, "executable_maxsize": 9,
+                                        "executable_bytes": 0}, usage)
+    assert "on disk: /c: 3 entries, 3 MiB of 1 GiB; 2 loaded from disk" in text
+    off = DiskUsage("/c", False, "others may write to it", 0, 0, 1 << 30, 0, 0, 0, 0, 0)
+    assert "on disk: off (/c): others may write to it" in cache_overview_html([], [], {}, off)
