@@ -13,7 +13,13 @@ import numpy as np
 
 
 def copy_inputs(values: dict[str, Any]) -> dict[str, Any]:
-    return {k: _copy(v) for k, v in values.items()}
+    """Copies of the values; names bound to one object get one copy (an update through one
+    name is seen through the other, as in the originals)."""
+    copies: dict[int, Any] = {}
+    for value in values.values():
+        if id(value) not in copies:
+            copies[id(value)] = _copy(value)
+    return {k: copies[id(v)] for k, v in values.items()}
 
 
 def _copy(value):
