@@ -81,6 +81,7 @@ class CellRunner:
             progress: Callable[[str], None] | None = None) -> tuple[RunReport, Any]:
         """(report, value of the cell's last expression or None). `progress(stage)`, if given,
         is called as each of PROGRESS_STAGES that this run needs starts."""
+        __tracebackhide__ = True    # IPython shows the cell's line, not ours
         self._progress = progress or _no_progress
         analysis = analyze_cell(source)
         identity = options.name or cell_id or analysis.digest
@@ -97,10 +98,13 @@ class CellRunner:
         try:
             return self._run_compiled(report, analysis, identity, options)
         except _Fallback as fb:
-            return self._fallback(report, analysis, fb.reason, options)
+            reason = fb.reason
+        # outside the handler: the plain run's own error is not shown chained to the fallback
+        return self._fallback(report, analysis, reason, options)
 
     # -- the compiled path ---------------------------------------------------------------------
     def _run_compiled(self, report, analysis, identity, options):
+        __tracebackhide__ = True    # IPython shows the cell's line, not ours
         program = self._program(analysis, identity, options)
         values = [self.user_ns[n] for n in program.inputs]
         jitted = program.jitted
@@ -255,6 +259,7 @@ class CellRunner:
 
     # -- the plain path ------------------------------------------------------------------------
     def _fallback(self, report, analysis, reason: str, options):
+        __tracebackhide__ = True    # IPython shows the cell's line, not ours
         report.fallback_reason = reason
         if options.grad is not None:
             raise PscJitError(f"{report.name}: --grad needs the cell compiled, and it was not: "
@@ -293,6 +298,7 @@ def _plain_code(analysis: CellAnalysis):
 
 def run_plain(analysis: CellAnalysis, user_ns: dict):
     """Run the cell as plain Python in the namespace; return its last expression's value."""
+    __tracebackhide__ = True    # IPython shows the cell's line, not ours
     tree = parse_cell(analysis.source, analysis.filename, analysis.line_offset)
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):

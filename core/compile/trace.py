@@ -41,7 +41,7 @@ class TraceResult:
     out_specs: tuple[OutSpec, ...]
     mutated: tuple[tuple[int, int], ...]    # (leaf position, graph output index)
     trace_seconds: float
-    checks: tuple[tuple[str, type], ...] = ()   # run-time checks: (message, error)
+    checks: tuple[tuple, ...] = ()     # run-time checks: (message, error, source of the line)
     check_index: int = -1                       # graph outputs: oks, then reported values
     reads: Reads = Reads()
     inputs: tuple[tuple[int, Any], ...] = ()    # per graph input: (leaf position, dtype of a
@@ -132,8 +132,14 @@ def _finish_trace(trace, spec, tracers, leaves, result, start, reads) -> TraceRe
     graph = passes.simplify(trace.to_graph(in_vars, out_atoms))
     return TraceResult(graph, out_structure, tuple(out_specs), tuple(mutated),
                        time.perf_counter() - start,
-                       tuple((c.message, c.error) for c in trace.checks), check_index,
-                       reads, inputs)
+                       _check_records(trace), check_index, reads, inputs)
+
+
+def _check_records(trace) -> tuple[tuple, ...]:
+    """(message, error, source) of each run-time check: source is the user's line that
+    computed its condition, where the error is shown raised."""
+    made_at = {v: e.source for e in trace.eqns for v in e.outs} if trace.checks else {}
+    return tuple((c.message, c.error, made_at.get(c.ok)) for c in trace.checks)
 
 
 def _graph_inputs(tracers: dict[int, Tracer], leaves) -> tuple[tuple[int, Any], ...]:

@@ -83,9 +83,21 @@ def check_outputs(trace) -> list:
 
 
 def verify_checks(checks, ok: np.ndarray, values: np.ndarray) -> None:
-    """Raise the first failed check's error, as NumPy would have raised it."""
+    """Raise the first failed check's error, as NumPy would have raised it, shown raised at
+    the user's line that the check guards."""
+    __tracebackhide__ = True    # IPython shows the cell's line, not ours
     if ok.all():
         return
     i = int(np.argmin(ok))
-    message, error = checks[i]
-    raise error(message.format(int(values[i])))
+    message, error, source = checks[i]
+    raise_at(error(message.format(int(values[i]))), source)
+
+
+def raise_at(error: Exception, source) -> None:
+    """Raise `error` from a frame at `source` (a file and line, a cell's too: its lines are in
+    linecache), so that the traceback ends at the user's line as plain Python's would."""
+    __tracebackhide__ = True    # IPython shows the cell's line, not ours
+    if source is None or not source.file or source.line < 1:
+        raise error
+    code = compile("\n" * (source.line - 1) + "raise error", source.file, "exec")
+    exec(code, {"error": error, "__name__": "__psc_jit_run__"})
