@@ -11,6 +11,7 @@ import contextlib
 import io
 import logging
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -226,10 +227,12 @@ class CellRunner:
             result, _ = compiled.run(leaves + (extra or []))
             return result | {n: fresh[n] for n in program.inputs}
 
-        self._progress("time plain Python")
-        plain_times, plain_out = time_runs(plain, arguments, options.budget)
-        self._progress("time compiled")
-        compiled_times, compiled_out = time_runs(fast, arguments, options.budget)
+        with warnings.catch_warnings():     # the cell's warnings were shown once, by its run
+            warnings.simplefilter("ignore")
+            self._progress("time plain Python")
+            plain_times, plain_out = time_runs(plain, arguments, options.budget)
+            self._progress("time compiled")
+            compiled_times, compiled_out = time_runs(fast, arguments, options.budget)
         diffs = {n: largest_difference(plain_out[n], compiled_out[n])
                  for n in plain_out if n in compiled_out and _is_numeric(plain_out[n])}
         first = report.stage_seconds.get("run", compiled_times[0])

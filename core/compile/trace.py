@@ -18,6 +18,7 @@ from ..numpy import MaskedSelection, check_outputs
 from ..tracing import (BudgetExceeded, ConcretizationError, Trace, Tracer, UnsupportedError,
                        traceback_source, tracing)
 from ..tree_util import flatten_with_paths, unflatten
+from ..control.effects import AttributeSnapshot, refuse_attribute_changes, watched_arguments
 from .signature import CallSpec, overlapping_inputs
 
 
@@ -66,12 +67,16 @@ def trace_function(call: Callable[[dict], Any], spec: CallSpec,
         by_object.setdefault(id(value), tracer)
         tracers[i] = tracer
         leaf_values[i] = tracer
-    arguments = unflatten(spec.signature.structure, leaf_values)
+    arguments = watched_arguments(unflatten(spec.signature.structure, leaf_values))
     recorder = Recorder(trace, list(spec.leaves), tracers, spec.paths)
+    attributes = AttributeSnapshot(spec.leaves, spec.paths)
     try:
         check_error_state()
         with tracing(trace), recording(recorder):
             result = call(arguments)
+        changed = attributes.restore() + recorder.attributes.restore()
+        if changed:
+            raise refuse_attribute_changes(changed)
     except BudgetExceeded as err:
         notes = unroll_notes(trace.to_graph((), ()), limit=0)
         raise BudgetExceeded(err.message, err.source, "; ".join(notes) or err.hint) from None
@@ -84,6 +89,8 @@ def trace_function(call: Callable[[dict], Any], spec: CallSpec,
             "(np.zeros, np.empty_like(x), ...) so that psc_jit traces it, or pass it in as an "
             "argument") from err
     finally:
+        attributes.restore()
+        recorder.attributes.restore()
         on_reads(recorder.finish())
     n = len(spec.leaves)
     tracers.update({n + k: t for k, t in enumerate(recorder.input_tracers)})
