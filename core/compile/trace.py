@@ -5,6 +5,7 @@ the graph, what it read beyond its arguments (`control.reads`), how to rebuild i
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable
 
@@ -18,7 +19,8 @@ from ..numpy import MaskedSelection, check_outputs
 from ..tracing import (BudgetExceeded, ConcretizationError, Trace, Tracer, UnsupportedError,
                        traceback_source, tracing)
 from ..tree_util import flatten_with_paths, unflatten
-from ..control.effects import AttributeSnapshot, refuse_attribute_changes, watched_arguments
+from ..control.effects import (AttributeSnapshot, refuse_attribute_changes,
+                               replay_or_refuse_warnings, watched_arguments)
 from .signature import CallSpec, overlapping_inputs
 
 
@@ -72,8 +74,11 @@ def trace_function(call: Callable[[dict], Any], spec: CallSpec,
     attributes = AttributeSnapshot(spec.leaves, spec.paths)
     try:
         check_error_state()
-        with tracing(trace), recording(recorder):
-            result = call(arguments)
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            with tracing(trace), recording(recorder):
+                result = call(arguments)
+        replay_or_refuse_warnings(warned)
         changed = attributes.restore() + recorder.attributes.restore()
         if changed:
             raise refuse_attribute_changes(changed)

@@ -11,6 +11,7 @@ compared before and after the trace, and put back if the trace changed them.
 from __future__ import annotations
 
 import types
+import warnings
 from typing import Any
 
 import numpy as np
@@ -100,3 +101,21 @@ def _has_own_attributes(obj) -> bool:
         return isinstance(vars(obj), dict)
     except TypeError:
         return False
+
+
+# NumPy's own warnings, which psc_jit's NumPy layer gives while tracing as NumPy would
+NUMPY_WARNINGS = (RuntimeWarning, np.exceptions.ComplexWarning)
+
+
+def replay_or_refuse_warnings(warned: list) -> None:
+    """The warnings a trace gave: NumPy's own are shown again as they were; any other (a
+    `warnings.warn` of the user's code) is an effect compiled code cannot replay on later
+    runs, so the trace is refused (the plain run then warns, once per run)."""
+    for w in warned:
+        if not issubclass(w.category, NUMPY_WARNINGS):
+            raise UnsupportedError(
+                f"the code warns ({w.category.__name__}: {w.message}), and compiled code "
+                "cannot replay a warning on each run", None,
+                "run this cell without psc_jit, or silence the warning")
+    for w in warned:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
