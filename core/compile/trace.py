@@ -79,7 +79,8 @@ def trace_function(call: Callable[[dict], Any], spec: CallSpec,
             with tracing(trace), recording(recorder):
                 result = call(arguments)
         replay_or_refuse_warnings(warned)
-        changed = attributes.restore() + recorder.attributes.restore()
+        changed = attributes.restore() + recorder.attributes.restore() + \
+            recorder.bindings.restore()
         if changed:
             raise refuse_attribute_changes(changed)
     except BudgetExceeded as err:
@@ -96,6 +97,7 @@ def trace_function(call: Callable[[dict], Any], spec: CallSpec,
     finally:
         attributes.restore()
         recorder.attributes.restore()
+        recorder.bindings.restore()
         on_reads(recorder.finish())
     n = len(spec.leaves)
     tracers.update({n + k: t for k, t in enumerate(recorder.input_tracers)})

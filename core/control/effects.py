@@ -88,9 +88,40 @@ class AttributeSnapshot:
         return changed
 
 
+class GlobalsSnapshot:
+    """The bindings of the global namespaces the traced code can write to (`global n; n += 1`
+    in a helper), as they were before the trace; `restore` rebinds any the trace changed and
+    says which (psc_jit's own `__psc_` names aside)."""
+
+    def __init__(self):
+        self._saved: dict[int, tuple[dict, dict]] = {}
+
+    def add(self, namespace: dict) -> None:
+        if id(namespace) not in self._saved:
+            self._saved[id(namespace)] = (namespace, dict(namespace))
+
+    def add_function(self, fn) -> None:
+        namespace = getattr(fn, "__globals__", None)
+        if isinstance(fn, types.FunctionType) and isinstance(namespace, dict):
+            self.add(namespace)
+
+    def restore(self) -> list[str]:
+        changed = []
+        for namespace, before in self._saved.values():
+            names = [k for k in set(namespace) | set(before) if not k.startswith("__psc")
+                     and (k not in before or k not in namespace or namespace[k] is not before[k])]
+            for k in names:
+                if k in before:
+                    namespace[k] = before[k]
+                else:
+                    del namespace[k]
+            changed += sorted(f"the global {k}" for k in names)
+        return changed
+
+
 def refuse_attribute_changes(changed: list[str]) -> UnsupportedError:
-    return UnsupportedError(f"the traced code sets {', '.join(changed)}, an attribute of an "
-                            "object from outside the traced code", None, HINT)
+    return UnsupportedError(f"the traced code sets {', '.join(changed)}, outside the traced "
+                            "code", None, HINT)
 
 
 def _has_own_attributes(obj) -> bool:

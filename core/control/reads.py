@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..tracing import Trace, Tracer, UnsupportedError, adopting, context_value, is_traced_value
-from .effects import AttributeSnapshot, watched_copy
+from .effects import AttributeSnapshot, GlobalsSnapshot, watched_copy
 from .sources import (FETCH_ERRORS, Guard, ImplicitInput, Missing, Source, describe_key,
                       key_aval, modes_text, short_repr, strict_error_modes, value_key)
 
@@ -145,6 +145,9 @@ class Recorder:
         self._sources: dict[int, tuple[Any, Source]] = {}
         self._elements: dict[int, tuple[np.ndarray, Source]] = {}
         self.attributes = AttributeSnapshot()      # of objects read from outside
+        self.bindings = GlobalsSnapshot()          # of the globals of functions it runs
+        for value in arg_leaves:
+            self.bindings.add_function(value)
         for i, (name, value) in enumerate(zip(arg_names, arg_leaves, strict=True)):
             if i not in arg_tracers and _has_attributes(value):
                 self._sources[id(value)] = (value, Source("arg", i, name))
@@ -198,6 +201,7 @@ class Recorder:
         if _has_attributes(value):
             self._sources.setdefault(id(value), (value, source))
             self.attributes.add(value, source.text())
+        self.bindings.add_function(value)
         if type(value) in (list, dict):
             self._container(value, source)
             return self._watched(value, source)
@@ -377,6 +381,7 @@ def load(value, info: FunctionInfo, name: str):
         source = Source("global", info.globals, name, reader=info.label)
     else:
         return value                  # a builtin
+    recorder.bindings.add(info.globals)
     return recorder.read(value, source)
 
 

@@ -14,7 +14,8 @@ from IPython.core.interactiveshell import InteractiveShell
 
 pytestmark = [pytest.mark.ipython, pytest.mark.xla]
 
-NAMES = ("a", "b", "c", "d", "L", "G", "obj", "p", "x", "y", "h", "k", "w", "C", "j", "i")
+NAMES = ("a", "b", "c", "d", "L", "G", "obj", "p", "x", "y", "h", "k", "w", "C", "j", "i",
+         "counter", "count", "last", "keep")
 
 
 @pytest.fixture
@@ -127,6 +128,8 @@ EFFECT_CELLS = {
     "attribute": ("obj.total = x.sum()", "sets obj.total"),
     "helper appends to a global": ("y = h(x)", "'G.append(v.sum())'"),
     "helper sets a global's attribute": ("y = k(x)", "sets obj (read by k).n"),
+    "helper rebinds a global": ("y = count(x)", "sets the global counter"),
+    "helper binds a new global": ("y = keep(x)", "sets the global last"),
 }
 
 SETUP = """
@@ -140,11 +143,21 @@ def h(v):
 def k(v):
     obj.n = v.sum()
     return v * 2
+counter = 0
+def count(v):
+    global counter
+    counter += 1
+    return v * 2
+def keep(v):
+    global last
+    last = v.sum()
+    return v * 2
 """
 
 
 def _effects(ns):
-    return (dict(ns["d"]), list(ns["L"]), dict(vars(ns["obj"])), list(ns["G"]))
+    return (dict(ns["d"]), list(ns["L"]), dict(vars(ns["obj"])), list(ns["G"]),
+            ns["counter"], ns.get("last"))
 
 
 @pytest.mark.parametrize("case", EFFECT_CELLS)
@@ -162,7 +175,7 @@ def test_effects_on_python_objects_happen_once_per_run_as_in_plain_python(shell,
         got = _effects(shell.user_ns)
         assert got == _effects(oracle), n
         assert not any("Tracer" in type(v).__name__ for v in
-                       list(got[0].values()) + got[1] + list(got[2].values()) + got[3])
+                       list(got[0].values()) + got[1] + list(got[2].values()) + got[3] + [got[5]])
 
 
 def test_a_warning_of_the_cell_shows_once_per_run(shell):
