@@ -12,6 +12,8 @@ from typing import Any, Callable, Hashable
 import numpy as np
 
 from .. import passes
+from ..control.effects import (AttributeSnapshot, refuse_attribute_changes,
+                               replay_or_refuse_warnings, watched_arguments)
 from ..control.reads import Reads, Recorder, check_error_state, recording
 from ..control.runtime import unroll_notes
 from ..ir import Graph
@@ -19,8 +21,6 @@ from ..numpy import MaskedSelection, check_outputs
 from ..tracing import (BudgetExceeded, ConcretizationError, Trace, Tracer, UnsupportedError,
                        traceback_source, tracing)
 from ..tree_util import flatten_with_paths, unflatten
-from ..control.effects import (AttributeSnapshot, refuse_attribute_changes,
-                               replay_or_refuse_warnings, watched_arguments)
 from .signature import CallSpec, overlapping_inputs
 
 
