@@ -19,10 +19,16 @@ def _is_namedtuple(value) -> bool:
     return isinstance(value, tuple) and hasattr(type(value), "_fields")
 
 
+def _node_type(value) -> type:
+    """The container type a value is as a node: its type, or the one a subclass stands in
+    for (`__psc_tree_type__`: the watched lists and dicts of `control.effects`)."""
+    return getattr(type(value), "__psc_tree_type__", type(value))
+
+
 def _is_node(value, node_types) -> bool:
     if _is_namedtuple(value):
         return NAMEDTUPLE in node_types
-    return type(value) in node_types
+    return _node_type(value) in node_types
 
 
 def _children(value, path: str) -> tuple[list[tuple[str, Any]], Hashable]:
@@ -34,7 +40,7 @@ def _children(value, path: str) -> tuple[list[tuple[str, Any]], Hashable]:
     if _is_namedtuple(value):
         return [(f"{path}.{f}", v) for f, v in zip(value._fields, value, strict=True)], \
             (NAMEDTUPLE, type(value))
-    return [(f"{path}[{i}]", v) for i, v in enumerate(value)], (type(value).__name__, None)
+    return [(f"{path}[{i}]", v) for i, v in enumerate(value)], (_node_type(value).__name__, None)
 
 
 def flatten_with_paths(tree, node_types=CONTAINERS, path: str = ""

@@ -36,8 +36,11 @@ _LIST_CHANGES = ("append", "extend", "insert", "pop", "remove", "clear", "sort",
 _DICT_CHANGES = ("__setitem__", "__delitem__", "update", "pop", "popitem", "setdefault",
                  "clear", "__ior__")
 
-WatchedList = type("WatchedList", (list,), {m: _refuse("list", m) for m in _LIST_CHANGES})
-WatchedDict = type("WatchedDict", (dict,), {m: _refuse("dict", m) for m in _DICT_CHANGES})
+# (as tree nodes, core.tree_util, they are the list and the dict they copy)
+WatchedList = type("WatchedList", (list,), {m: _refuse("list", m) for m in _LIST_CHANGES}
+                   | {"__psc_tree_type__": list})
+WatchedDict = type("WatchedDict", (dict,), {m: _refuse("dict", m) for m in _DICT_CHANGES}
+                   | {"__psc_tree_type__": dict})
 
 
 def watched(value):
