@@ -1,4 +1,4 @@
-# psc_jit: make setup | make demo | make test | make conformance | make lint
+# psc_jit: make setup | make demo | make test | make conformance | make fuzz | make lint
 # Everything runs from the project's own virtual environment in .venv.
 
 SHELL := /bin/bash
@@ -12,8 +12,12 @@ WORKLOADS := ../shared/workloads/run.py
 # The Array API conformance suite, pinned (see its PROVENANCE.md); examples per test.
 ARRAY_API_TESTS := ../shared/array-api-tests
 CONFORMANCE_EXAMPLES ?= 5
+CONFORMANCE_MODES ?= numpy,compiled,strict
+# `make test` runs the suite too (CI), against NumPy and the strict compiled namespace only,
+# with this budget, to stay within a few minutes.
+TEST_CONFORMANCE_EXAMPLES ?= 3
 
-.PHONY: setup demo test conformance lint graphviz chromium
+.PHONY: setup demo test conformance lint graphviz chromium fuzz
 
 setup: $(INSTALLED) $(KERNEL_SPEC) graphviz
 
@@ -57,6 +61,8 @@ demo: setup
 
 test: setup chromium
 	$(PY) -m pytest -q
+	$(MAKE) --no-print-directory conformance CONFORMANCE_EXAMPLES=$(TEST_CONFORMANCE_EXAMPLES) \
+	  CONFORMANCE_MODES=numpy,strict
 	@if [ -f $(WORKLOADS) ]; then \
 	  echo "== reference workloads: $(PY) $(WORKLOADS)"; \
 	  $(PY) $(WORKLOADS); \
@@ -69,8 +75,15 @@ conformance: setup
 	@if [ ! -d $(ARRAY_API_TESTS) ]; then \
 	  echo "make conformance: the pinned suite is not at $(ARRAY_API_TESTS)" >&2; exit 1; fi
 	$(PY) tests/conformance/array_api_suite.py --suite $(ARRAY_API_TESTS) \
-	  --examples $(CONFORMANCE_EXAMPLES)
+	  --examples $(CONFORMANCE_EXAMPLES) --modes $(CONFORMANCE_MODES)
 
 # Names that a %%psc_jit cell assigns are unknown to ruff in the notebook cells after it.
 lint: setup
 	$(VENV)/bin/ruff check --extend-per-file-ignores '*.ipynb:F821' .
+
+# Differential fuzzing of whole cells (tests/fuzz): fresh cells for FUZZ_MINUTES minutes, each
+# run plain and through %%psc_jit in a worker process; prints cells tried, fallbacks by
+# reason and each failure with its minimal cell. Exits 1 when it found a failure.
+FUZZ_MINUTES ?= 30
+fuzz: setup
+	cd tests/fuzz && PSC_HYPOTHESIS_PROFILE=fuzz ../../$(PY) fuzz_main.py --minutes $(FUZZ_MINUTES)

@@ -37,6 +37,7 @@ from .compile.signature import CallSpec
 from .compile.timing import copy_inputs, largest_difference, time_runs
 from .compile.units import fmt_bytes, fmt_count, fmt_seconds, fmt_speedup
 from .compile.xla import XlaError
+from .compile.xla import aligned_copy as aligned
 from .control.api import cond, fori_loop, scan, switch, while_loop
 from .control.cell import CellAnalysis, analyze_cell, make_cell_function, parse_cell
 from .control.convert import cell_function
@@ -47,8 +48,8 @@ from .primitives import PRIMITIVES, Primitive
 from .tracing import (BudgetExceeded, ConcretizationError, DataDependentShapeError, TraceError,
                       UnsupportedError)
 from .transform import grad, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap
-from .tree_util import flatten as tree_flatten
-from .tree_util import unflatten as tree_unflatten
+from .tree_util import (PyTreeDef, register_dataclass, register_pytree_node, tree_flatten,
+                        tree_leaves, tree_map, tree_structure, tree_unflatten)
 from .typecheck import GraphTypeError, check_graph
 
 __all__ = [
@@ -56,7 +57,7 @@ __all__ = [
     "fori_loop", "while_loop", "cond", "switch", "scan",
     "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "vmap",
     "TraceError", "ConcretizationError", "UnsupportedError", "DataDependentShapeError",
-    "BudgetExceeded", "LoweringError", "XlaError", "Budget", "budget",
+    "BudgetExceeded", "LoweringError", "XlaError", "aligned", "Budget", "budget",
     "GraphTypeError", "check_graph",
     "TRACE_CACHE", "EXECUTABLE_CACHE", "CacheEvent", "CacheRecord", "Signature", "StaticLeaf",
     "TracedLeaf", "FusionModel", "Kernel", "SourceLine", "parse_optimized_hlo",
@@ -65,5 +66,6 @@ __all__ = [
     "CellAnalysis", "analyze_cell", "make_cell_function", "parse_cell", "roll_loops",
     "cell_function",
     "Graph", "Eqn", "Var", "Literal", "ShapedArray", "SourceInfo", "PRIMITIVES", "Primitive",
-    "tree_flatten", "tree_unflatten",
+    "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",
+    "register_pytree_node", "register_dataclass", "PyTreeDef",
 ]

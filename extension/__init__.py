@@ -13,12 +13,12 @@ and `vmap` batches one (`vmap(f)(X)` is `np.stack([f(x) for x in X])`, in one pr
 """
 from __future__ import annotations
 
-from .core import (cond, fori_loop, grad, jacfwd, jacrev, jit, jvp, scan, switch,
+from .core import (aligned, cond, fori_loop, grad, jacfwd, jacrev, jit, jvp, scan, switch,
                    value_and_grad, vjp, vmap, while_loop)
 from .runner import last_report
 
 __all__ = ["jit", "fori_loop", "while_loop", "cond", "switch", "scan", "last_report",
-           "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "vmap",
+           "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "vmap", "aligned",
            "load_ipython_extension", "unload_ipython_extension"]
 
 def load_ipython_extension(ipython) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from traitlets import Float, Int, observe
 from traitlets.config import Configurable
 
-from .core import EXECUTABLE_CACHE, TRACE_CACHE
+from .core import EXECUTABLE_CACHE, TRACE_CACHE, budget
 
 
 class PscJit(Configurable):
@@ -25,6 +25,17 @@ class PscJit(Configurable):
         "Seconds spent on each side (plain Python, compiled) when a %%psc_jit cell is timed "
         "against plain Python (on a cache miss, or with --compare); 0 times one run of each."
     )).tag(config=True)
+
+    max_equations = Int(budget.current().max_equations, min=1, help=(
+        "The largest program a trace may record, in equations (an unrolled loop counts every "
+        "iteration); past it the cell stops with the line and falls back.")).tag(config=True)
+    max_compile_seconds = Float(budget.current().max_compile_seconds, min=0.0, help=(
+        "A program whose estimated XLA compile time is over this many seconds is refused "
+        "before XLA starts (the cell falls back and says why).")).tag(config=True)
+
+    @observe("max_equations", "max_compile_seconds")
+    def _budget_changed(self, change) -> None:
+        budget.set_budget(**{change["name"]: change["new"]})
 
     @observe("cache_size")
     def _cache_size_changed(self, change) -> None:

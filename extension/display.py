@@ -10,7 +10,7 @@ from typing import Iterator
 from IPython import get_ipython
 from IPython.display import display
 
-from .core import TRACE_CACHE, RunReport
+from .core import EXECUTABLE_CACHE, TRACE_CACHE, RunReport
 
 
 def _in_kernel() -> bool:
@@ -75,7 +75,8 @@ def show_report(report: RunReport, progress: ProgressDisplay | None = None) -> N
 
 def _cache_counts() -> dict[str, int]:
     return {"entries": len(TRACE_CACHE), "hits": TRACE_CACHE.hits, "misses": TRACE_CACHE.misses,
-            "evictions": TRACE_CACHE.evictions}
+            "evictions": TRACE_CACHE.evictions, "maxsize": TRACE_CACHE.maxsize,
+            "executables": len(EXECUTABLE_CACHE), "executable_maxsize": EXECUTABLE_CACHE.maxsize}
 
 
 def cache_overview() -> str:

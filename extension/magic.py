@@ -118,6 +118,7 @@ class PscJitMagics(Magics):
         if args.clear:
             TRACE_CACHE.clear()
             EXECUTABLE_CACHE.clear()
+            self.runner.clear_programs()
             print("psc_jit caches cleared")
             return None
         from .display import cache_overview_bundle

@@ -12,6 +12,7 @@ import io
 import logging
 import time
 import warnings
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -70,12 +71,53 @@ class _CellProgram:
     analysis: CellAnalysis
 
 
+class ReportLog:
+    """The reports a session keeps, bounded however long it runs: the last KEEP_PER_CELL of
+    each of the last KEEP_CELLS cells, and the latest timed report of each (cell, signature)
+    that left them (for %psc_timings), at most KEEP_TIMED. Iterating gives the timed ones
+    first, then each cell's recent ones, oldest first."""
+    KEEP_PER_CELL = 3
+    KEEP_CELLS = 64
+    KEEP_TIMED = 256
+
+    def __init__(self):
+        self._recent: OrderedDict[str, deque[RunReport]] = OrderedDict()
+        self._timed: OrderedDict[tuple[str, str | None], RunReport] = OrderedDict()
+
+    def add(self, cell: str, report: RunReport) -> None:
+        recent = self._recent.pop(cell, None) or deque()
+        self._recent[cell] = recent
+        recent.append(report)
+        while len(recent) > self.KEEP_PER_CELL:
+            self._keep_if_timed(recent.popleft())
+        while len(self._recent) > self.KEEP_CELLS:
+            for old in self._recent.popitem(last=False)[1]:
+                self._keep_if_timed(old)
+
+    def _keep_if_timed(self, report: RunReport) -> None:
+        if report.timings is not None:
+            self._timed.pop((report.name, report.signature), None)
+            self._timed[(report.name, report.signature)] = report
+            while len(self._timed) > self.KEEP_TIMED:
+                self._timed.popitem(last=False)
+
+    def __iter__(self):
+        yield from self._timed.values()
+        for recent in self._recent.values():
+            yield from recent
+
+    def __len__(self) -> int:
+        return len(self._timed) + sum(len(recent) for recent in self._recent.values())
+
+
 @dataclass
 class CellRunner:
-    """Runs cells against one user namespace; keeps every cell's report."""
+    """Runs cells against one user namespace; keeps the last reports of each cell (see
+    ReportLog) and the programs of the last MAX_PROGRAMS cell variants."""
+    MAX_PROGRAMS = 256
     user_ns: dict
-    reports: list[RunReport] = field(default_factory=list)
-    _programs: dict[tuple, _CellProgram] = field(default_factory=dict)
+    reports: ReportLog = field(default_factory=ReportLog)
+    _programs: OrderedDict[tuple, _CellProgram] = field(default_factory=OrderedDict)
     _latest_digest: dict[str, str] = field(default_factory=dict)
 
     def run(self, source: str, options: Options = Options(), cell_id: str | None = None,
@@ -90,7 +132,7 @@ class CellRunner:
                            filename=analysis.filename, line_offset=analysis.line_offset,
                            compiled=False, inputs=analysis.inputs,
                            outputs=analysis.outputs + _gradient_names(options))
-        self.reports.append(report)
+        self.reports.add(identity, report)
         _set_last_report(report)
         if options.grad is not None:
             self._check_gradient(analysis, options)
@@ -102,6 +144,10 @@ class CellRunner:
             reason = fb.reason
         # outside the handler: the plain run's own error is not shown chained to the fallback
         return self._fallback(report, analysis, reason, options)
+
+    def clear_programs(self) -> None:
+        """Forget the cells' programs (with the caches cleared, their memos point nowhere)."""
+        self._programs.clear()
 
     # -- the compiled path ---------------------------------------------------------------------
     def _run_compiled(self, report, analysis, identity, options):
@@ -164,7 +210,9 @@ class CellRunner:
         key = (identity, analysis.digest, inputs, options.static, options.traced, options.grad,
                options.wrt)
         program = self._programs.get(key)
-        if program is None:
+        if program is not None:
+            self._programs.move_to_end(key)
+        else:
             fn = cell_function(analysis, list(inputs), self.user_ns)
             if options.grad is not None:
                 fn = gradient_cell(fn, inputs, options.grad, options.wrt)
@@ -173,6 +221,8 @@ class CellRunner:
                             convert=False, reader="the cell")
             jitted.owner_key = ("cell", identity, analysis.digest, inputs) + key[-2:]
             program = self._programs[key] = _CellProgram(jitted, inputs, analysis)
+            while len(self._programs) > self.MAX_PROGRAMS:
+                self._programs.popitem(last=False)
         return program
 
     def _compile(self, program, spec: CallSpec, identity, analysis, report, reason):

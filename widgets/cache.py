@@ -86,8 +86,7 @@ def cache_overview_html(records: Iterable[Any], events: Iterable[Any], counts: d
     """Every cache entry of the session (each cell and function), every miss with its reason,
     every eviction: what `%psc_cache` shows. `counts`: entries, hits, misses, evictions."""
     events = _since_last_clear(list(events))
-    head = (f"psc_jit cache: {counts.get('entries', 0)} entries, {counts.get('hits', 0)} hits, "
-            f"{counts.get('misses', 0)} misses, {counts.get('evictions', 0)} evictions")
+    head = overview_head(counts)
     return wrap_html(f'<div class="psc-cache-overview"><b>{escape(head)}</b>'
                      + section_html("Entries", entries_table(records, with_owner=True))
                      + section_html("Misses", events_table(events, "miss", "reason",
@@ -98,6 +97,17 @@ def cache_overview_html(records: Iterable[Any], events: Iterable[Any], counts: d
                                     or paragraph_html("No evictions.")) + "</div>")
 
 
+def overview_head(counts: dict[str, int]) -> str:
+    """The counts line, with the caches' bounds (least recently used entries are evicted
+    beyond them; `%config PscJit.cache_size` sets both)."""
+    bound = f" (at most {counts['maxsize']})" if "maxsize" in counts else ""
+    executables = (f"; {counts['executables']} XLA executables (at most "
+                   f"{counts['executable_maxsize']})") if "executables" in counts else ""
+    return (f"psc_jit cache: {counts.get('entries', 0)} entries{bound}, "
+            f"{counts.get('hits', 0)} hits, {counts.get('misses', 0)} misses, "
+            f"{counts.get('evictions', 0)} evictions{executables}")
+
+
 def _since_last_clear(events: list[Any]) -> list[Any]:
     clears = [i for i, event in enumerate(events) if event.kind == "clear"]
     return events[clears[-1] + 1:] if clears else events
@@ -106,8 +116,7 @@ def _since_last_clear(events: list[Any]) -> list[Any]:
 def cache_overview_text(records: Iterable[Any], events: Iterable[Any],
                         counts: dict[str, int]) -> str:
     """The same facts as plain text, for terminals."""
-    lines = [f"psc_jit cache: {counts.get('entries', 0)} entries, {counts.get('hits', 0)} hits, "
-             f"{counts.get('misses', 0)} misses, {counts.get('evictions', 0)} evictions"]
+    lines = [overview_head(counts)]
     lines += [f"  {r.owner}: {r.signature.describe()} ({r.hits} hits)" for r in records]
     lines += [f"  {e.kind} {e.owner}: {e.detail}" for e in _since_last_clear(list(events))
               if e.kind in ("miss", "evict")]

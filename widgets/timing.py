@@ -186,7 +186,7 @@ def _comparison_row(report) -> tuple[str, ...]:
     t = report.timings
     return (escape(report.name), escape(report.signature), escape(_median_spread(t, "plain")),
             escape(_median_spread(t, "compiled")), fmt_seconds(t.compile_seconds),
-            fmt_seconds(t.first_call_seconds), escape(f"{t.speedup:.3g}×"),
+            fmt_seconds(t.first_call_seconds), escape(fmt_speedup(t.speedup, versus="")),
             _rate_text(t.flops, t.compiled_median, "flop"),
             _rate_text(t.bytes_accessed, t.compiled_median, "B"))
 

@@ -22,6 +22,7 @@ from typing import Any, Callable, Hashable
 
 from ..control.sources import short_repr
 from ..ir import ShapedArray
+from ..tree_util import structure_change
 
 log = logging.getLogger("psc_jit")
 
@@ -82,8 +83,9 @@ class Signature:
 def explain_miss(old: Signature, new: Signature, reader: str = "") -> str:
     """Why `new` missed, next to the closest earlier signature `old`, in the user's words.
     reader: who reads the arguments (`the cell`), for functions they call."""
-    if old.structure != new.structure or [a.path for a in old.leaves] != [
-            b.path for b in new.leaves]:
+    if old.structure != new.structure:
+        return structure_change(old.structure, new.structure) or "the arguments' structure changed"
+    if [a.path for a in old.leaves] != [b.path for b in new.leaves]:
         return "the arguments' structure changed"
     changes = [_change(a, b, reader) for a, b in zip(old.leaves, new.leaves, strict=True)
                if a != b]
@@ -168,6 +170,26 @@ class CacheRecord:
         return self.signature.describe()
 
 
+@dataclass(frozen=True)
+class Released:
+    """What an evicted (or cleared) entry leaves behind for the views that still show its
+    record: its compile time and memory. The program itself (graphs, texts, XLA's executable)
+    is freed, however long a report of an old run keeps the record."""
+    compile_seconds: float | None
+    stats: Any = None
+
+    def memory_stats(self):
+        if self.stats is None:
+            raise AttributeError("no memory statistics: the entry was not a compiled program")
+        return self.stats
+
+
+def released(entry) -> Released:
+    stats = getattr(entry, "memory_stats", None)
+    return Released(getattr(entry, "compile_seconds", None),
+                    stats() if stats is not None else None)
+
+
 _NONE: tuple = ()        # the variants of a signature that has none
 
 
@@ -244,6 +266,7 @@ class TraceCache(_Observable):
             del self._variants[(owner_key, signature)]
         self._by_owner[owner_key].remove(record)
         record.alive = False
+        record.entry = released(record.entry)
         self.evictions += 1
         self._publish(CacheEvent("trace", "evict", record.owner, record.signature_text))
 
@@ -256,6 +279,7 @@ class TraceCache(_Observable):
         """Drop every entry and start counting anew."""
         for record in self._lru:
             record.alive = False
+            record.entry = released(record.entry)
         self._variants.clear()
         self._lru.clear()
         self._by_owner.clear()

@@ -54,15 +54,29 @@ class CallBreakdown:
             return None
         name, seconds = self.dominant()
         share = f"{name} takes {fmt_seconds(seconds)} of the {fmt_seconds(self.measured)} call"
+        if self.measured < SMALL_CALL and not self.copies:
+            return f"{share}: {_too_little_work(plain_seconds)}"
         return f"{share}: {_HELP[name](self)}"
+
+
+SMALL_CALL = 50e-6     # seconds: below this a compiled call is mostly its fixed cost
+
+
+def _too_little_work(plain_seconds: float) -> str:
+    return (f"the plain cell takes only {fmt_seconds(plain_seconds)}, less than the fixed cost "
+            "of any compiled call (handing inputs to XLA, starting its program, wrapping the "
+            "results: about 10 µs); compile cells that do more work (larger arrays, whole "
+            "loops) and keep tiny ones plain")
 
 
 _HELP = {
     "Python dispatch": lambda b: "the cell does too little work for a compiled call to pay "
                                  "off; put more of the computation into one cell or loop",
     "input transfer": lambda b: "; ".join(b.copies) + (
-        "; allocate inputs 64-byte aligned and contiguous (outputs of compiled cells are)"
-        if b.copies else "inputs are large: keep the data in compiled cells between runs"),
+        "; make such inputs once with psc_jit.aligned(x), a 64-byte aligned copy XLA reads "
+        "in place (outputs of compiled cells already are)"
+        if b.copies else "no input was copied, yet each costs a hand-over to XLA: pass "
+                         "fewer, larger arrays"),
     "XLA execution": lambda b: "XLA's code is slower than NumPy's for this cell; the Explorer "
                                "shows which kernel takes the time",
     "output handling": lambda b: "results are copied back into NumPy arrays; return fewer or "

@@ -5,6 +5,7 @@ the same cache entry without building it.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Hashable
 
@@ -13,7 +14,7 @@ import numpy as np
 from ..control.sources import short_repr, value_key
 from ..ir import ShapedArray
 from ..tracing import is_traced_value
-from ..tree_util import flatten_with_paths
+from ..tree_util import flatten_with_paths, is_node
 from .cache import Signature, StaticLeaf, TracedLeaf, exact_key
 
 
@@ -29,6 +30,11 @@ def leaf_spec(path: str, value, force: str | None = None):
         if isinstance(value, (bool, int, float, complex)):
             return TracedLeaf(path, ShapedArray((), np.result_type(value), True), "python")
         raise TypeError(f"{path}: a {type(value).__name__} cannot be traced")
+    if force is None and isinstance(value, np.ndarray):
+        # a dtype XLA cannot take (longdouble, object, str): refused by its dtype, so its
+        # data never becomes part of a cache key
+        raise TypeError(f"{path}: XLA has no {value.dtype} type, so an array of it cannot be "
+                        "traced")
     return StaticLeaf(path, static_key(path, value), type(value))
 
 
@@ -79,10 +85,10 @@ class CallSpec:
 def call_spec(arguments: dict[str, Any], static_names=frozenset(),
               traced_names=frozenset()) -> CallSpec:
     """The spec of a call given its arguments by parameter name."""
-    leaves, structure = flatten_with_paths(arguments)
+    leaves, structure = flatten_with_paths(arguments, keep_order=True)
     specs, values, traced = [], [], []
     for i, (path, value) in enumerate(leaves):
-        name = path.split("[")[0]
+        name = re.split(r"[\[.]", path)[0]
         force = "static" if name in static_names else ("traced" if name in traced_names else None)
         spec = leaf_spec(path, value, force)
         specs.append(spec)
@@ -127,7 +133,8 @@ def fast_key(args, forced_static: frozenset[int] = frozenset()) -> tuple | None:
     for i, value in enumerate(args):
         key = value_key(value) if i not in forced_static else None
         if key is None:
-            if isinstance(value, (_NODES, np.ndarray, np.generic)):
+            if isinstance(value, (_NODES, np.ndarray, np.generic)) or (
+                    value is not None and is_node(value)):     # a registered class's instance
                 return None
             try:
                 hash(value)

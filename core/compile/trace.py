@@ -20,7 +20,7 @@ from ..ir import Graph
 from ..numpy import MaskedSelection, check_outputs
 from ..tracing import (BudgetExceeded, ConcretizationError, Trace, Tracer, UnsupportedError,
                        traceback_source, tracing)
-from ..tree_util import flatten_with_paths, unflatten
+from ..tree_util import flatten_with_paths, registration_advice, unflatten
 from .signature import CallSpec, overlapping_inputs
 
 
@@ -105,6 +105,15 @@ def trace_function(call: Callable[[dict], Any], spec: CallSpec,
     return _finish_trace(trace, spec, tracers, leaves, result, start, recorder.finish())
 
 
+def _refuse_unregistered_holder(path: str, value) -> None:
+    """An object of the user's returned with traced arrays in its attributes: it must be a
+    registered node for the arrays to come out as arrays."""
+    attributes = getattr(value, "__dict__", None)
+    if isinstance(attributes, dict) and any(isinstance(v, Tracer) for v in attributes.values()):
+        where = f"{path} of the result" if path else "the result"
+        raise TypeError(f"{where} holds computed arrays, but {registration_advice(value)}")
+
+
 def _finish_trace(trace, spec, tracers, leaves, result, start, reads) -> TraceResult:
     out_leaves, out_structure = flatten_with_paths(result)
     out_atoms, out_specs = [], []
@@ -112,7 +121,7 @@ def _finish_trace(trace, spec, tracers, leaves, result, start, reads) -> TraceRe
     for i, t in tracers.items():
         input_leaf.setdefault(id(t._buffer), i)
     buffer_outs: dict[int, int] = {}
-    for _, value in out_leaves:
+    for path, value in out_leaves:
         if isinstance(value, MaskedSelection):
             raise value.refuse("the result is", at_creation=True)
         if getattr(value, "__psc_window__", False):
@@ -128,6 +137,7 @@ def _finish_trace(trace, spec, tracers, leaves, result, start, reads) -> TraceRe
             out_specs.append(OutSpec("const", value=np.copy(value) if isinstance(
                 value, np.ndarray) else value))
         else:
+            _refuse_unregistered_holder(path, value)
             out_specs.append(OutSpec("static", value=value))
     mutated, seen = [], {}
     for i, tracer in tracers.items():

@@ -32,12 +32,13 @@ def fmt_count(count: float, unit: str = "") -> str:
     return f"{value:.3g} {prefix}{unit}".strip()
 
 
-def fmt_speedup(speedup: float) -> str:
-    """`3.2× faster than plain Python`, `4× slower than plain Python` (plain / compiled)."""
+def fmt_speedup(speedup: float, versus: str = " than plain Python") -> str:
+    """`3.2× faster than plain Python`, `4× slower than plain Python` (plain / compiled);
+    `versus=""` for a column headed "speed-up": `3.2× faster`, `4× slower`."""
     if speedup == float("inf"):
         return "∞× (compiled run too fast to time)"
     if speedup >= 1:
-        return f"{speedup:.3g}× faster than plain Python"
+        return f"{speedup:.3g}× faster{versus}"
     if speedup <= 0:
-        return "slower than plain Python (plain too fast to time)"
-    return f"{1 / speedup:.3g}× slower than plain Python"
+        return f"slower{versus} (plain too fast to time)"
+    return f"{1 / speedup:.3g}× slower{versus}"

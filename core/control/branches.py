@@ -43,8 +43,8 @@ def branch(index: Tracer, fns: Sequence[Callable], args: Sequence, pred: Tracer 
         raise CannotConvert("the branches give results of different structure",
                             "assign the same names in every branch")
     leaf_names = _leaf_names(names, treedef)
-    plan = [_plan_leaf([p.leaves[k] for p in passes], passes, leaf_names[k], dead)
-            for k in range(len(passes[0].leaves))]
+    plan = [_plan_leaf([p.leaves[k] for p in passes], passes, leaf_names[k], dead,
+                       exact=names is not None) for k in range(len(passes[0].leaves))]
     mutated = [b for b in buffers if any(p.inner[id(b)].mutated for p in passes)]
     checks = [(k, c) for k, p in enumerate(passes) for c in p.sub.checks]
     graphs = [_branch_graph(p, k, plan, mutated, checks) for k, p in enumerate(passes)]
@@ -91,9 +91,11 @@ class _Keep:
     value: Any
 
 
-def _plan_leaf(values, passes, name, dead=frozenset()):
+def _plan_leaf(values, passes, name, dead=frozenset(), exact=False):
     """How one result leaf leaves the branches: kept as it is, or a slot of the cond. A name
-    nothing reads after the `if` (`dead`) may be unbound in some branch: it ends unbound."""
+    nothing reads after the `if` (`dead`) may be unbound in some branch: it ends unbound.
+    `exact` (an `if` statement of the user's code): a name must be of one Python type in
+    every branch (cond's functions join a Python scalar with a NumPy one, as JAX does)."""
     outer = [p.memo.get(id(v)) for p, v in zip(passes, values, strict=True)]
     if outer[0] is not None and all(o is outer[0] for o in outer):
         return _Keep(outer[0])
@@ -106,7 +108,7 @@ def _plan_leaf(values, passes, name, dead=frozenset()):
                             "the `if`", f"give `{name}` a value before the `if`")
     joined = type_of(values[0])
     for v in values[1:]:
-        joined = join(joined, type_of(v), name, loop=False)
+        joined = join(joined, type_of(v), name, loop=False, exact=exact)
     return joined if isinstance(joined, Slot) else _Keep(joined)
 
 

@@ -134,9 +134,11 @@ _WEAK_SAMPLE = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
 _KIND_RANK = {"python": 0, "scalar": 1, "array": 2}
 
 
-def join(a, b, name: str, loop: bool = True):
+def join(a, b, name: str, loop: bool = True, exact: bool = False):
     """The one type that both a and b convert to exactly, the way NumPy would promote them.
-    In a loop (a = entry, b = exit) the kind is the exit's; between branches, the wider."""
+    In a loop (a = entry, b = exit) the kind is the exit's; between branches, the wider, or
+    (`exact`) none unless both are of one Python type: which one the user sees would depend
+    on the branch taken."""
     if not isinstance(a, Slot) and not isinstance(b, Slot) and same_static(a, b):
         return a
     for t in (a, b):
@@ -155,8 +157,29 @@ def join(a, b, name: str, loop: bool = True):
         if not t.aval.weak_type and t.aval.dtype != dtype:
             raise CannotConvert(f"`{name}` changes dtype from {a} to {b}", _init_hint(name, dtype),
                                 peel=True)
+    if exact and {_python_type(a), _python_type(b)} - _FLOATS and \
+            _python_type(a) != _python_type(b):
+        raise CannotConvert(f"`{name}` is {_python_type(a)} in one branch and {_python_type(b)} "
+                            "in the other, and which one it is depends on the data",
+                            f"give `{name}` one type in both branches (e.g. np.float64(...))",
+                            peel=True)
     kind = b.kind if loop else max(a.kind, b.kind, key=_KIND_RANK.__getitem__)
     return Slot(ShapedArray(a.aval.shape, dtype, a.aval.weak_type and b.aval.weak_type), kind)
+
+
+# np.float64 is a float (its subclass): the two join, as `acc = 0.0` then `acc += x[i]` needs.
+_FLOATS = frozenset({"a Python float", "a NumPy float64"})
+
+
+def _python_type(slot: Slot) -> str:
+    """What a value of this slot is to the user: an array, a NumPy scalar of its dtype, or a
+    Python int, float, complex or bool."""
+    if slot.kind == "array":
+        return "an array"
+    if slot.kind == "scalar":
+        return f"a NumPy {slot.aval.dtype}"
+    kind = slot.aval.dtype.kind
+    return "a Python " + {"b": "bool", "i": "int", "u": "int", "f": "float"}.get(kind, "complex")
 
 
 def _init_hint(name: str, dtype=None) -> str:

@@ -131,7 +131,7 @@ class _Rewriter:
                                params=", ".join((target,) + names), ret=_tuple(assigned),
                                outs=_tuple(assigned + (target,)))
         holes = {"ARGS": args, "BODY": self.block(body), "PLAIN": self.block(copy.deepcopy(body)),
-                 "ORELSE": self.block(node.orelse), "DELS": _dels(assigned)}
+                 "ORELSE": self.block(node.orelse), "DELS": _dels(assigned + (target,))}
         return _fill(code, node.lineno, holes)
 
     # while TEST ----------------------------------------------------------------------------

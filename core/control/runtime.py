@@ -28,10 +28,10 @@ import numpy as np
 
 from ..ir import Graph, SourceInfo
 from ..numpy.creation import traced_creator
-from ..numpy.ufuncs import call_ufunc
+from ..numpy.ufuncs import call_ufunc, np_where
 from ..primitives import convert_element_type_p
 from .. import budget
-from ..tracing import BudgetExceeded, TraceError, Tracer, UnsupportedError, bind, current_trace
+from ..tracing import BudgetExceeded, DataDependentShapeError, TraceError, Tracer, UnsupportedError, bind, current_trace
 from .branches import branch
 from .carry import INDEX_AVAL, UNBOUND, CannotConvert, Slot, coerce, contains_tracer, to_pred
 from .loops import LoopSpec, roll_loop
@@ -142,6 +142,8 @@ def roll_for(site: Site, args, body_fn, env) -> tuple | None:
     if static:
         start, stop, step = (int(v) for v in (start, stop, step))
     count = len(range(start, stop, step)) if static else None
+    if count == 0:      # no pass: the loop's names keep their values (or stay unbound)
+        return tuple(env.get(n, UNBOUND) for n in (*site.assigned, site.target))
     env = dict(env)
     peeled = False
     root = current_trace().root
@@ -160,8 +162,41 @@ def roll_for(site: Site, args, body_fn, env) -> tuple | None:
                 start, count, peeled = start + step, count - 1, True
                 continue
             return _fallback(site, file, err, count, env, body_fn, (start, stop, step))
-    last = start + (count - 1) * step if static else _last_index(out["__index__"], step)
+    if static:
+        last = start + (count - 1) * step
+    else:
+        last = _last_index_or_before(site, out["__index__"], start, stop, step, env, root)
     return tuple(out[name] for name in site.assigned) + (last,)
+
+
+def _last_index_or_before(site: Site, end, start, stop, step: int, env: dict, root):
+    """The loop variable after a loop of traced bounds: its last index, or when the loop
+    makes no pass, its value from before (an int kept by a select; unbound, or not an int,
+    checked at run time in a loop at the cell's top level)."""
+    last = _last_index(end, step)
+    before = env.get(site.target, UNBOUND)
+    ran = call_ufunc(np.greater if step > 0 else np.less, stop, start)
+    if _is_int(before):
+        return coerce(np_where(ran, last, before), Slot(INDEX_AVAL, "python"))
+    if current_trace() is root:
+        _require_a_pass(site, ran, stop)
+    return last
+
+
+def _is_int(value) -> bool:
+    if isinstance(value, Tracer):
+        return value.dtype.kind in "iu"
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _require_a_pass(site: Site, ran, stop) -> None:
+    """A loop of traced bounds that makes no pass leaves its variable as it was before the
+    loop (unbound, or its old value), which the compiled program cannot give: checked at run
+    time, where a failure runs the cell as plain Python."""
+    current_trace().require(ran, coerce(stop, Slot(INDEX_AVAL, "python")),
+                            f"line {site.line}: `{site.text}` makes no pass (its bound is {{}}), so "
+                            f"`{site.target}` keeps its value from before the loop, which "
+                            "the compiled program does not have", DataDependentShapeError)
 
 
 def _may_peel(err, peeled: bool, count) -> bool:

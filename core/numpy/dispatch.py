@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..tracing import Tracer
-from .base import NUMPY_FUNCTIONS, assign_into, copy_of, numpy_name, unsupported
+from .base import (NUMPY_FUNCTIONS, WEAK_PYTHON_TYPE, assign_into, copy_of, numpy_name,
+                   unsupported)
 from .conversion import astype, np_copy
 from .indexing import getitem, setitem
 from .masked import MaskedSelection
@@ -155,8 +156,16 @@ def _refuse_setting(name: str, why: tuple[str, str]):
     return setter
 
 
+def python_type_name(x) -> str:
+    """The name of the Python type a tracer of kind "python" stands for."""
+    return "bool" if x.dtype == np.bool_ else WEAK_PYTHON_TYPE[x.dtype.kind].__name__
+
+
 def _numpy_method(fn):
     def method(self, *args, **kwargs):
+        if self.kind == "python":   # a Python float has no .sum(): the cell's own error
+            raise AttributeError(f"'{python_type_name(self)}' object has no attribute "
+                                 f"'{fn.__name__}'")
         impl = NUMPY_FUNCTIONS.get(fn)
         if impl is None:
             raise unsupported(f".{fn.__name__}()")

@@ -4,10 +4,12 @@ primitive. Also `where`, `clip`, `out=` and the arithmetic operators of Tracer.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ..primitives import select_p, ufunc_primitives
-from ..tracing import Tracer, bind
+from ..tracing import DataDependentShapeError, Tracer, bind, current_trace
 from .affine import track
 from .base import (WEAK_PYTHON_TYPE, as_kind, assign_into, broadcast_to, convert, convert_result,
                    dtype_of, elementwise, ensure_tracer, implements, is_weak,
@@ -233,8 +235,98 @@ def binary_operator(ufunc, reflected=False):
             other = np.asarray(other)
         if not _operand_ok(other):
             return NotImplemented
-        return call_ufunc(ufunc, other, self) if reflected else call_ufunc(ufunc, self, other)
+        operands = (other, self) if reflected else (self, other)
+        if all(_is_python(x) for x in operands):
+            return _python_arithmetic(ufunc, *operands)
+        if ufunc is np.power and not reflected and _squares(self, other):
+            return call_ufunc(np.square, self)
+        return call_ufunc(ufunc, *operands)
     return method
+
+
+# Python's operators on bools keep bools for these; any other arithmetic counts them as ints.
+_BOOL_KEEPING = frozenset({np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.less,
+                           np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal})
+
+
+def _squares(base, exponent) -> bool:
+    """NumPy computes `array ** 2` as np.square(array), whose loop for bool is int8 (where
+    np.power(array, 2) gives int64): only the dtype of a bool array's square differs."""
+    return base.kind == "array" and base.dtype == np.bool_ and type(exponent) is int \
+        and exponent == 2
+
+
+def _is_python(x) -> bool:
+    """A Python scalar, a bool included (traced or not)."""
+    if isinstance(x, Tracer):
+        return x.kind == "python"
+    return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)
+
+
+def _python_arithmetic(ufunc, a, b):
+    """`a op b` on Python scalars (one traced) as Python computes it: a Python scalar, with
+    bools counted as ints in arithmetic (`True + True == 2`)."""
+    if ufunc not in _BOOL_KEEPING:
+        a, b = (_bool_as_int(x) for x in (a, b))
+    if ufunc in _PYTHON_DIVISIONS:
+        _require_nonzero(ufunc, a, b)
+    if ufunc is np.power:
+        _require_a_real_power(a, b)
+    return as_kind(call_ufunc(ufunc, a, b), "python")
+
+
+_PYTHON_DIVISIONS = {np.divide: operator.truediv, np.floor_divide: operator.floordiv,
+                     np.remainder: operator.mod}
+
+
+def _require_nonzero(ufunc, a, b) -> None:
+    """Python raises ZeroDivisionError where NumPy gives inf or nan: checked at run time,
+    with the message Python gives for these operand types."""
+    if not isinstance(b, Tracer) and b != 0:
+        return
+    try:
+        _PYTHON_DIVISIONS[ufunc](_python_sample(a), _python_sample(b) * 0)
+    except ZeroDivisionError as err:
+        message = str(err)
+    else:
+        return
+    nonzero = call_ufunc(np.not_equal, b, 0)
+    current_trace().require(nonzero, convert(nonzero, np.int64),
+                            message.replace("{", "{{").replace("}", "}}"), ZeroDivisionError)
+
+
+def _require_a_real_power(base, exponent) -> None:
+    """Python's `base ** exponent` of Python scalars is complex for a negative base and a
+    fractional exponent, and raises for zero to a negative power (NumPy: nan, inf). The
+    first runs the cell as plain Python (its type is the data's), the second raises."""
+    if not any(isinstance(x, Tracer) and x.dtype.kind == "f" or isinstance(x, float)
+               for x in (base, exponent)):
+        return
+    negative = call_ufunc(np.less, base, 0)
+    whole = call_ufunc(np.equal, exponent, call_ufunc(np.floor, exponent))
+    real = call_ufunc(np.logical_or, call_ufunc(np.logical_not, negative), whole)
+    current_trace().require(real, convert(real, np.int64),
+                            "a negative Python float to a fractional power is a complex "
+                            "number; the compiled program has a float", DataDependentShapeError)
+    zero_to_negative = call_ufunc(np.logical_and, call_ufunc(np.equal, base, 0),
+                                  call_ufunc(np.less, exponent, 0))
+    current_trace().require(call_ufunc(np.logical_not, zero_to_negative),
+                            convert(zero_to_negative, np.int64),
+                            "0.0 cannot be raised to a negative power", ZeroDivisionError)
+
+
+def _python_sample(x):
+    """A Python scalar of x's Python type, equal to one."""
+    if isinstance(x, Tracer):
+        return WEAK_PYTHON_TYPE[x.dtype.kind](1)
+    return type(x)(1)
+
+
+
+def _bool_as_int(x):
+    if isinstance(x, Tracer):
+        return convert(x, np.int64, weak=True).with_kind("python") if x.dtype == np.bool_ else x
+    return int(x) if isinstance(x, bool) else x
 
 
 def _operand_ok(x) -> bool:

@@ -29,6 +29,10 @@ import numpy as np
 
 from ..ir import ShapedArray
 from .batching import leading_batch
+from .linalg_derivatives import (cholesky_jvp, eigh_jvp, lu_jvp, svd_jvp, triangular_solve_jvp,
+                                 triangular_solve_transpose)
+from .qr_derivatives import (geqrf_jvp, householder_apply_jvp, householder_apply_transpose,
+                             householder_product_jvp)
 from .record import Primitive, register
 
 LINALG_DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
@@ -169,7 +173,7 @@ def cholesky_lowering(ctx, a):
 cholesky_p = register(Primitive(
     "cholesky", cholesky_shape_rule, lambda a: a.dtype, cholesky_impl, cholesky_lowering,
     weak_type_rule=_never_weak, doc="np.linalg.cholesky: the lower Cholesky factor",
-    batch=leading_batch))
+    jvp=cholesky_jvp, batch=leading_batch))
 
 
 # -- triangular_solve -------------------------------------------------------------------------
@@ -242,6 +246,7 @@ triangular_solve_p = register(Primitive(
     "triangular_solve", triangular_solve_shape_rule, lambda a, b, **_: b.dtype,
     triangular_solve_impl, triangular_solve_lowering, weak_type_rule=_never_weak,
     doc="x with op(a) x = b (or x op(a) = b) for triangular a",
+    jvp=triangular_solve_jvp, linear=True, transpose=triangular_solve_transpose,
     batch=leading_batch))
 
 
@@ -360,7 +365,7 @@ lu_p = register(Primitive(
     "lu", lu_shape_rule, lu_dtype_rule, lu_impl, lu_lowering, multiple_results=True,
     weak_type_rule=lambda a: [False] * 3,
     doc="LU with partial pivoting (getrf): packed L\\U, pivots, permutation",
-    batch=leading_batch))
+    jvp=lu_jvp, batch=leading_batch))
 
 
 # -- eigh -------------------------------------------------------------------------------------
@@ -401,7 +406,7 @@ eigh_p = register(Primitive(
     "eigh", eigh_shape_rule, eigh_dtype_rule, eigh_impl, eigh_lowering, multiple_results=True,
     weak_type_rule=lambda a, **p: [False] * (3 if p["compute_v"] else 2),
     doc="eigenvalues (ascending) and eigenvectors of Hermitian matrices (syevd/heevd)",
-    batch=leading_batch))
+    jvp=eigh_jvp, batch=leading_batch))
 
 
 # -- svd --------------------------------------------------------------------------------------
@@ -453,7 +458,7 @@ svd_p = register(Primitive(
     "svd", svd_shape_rule, svd_dtype_rule, svd_impl, svd_lowering, multiple_results=True,
     weak_type_rule=lambda a, **p: [False] * (4 if p["compute_uv"] else 2),
     doc="singular values (descending) and vectors (gesdd)",
-    batch=leading_batch))
+    jvp=svd_jvp, batch=leading_batch))
 
 
 # -- geqrf, householder_product ---------------------------------------------------------------
@@ -480,7 +485,7 @@ geqrf_p = register(Primitive(
     "geqrf", geqrf_shape_rule, lambda a: [a.dtype, a.dtype], geqrf_impl, geqrf_lowering,
     multiple_results=True, weak_type_rule=lambda a: [False, False],
     doc="Householder QR in LAPACK's compact form (np.linalg.qr's 'raw')",
-    batch=leading_batch))
+    jvp=geqrf_jvp, batch=leading_batch))
 
 
 def householder_product_shape_rule(a, taus):
@@ -521,7 +526,7 @@ householder_product_p = register(Primitive(
     "householder_product", householder_product_shape_rule, lambda a, taus: a.dtype,
     householder_product_impl, householder_product_lowering, weak_type_rule=_never_weak,
     doc="Q from Householder reflectors (orgqr/ungqr)",
-    batch=leading_batch))
+    jvp=householder_product_jvp, batch=leading_batch))
 
 
 def householder_apply_shape_rule(a, taus, c):
@@ -557,4 +562,5 @@ householder_apply_p = register(Primitive(
     "householder_apply", householder_apply_shape_rule, lambda a, taus, c: c.dtype,
     householder_apply_impl, householder_apply_lowering, weak_type_rule=_never_weak,
     doc="Q^H c for Q from Householder reflectors, Q never formed (ormqr/unmqr)",
+    jvp=householder_apply_jvp, linear=True, transpose=householder_apply_transpose,
     batch=leading_batch))

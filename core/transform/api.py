@@ -19,7 +19,7 @@ import numpy as np
 from ..compile.jit import Jitted
 from ..ir import Literal, ShapedArray
 from ..tracing import current_trace, to_atom
-from ..tree_util import LEAF, children, flatten, leaf_count, unflatten
+from ..tree_util import LEAF, children, flatten, leaf_count, registration_advice, unflatten
 from .flat import FlatTrace, Static, inline, leaf_aval, leaf_positions, to_tracer, trace_flat
 from .ops import Ops, is_inexact
 from .jvp import jvp_graph
@@ -105,6 +105,7 @@ def check_grad_inputs(args: Sequence, argnums, what: str = "grad") -> None:
             raise TypeError(f"{what}: argnums {argnums} asks for argument {n}, but only "
                             f"{len(args)} positional arguments were given")
         for leaf in flatten(args[n])[0]:
+            refuse_unregistered(leaf, what)
             dtype = leaf_aval(leaf)[0].dtype if _is_numeric(leaf) else None
             if dtype is None or dtype.kind not in "fc":
                 got = dtype.name if dtype is not None else type(leaf).__name__
@@ -113,6 +114,14 @@ def check_grad_inputs(args: Sequence, argnums, what: str = "grad") -> None:
                     f"sub-dtype of np.inexact), but got {got} for argument {n}. An integer "
                     "has no derivative: convert it with .astype(float), or do not list it "
                     "in argnums")
+
+
+def refuse_unregistered(leaf, what: str) -> None:
+    """TypeError for an object with attributes where a tree of arrays belongs: the user
+    meant a node (a dataclass, a class of theirs) and must register it."""
+    if not _is_numeric(leaf) and hasattr(leaf, "__dict__") and not callable(leaf):
+        raise TypeError(f"{what}: an argument holds an object it cannot differentiate; "
+                        f"{registration_advice(leaf)}")
 
 
 def _is_numeric(leaf) -> bool:
@@ -243,6 +252,8 @@ def _ct_atoms(ft: FlatTrace, value_tree, cotangent, mask) -> list:
 def vjp(fun: Callable, *primals, has_aux: bool = False):
     """`(fun(*primals), vjp_fn)` (and aux, with has_aux) where `vjp_fn(cotangent)` gives the
     cotangents of the primals, a tuple like `primals` (JAX's `vjp`)."""
+    for leaf in flatten(primals)[0]:
+        refuse_unregistered(leaf, "vjp")
     ft = trace_flat(fun, primals, {})
     value_tree = _value_tree(ft, has_aux)
     active = [is_inexact(ft.input_aval(k)) for k in range(len(ft.inputs))]
@@ -322,6 +333,8 @@ def jvp_traced(fun, primals, tangents, has_aux=False):
     primals, tangents = tuple(primals), tuple(tangents)
     if flatten(primals)[1] != flatten(tangents)[1]:
         raise TypeError("jvp: primal and tangent arguments must have the same tree structure")
+    for leaf in flatten(primals)[0]:
+        refuse_unregistered(leaf, "jvp")
     ft = trace_flat(fun, primals, {})
     t_leaves = flatten(tangents)[0]
     nonzeros = [is_inexact(ft.input_aval(k)) for k in range(len(ft.inputs))]

@@ -19,7 +19,8 @@ import numpy as np
 
 from ..ir import ShapedArray
 from ..tracing import Tracer, caller_source, current_trace, to_atom
-from ..tree_util import broadcast_prefix, flatten, flatten_with_paths, unflatten
+from ..tree_util import (broadcast_prefix, flatten, flatten_with_paths, registration_advice,
+                         unflatten)
 from .api import Transformed, _name
 from .batching import batch_eval, with_batch
 from .flat import FlatTrace, Static, is_number, leaf_aval, to_tracer, trace_flat
@@ -70,10 +71,9 @@ def _leaf_axes(fun, in_axes, args, kwargs) -> tuple[list, list[int | None], list
                              f"corresponding value, got specification {spec!r} for argument "
                              f"{name}: {err}") from None
         paths += [path for path, _ in flatten_with_paths(arg, path=name)[0]]
-    for key, value in kwargs.items():
-        pairs = flatten_with_paths(value, path=key)[0]
-        axes += [0 if isinstance(leaf, (np.ndarray, Tracer)) else None for _, leaf in pairs]
-        paths += [path for path, _ in pairs]
+    pairs = flatten_with_paths(dict(kwargs))[0]            # in the order flatten gives them
+    axes += [0 if isinstance(leaf, (np.ndarray, Tracer)) else None for _, leaf in pairs]
+    paths += [path for path, _ in pairs]
     leaves = flatten((tuple(args), dict(kwargs)))[0]
     return leaves, [_normalized(a, leaf, path) for a, leaf, path in zip(axes, leaves, paths,
                                                                         strict=True)], paths
@@ -83,6 +83,9 @@ def _normalized(axis, leaf, path: str) -> int | None:
     if axis is None or leaf is None:
         return None
     shape = leaf_aval(leaf)[0].shape if (is_number(leaf) or isinstance(leaf, Tracer)) else None
+    if shape is None and hasattr(leaf, "__dict__"):
+        raise ValueError(f"vmap was requested to map argument {path} along axis {axis}, but "
+                         f"{registration_advice(leaf)} (or give it in_axes None)")
     if shape is None:
         raise ValueError(f"vmap was requested to map argument {path} along axis {axis}, but "
                          f"it is a {type(leaf).__name__}, not an array: give it in_axes None")

@@ -33,6 +33,9 @@ NAMESPACES = {"numpy": ("numpy", False), "compiled": ("psc_jit.array_api", False
 # failure counts as expected only when its message is psc_jit's refusal naming one of these.
 EXPECTED_REFUSALS = ("np.unique", "np.unique_all", "np.unique_counts", "np.unique_inverse",
                      "np.unique_values", "np.nonzero", "np.repeat with traced repeats")
+# Tests NumPy's namespace passes that a compiled run may still fail, each with why. Empty: at
+# 50 examples (standard 2023.12) every such test passes compiled, strict mode included.
+KNOWN_FAILURES: dict[str, str] = {}
 REFUSAL = re.compile(r"psc_jit\.core\.tracing\.(?:UnsupportedError|TraceError|"
                      r"ConcretizationError): (?P<message>.*)")
 
@@ -102,7 +105,8 @@ def regressions(baseline: Run, run: Run) -> tuple[list[str], list[str]]:
     refusals allowed in strict mode."""
     unexpected, expected = [], []
     for test_id, outcome in baseline.outcomes.items():
-        if outcome != "passed" or run.outcomes.get(test_id) == "passed":
+        if outcome != "passed" or run.outcomes.get(test_id) == "passed" or \
+                test_id in KNOWN_FAILURES:
             continue
         message = run.messages.get(test_id, f"outcome {run.outcomes.get(test_id)}")
         if run.mode == "strict" and expected_refusal(message):

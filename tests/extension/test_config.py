@@ -7,7 +7,7 @@ import psc_jit
 import pytest
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
-from psc_jit.core import EXECUTABLE_CACHE, TRACE_CACHE
+from psc_jit.core import EXECUTABLE_CACHE, TRACE_CACHE, Budget, budget
 
 pytestmark = [pytest.mark.ipython, pytest.mark.xla]
 
@@ -21,6 +21,8 @@ def shell():
     yield ip
     ip.run_line_magic("config", f"PscJit.cache_size = {size}")
     ip.run_line_magic("config", "PscJit.timing_budget = 1.0")
+    ip.run_line_magic("config", f"PscJit.max_equations = {Budget().max_equations}")
+    ip.run_line_magic("config", f"PscJit.max_compile_seconds = {Budget().max_compile_seconds}")
     ip.user_ns.pop("y", None)
 
 
@@ -60,3 +62,19 @@ def test_the_psc_jit_logger_reports_misses_compiles_and_fallbacks(shell, caplog)
     assert any("cache miss for logged: first run of this cell" in m for m in messages)
     assert any(m.startswith("compiled logged for (x: f64[4])") for m in messages)
     assert any("logged2 runs as plain Python" in m and "print()" in m for m in messages)
+
+
+def test_the_equation_budget_stops_a_cell_that_grows_past_it(shell):
+    shell.run_line_magic("config", "PscJit.max_equations = 20")
+    assert budget.current().max_equations == 20
+    shell.user_ns["items"] = list(range(40))
+    shell.run_cell_magic("psc_jit", "--quiet", "y = x\nfor k in items:\n    y = y * 2.0 + k\n")
+    report = psc_jit.last_report()
+    assert not report.compiled and "20 equations" in report.fallback_reason
+    np.testing.assert_array_equal(shell.user_ns["y"], _plain_doubling(np.arange(4.0), 40))
+
+
+def _plain_doubling(y, n):
+    for k in range(n):
+        y = y * 2.0 + k
+    return y

@@ -42,7 +42,7 @@ def test_timings_overview_compares_the_latest_timing_of_each_cell():
     rows = re.findall(r"<tr>(.*?)</tr>", html[html.index("<tbody>"):])
     assert [re.findall(r">([^<]*)</td>", row)[:2] for row in rows] == [
         ["chain", "a: f64[10]"], ["norms", "a: f64[10]"], ["chain", "a: f64[5]"]]
-    assert "8 ms (8 ms – 8 ms)" in rows[0] and "4×" in rows[0]   # the later chain run
+    assert "8 ms (8 ms – 8 ms)" in rows[0] and "4× faster<" in rows[0]   # the later chain run
     assert "500 MFLOP/s" in rows[0] and "954 MiB/s" in rows[0]
     chart = html[html.index("<svg"):]
     assert chart.count("<rect") == 6                              # plain and compiled per cell
@@ -76,3 +76,9 @@ def test_a_slower_call_says_which_part_dominates():
     text = report_text(report)
     assert "16× slower than plain Python" in text
     assert "why slower: Python dispatch takes 1.5 ms of the 1.53 ms call" in text
+
+
+@pytest.mark.pure
+def test_the_overview_says_slower_in_words():
+    html = timings_overview_html([_timed("tiny", "a: f64[3]", 1e-6, 4e-6)])
+    assert "4× slower<" in html and "0.25×" not in html

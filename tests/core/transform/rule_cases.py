@@ -230,5 +230,62 @@ FFT = [
          "irfft-2d-odd"),
 ]
 
+
+
+@dataclass(frozen=True)
+class Matrix(Float):
+    """A (stack of) matrices where the factorization is smooth: `spd` positive definite,
+    `dominant` with a large diagonal (triangles far from singular, LU pivots that do not
+    change under a small step), `general` random."""
+    structure: str = "general"
+
+    def draw(self, rng: np.random.Generator) -> np.ndarray:
+        x = super().draw(rng)
+        n = self.shape[-1]
+        if self.structure == "spd":
+            return x @ np.conj(np.swapaxes(x, -1, -2)) + n * np.eye(n, dtype=self.dtype)
+        if self.structure == "dominant":
+            return x + 2 * n * np.eye(n, dtype=self.dtype)
+        return x
+
+
+def _solve_case(label, b_shape, dtype=F64, **params):
+    params = {"left_side": True, "lower": True, "transpose_a": "NO_TRANSPOSE",
+              "unit_diagonal": False, **params}
+    return Case("triangular_solve", (Matrix((3, 3), dtype=dtype, structure="dominant"),
+                                     Float(b_shape, dtype=dtype)), params, label)
+
+
+LINALG = [
+    _solve_case("left-lower", (3, 2)),
+    _solve_case("right-upper-transposed", (2, 3), left_side=False, lower=False,
+                transpose_a="TRANSPOSE"),
+    _solve_case("unit-adjoint-complex", (3, 2), C128, transpose_a="ADJOINT", unit_diagonal=True),
+    Case("triangular_solve", (Matrix((2, 3, 3), structure="dominant"), Float((2, 3, 1))),
+         {"left_side": True, "lower": False, "transpose_a": "NO_TRANSPOSE",
+          "unit_diagonal": False}, "batched-upper"),
+    Case("cholesky", (Matrix((3, 3), structure="spd"),)),
+    Case("cholesky", (Matrix((2, 3, 3), dtype=C128, structure="spd"),), label="complex-batched"),
+    Case("lu", (Matrix((3, 3), structure="dominant"),)),
+    Case("lu", (Matrix((2, 4, 4)),), label="pivoting"),
+    Case("eigh", (Matrix((3, 3)),), {"lower": True, "compute_v": True}),
+    Case("eigh", (Matrix((3, 3)),), {"lower": False, "compute_v": False}, "values-upper"),
+    Case("svd", (Matrix((3, 3)),), {"full_matrices": False, "compute_uv": False}, "values"),
+    Case("svd", (Matrix((4, 3)),), {"full_matrices": False, "compute_uv": True}, "tall"),
+    Case("svd", (Matrix((2, 4)),), {"full_matrices": False, "compute_uv": True}, "wide"),
+    Case("svd", (Matrix((3, 3)),), {"full_matrices": True, "compute_uv": True}, "square-full"),
+    Case("geqrf", (Matrix((3, 3)),), label="square"),
+    Case("geqrf", (Matrix((4, 2)),), label="tall"),
+    Case("geqrf", (Matrix((2, 4)),), label="wide"),
+    Case("geqrf", (Matrix((2, 3, 3), dtype=C128),), label="complex-batched"),
+    Case("householder_product", (Float((4, 3)), Float((3,)))),
+    Case("householder_product", (Float((4, 4)), Float((2,))), label="fewer-reflectors"),
+    Case("householder_product", (Float((3, 2), dtype=C128), Float((2,), dtype=C128)),
+         label="complex"),
+    Case("householder_apply", (Float((4, 3)), Float((3,)), Float((4, 2)))),
+    Case("householder_apply", (Float((3, 3), dtype=C128), Float((2,), dtype=C128),
+                               Float((3, 1), dtype=C128)), label="complex"),
+]
+
 CASES = (ELEMENTWISE + ARITHMETIC + TRANSCENDENTAL + REDUCTIONS + STRUCTURAL + CONTRACTION
-         + CONTROL + FFT)
+         + CONTROL + FFT + LINALG)

@@ -1,0 +1,56 @@
+"""Kernel -> Interrupt during a long compiled run: a real IPython shell in a subprocess gets
+SIGINT while XLA runs a long rolled loop. The interrupt takes effect within a second, leaves
+the namespace as it was, and the shell keeps working (no crash: the child runs with
+faulthandler, so a segfault would print its stack). PSC_INTERRUPT_ROUNDS sets how many
+interrupts (3 by default, to keep the suite short; run it with 12 to look for rare crashes).
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.ipython, pytest.mark.xla]
+
+CHILD = Path(__file__).with_name("interrupt_child.py")
+TRIP_COUNT = int(os.environ.get("PSC_INTERRUPT_TRIPS", "150000"))   # seconds of XLA's time
+ROUNDS = int(os.environ.get("PSC_INTERRUPT_ROUNDS", "3"))
+WAITS_BEFORE_INTERRUPT = (0.5, 0.05, 0.2, 1.0)     # into the dispatch, the wait, ...
+
+
+def next_json(child) -> dict:
+    """The child's next JSON line (IPython prints the KeyboardInterrupt to stdout too)."""
+    for line in child.stdout:
+        if line.startswith("{"):
+            return json.loads(line)
+    return {}
+
+
+def test_interrupt_stops_a_long_run_within_a_second_and_changes_nothing():
+    child = subprocess.Popen([sys.executable, "-X", "faulthandler", str(CHILD),
+                              str(TRIP_COUNT), str(ROUNDS)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        latencies = []
+        for round_ in range(ROUNDS):
+            line = child.stdout.readline()
+            assert line.startswith("go"), line + child.stderr.read()
+            time.sleep(WAITS_BEFORE_INTERRUPT[round_ % len(WAITS_BEFORE_INTERRUPT)])
+            sent = time.monotonic()
+            child.send_signal(signal.SIGINT)
+            outcome = next_json(child)
+            assert outcome.get("interrupted"), (outcome, child.stderr.read())
+            assert outcome["unchanged"]
+            latencies.append(outcome["ended"] - sent)
+        after = next_json(child)
+        assert after["after"]
+        assert child.wait(timeout=120) == 0, child.stderr.read()
+    finally:
+        if child.poll() is None:
+            child.kill()
+    print("seconds from SIGINT to KeyboardInterrupt:", " ".join(f"{t:.3f}" for t in latencies))
+    assert max(latencies) < 1.0, latencies

@@ -1,0 +1,83 @@
+"""The cell fuzzer's parts, and a small budget of it: drawn cells run plain and through
+`%%psc_jit` (in a worker process) must end alike. `make fuzz` runs the same for minutes."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from cellgen import Scenario, scenarios
+from cell_oracle import compare_step, difference, namespace_difference
+from cell_worker import Worker
+
+pytestmark = [pytest.mark.ipython, pytest.mark.xla]
+
+# Effects on the user's objects (item 4 of issue 14, worked on apart): the budget leaves the
+# statements that make them out; `make fuzz` draws them (test_fuzz_regressions.py has each).
+OPEN_DEFECTS = ("dict", "list", "attribute")
+# Failures of a kind that is open, with its xfail test in test_fuzz_regressions.py: XLA's
+# simplifier makes `convert(bool) * x` a select, and -0.0 comes out +0.0.
+OPEN_CATEGORIES = ("signed zero",)
+
+
+@pytest.fixture(scope="module")
+def worker():
+    w = Worker()
+    yield w
+    w.stop()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(scenarios(leave_out=OPEN_DEFECTS))
+def test_drawn_cells_end_as_plain_python(worker, scenario):
+    outcome = worker.run(scenario)
+    if outcome.failure is not None and outcome.failure[0] in OPEN_CATEGORIES:
+        return
+    assert outcome.failure is None, f"{outcome.failure}\n{scenario.text()}"
+
+
+def test_a_crash_is_a_failure_with_its_cell(worker):
+    scenario = Scenario("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)", "y = 1", ())
+    outcome = worker.run(scenario)
+    assert outcome.failure[0] == "crash"
+    assert worker.run(Scenario("a = np.ones(3)", "y = a * 2", ())).failure is None
+
+
+def test_the_worker_reports_a_fallback_with_its_reason(worker):
+    outcome = worker.run(Scenario("a = np.arange(4.0)", "y = float(a[1])", ()))
+    assert outcome.failure is None and outcome.runs == 1
+    assert "Python float" in outcome.fallbacks[0]
+
+
+def test_a_scenario_reads_as_cells_a_user_can_paste():
+    text = Scenario("a = np.ones(3)", "a += 1", ("a = a * 2",), "--traced n").text()
+    assert text.splitlines() == ["# setup", "a = np.ones(3)", "%%psc_jit --traced n", "a += 1",
+                                 "# change", "a = a * 2", "# re-run the %%psc_jit cell"]
+
+
+def test_the_oracle_sees_dtype_type_and_value():
+    assert difference(np.float32(1), np.float64(1), "y") is not None
+    assert difference(1, np.int64(1), "y") is not None
+    assert difference(np.ones(3), np.ones(3) + 1e-15, "y") is None
+    assert difference(np.ones(3, np.float32), np.ones(3, np.float32) * 1.01, "y") is not None
+    assert "sign of a zero" in difference(np.array([0.0]), np.array([-0.0]), "y")
+    assert difference(np.array([np.nan]), np.array([np.nan]), "y") is None
+    assert difference({"k": [1.0]}, {"k": [1.0]}, "d") is None
+    assert difference([1.0], [], "L") is not None
+
+
+def test_the_oracle_sees_names_aliases_and_exceptions():
+    a = np.ones(3)
+    assert "unbound" in namespace_difference({"i"}, {}, {"i": 2})
+    assert "share memory" in namespace_difference({"a", "b"}, {"a": a, "b": a},
+                                                  {"a": a, "b": a.copy()})
+    errors = (ValueError("x"), None)
+    assert compare_step("run 1", set(), {}, {}, errors)[0] == "exception"
+    errors = (ValueError("x"), ValueError("x"))
+    assert compare_step("run 1", set(), {}, {}, errors) is None
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(scenarios())
+def test_drawn_scenarios_parse_and_name_what_they_bind(scenario):
+    assert scenario.cell.strip()
+    assert {"a", "w", "b"} <= scenario.names()
+    assert "np" not in scenario.names()
