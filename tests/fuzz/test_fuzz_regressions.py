@@ -94,8 +94,6 @@ def test_an_accumulator_started_as_a_python_float_still_compiles(shell):
     assert not outcome.fallbacks
 
 
-
-
 @pytest.mark.xfail(strict=True, reason="a compiled cell that raises at run time writes none of "
                    "its names, where plain Python has bound those assigned before the failing "
                    "line (issue 14 items 3 and 6, worked on apart)")
