@@ -78,12 +78,18 @@ def _is_namedtuple(value) -> bool:
     return isinstance(value, tuple) and hasattr(type(value), "_fields")
 
 
+def _node_type(value) -> type:
+    """The container type a value is as a node: its type, or the one a subclass stands in
+    for (`__psc_tree_type__`: the watched lists and dicts of `control.effects`)."""
+    return getattr(type(value), "__psc_tree_type__", type(value))
+
+
 def _is_node(value, node_types) -> bool:
     if _is_namedtuple(value):
         return NAMEDTUPLE in node_types
     if type(value) in _REGISTRY:
         return REGISTERED in node_types
-    return type(value) in node_types
+    return _node_type(value) in node_types
 
 
 def is_node(value) -> bool:
@@ -127,7 +133,7 @@ def _children(value, path: str, keep_order: bool = False
         return [(child_path(path, REGISTERED, n), v) for n, v in zip(names, kids, strict=True)
                 ], (REGISTERED, (type(value), aux))
     return [(child_path(path, "list", i), v) for i, v in enumerate(value)], \
-        (type(value).__name__, None)
+        (_node_type(value).__name__, None)
 
 
 def flatten_with_paths(tree, node_types=CONTAINERS, path: str = "", keep_order: bool = False

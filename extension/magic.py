@@ -72,6 +72,7 @@ class PscJitMagics(Magics):
         With --grad OUT --wrt NAME..., the gradient of the scalar OUT with respect to each NAME
         is bound as dOUT_dNAME too.
         """
+        __tracebackhide__ = True    # IPython shows the cell's line, not ours
         options = dataclasses.replace(self._options(line),
                                       budget=self.settings.timing_budget)
         from .display import progress_display, show_report

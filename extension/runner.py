@@ -11,6 +11,7 @@ import contextlib
 import io
 import logging
 import time
+import warnings
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -123,6 +124,7 @@ class CellRunner:
             progress: Callable[[str], None] | None = None) -> tuple[RunReport, Any]:
         """(report, value of the cell's last expression or None). `progress(stage)`, if given,
         is called as each of PROGRESS_STAGES that this run needs starts."""
+        __tracebackhide__ = True    # IPython shows the cell's line, not ours
         self._progress = progress or _no_progress
         analysis = analyze_cell(source)
         identity = options.name or cell_id or analysis.digest
@@ -139,7 +141,9 @@ class CellRunner:
         try:
             return self._run_compiled(report, analysis, identity, options)
         except _Fallback as fb:
-            return self._fallback(report, analysis, fb.reason, options)
+            reason = fb.reason
+        # outside the handler: the plain run's own error is not shown chained to the fallback
+        return self._fallback(report, analysis, reason, options)
 
     def clear_programs(self) -> None:
         """Forget the cells' programs (with the caches cleared, their memos point nowhere)."""
@@ -147,6 +151,7 @@ class CellRunner:
 
     # -- the compiled path ---------------------------------------------------------------------
     def _run_compiled(self, report, analysis, identity, options):
+        __tracebackhide__ = True    # IPython shows the cell's line, not ours
         program = self._program(analysis, identity, options)
         values = [self.user_ns[n] for n in program.inputs]
         jitted = program.jitted
@@ -267,16 +272,16 @@ class CellRunner:
             return {n: ns[n] for n in names if n in ns} | {
                 n: fresh[n] for n in program.inputs if n in fresh}
 
-        def fast(fresh):
-            leaves = [fresh[n] for n in program.inputs]
-            extra = compiled.reads.check(leaves)
-            result, _ = compiled.run(leaves + (extra or []))
+        def fast(fresh):       # the call as a re-run makes it (lists and dicts flattened)
+            (result, _), _ = program.jitted.time_call(*(fresh[n] for n in program.inputs))
             return result | {n: fresh[n] for n in program.inputs}
 
-        self._progress("time plain Python")
-        plain_times, plain_out = time_runs(plain, arguments, options.budget)
-        self._progress("time compiled")
-        compiled_times, compiled_out = time_runs(fast, arguments, options.budget)
+        with warnings.catch_warnings():     # the cell's warnings were shown once, by its run
+            warnings.simplefilter("ignore")
+            self._progress("time plain Python")
+            plain_times, plain_out = time_runs(plain, arguments, options.budget)
+            self._progress("time compiled")
+            compiled_times, compiled_out = time_runs(fast, arguments, options.budget)
         diffs = {n: largest_difference(plain_out[n], compiled_out[n])
                  for n in plain_out if n in compiled_out and _is_numeric(plain_out[n])}
         first = report.stage_seconds.get("run", compiled_times[0])
@@ -306,6 +311,7 @@ class CellRunner:
 
     # -- the plain path ------------------------------------------------------------------------
     def _fallback(self, report, analysis, reason: str, options):
+        __tracebackhide__ = True    # IPython shows the cell's line, not ours
         report.fallback_reason = reason
         if options.grad is not None:
             raise PscJitError(f"{report.name}: --grad needs the cell compiled, and it was not: "
@@ -347,6 +353,7 @@ def _plain_code(analysis: CellAnalysis):
 
 def run_plain(analysis: CellAnalysis, user_ns: dict):
     """Run the cell as plain Python in the namespace; return its last expression's value."""
+    __tracebackhide__ = True    # IPython shows the cell's line, not ours
     tree = parse_cell(analysis.source, analysis.filename, analysis.line_offset)
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):

@@ -152,6 +152,7 @@ class Compiled:
         """Execute with the call's leaves (argument leaves, then implicit inputs); write
         mutated inputs back; rebuild outputs. `marks`, when given, gets the clock before the
         inputs go to XLA, after they are there, and after XLA's run (see `CallBreakdown`)."""
+        __tracebackhide__ = True    # IPython shows the cell's line, not ours
         result = self._result
         if self._arrays_only:
             inputs = [leaves[i] for i in self._positions]

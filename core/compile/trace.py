@@ -5,12 +5,15 @@ the graph, what it read beyond its arguments (`control.reads`), how to rebuild i
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable
 
 import numpy as np
 
 from .. import passes
+from ..control.effects import (AttributeSnapshot, refuse_attribute_changes,
+                               replay_or_refuse_warnings, watched_arguments)
 from ..control.reads import Reads, Recorder, check_error_state, recording
 from ..control.runtime import unroll_notes
 from ..ir import Graph
@@ -41,7 +44,7 @@ class TraceResult:
     out_specs: tuple[OutSpec, ...]
     mutated: tuple[tuple[int, int], ...]    # (leaf position, graph output index)
     trace_seconds: float
-    checks: tuple[tuple[str, type], ...] = ()   # run-time checks: (message, error)
+    checks: tuple[tuple, ...] = ()     # run-time checks: (message, error, source of the line)
     check_index: int = -1                       # graph outputs: oks, then reported values
     reads: Reads = Reads()
     inputs: tuple[tuple[int, Any], ...] = ()    # per graph input: (leaf position, dtype of a
@@ -66,12 +69,20 @@ def trace_function(call: Callable[[dict], Any], spec: CallSpec,
         by_object.setdefault(id(value), tracer)
         tracers[i] = tracer
         leaf_values[i] = tracer
-    arguments = unflatten(spec.signature.structure, leaf_values)
+    arguments = watched_arguments(unflatten(spec.signature.structure, leaf_values))
     recorder = Recorder(trace, list(spec.leaves), tracers, spec.paths)
+    attributes = AttributeSnapshot(spec.leaves, spec.paths)
     try:
         check_error_state()
-        with tracing(trace), recording(recorder):
-            result = call(arguments)
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            with tracing(trace), recording(recorder):
+                result = call(arguments)
+        replay_or_refuse_warnings(warned)
+        changed = attributes.restore() + recorder.attributes.restore() + \
+            recorder.bindings.restore()
+        if changed:
+            raise refuse_attribute_changes(changed)
     except BudgetExceeded as err:
         notes = unroll_notes(trace.to_graph((), ()), limit=0)
         raise BudgetExceeded(err.message, err.source, "; ".join(notes) or err.hint) from None
@@ -84,6 +95,9 @@ def trace_function(call: Callable[[dict], Any], spec: CallSpec,
             "(np.zeros, np.empty_like(x), ...) so that psc_jit traces it, or pass it in as an "
             "argument") from err
     finally:
+        attributes.restore()
+        recorder.attributes.restore()
+        recorder.bindings.restore()
         on_reads(recorder.finish())
     n = len(spec.leaves)
     tracers.update({n + k: t for k, t in enumerate(recorder.input_tracers)})
@@ -142,8 +156,14 @@ def _finish_trace(trace, spec, tracers, leaves, result, start, reads) -> TraceRe
     graph = passes.simplify(trace.to_graph(in_vars, out_atoms))
     return TraceResult(graph, out_structure, tuple(out_specs), tuple(mutated),
                        time.perf_counter() - start,
-                       tuple((c.message, c.error) for c in trace.checks), check_index,
-                       reads, inputs)
+                       _check_records(trace), check_index, reads, inputs)
+
+
+def _check_records(trace) -> tuple[tuple, ...]:
+    """(message, error, source) of each run-time check: source is the user's line that
+    computed its condition, where the error is shown raised."""
+    made_at = {v: e.source for e in trace.eqns for v in e.outs} if trace.checks else {}
+    return tuple((c.message, c.error, made_at.get(c.ok)) for c in trace.checks)
 
 
 def _graph_inputs(tracers: dict[int, Tracer], leaves) -> tuple[tuple[int, Any], ...]:

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..tracing import Trace, Tracer, UnsupportedError, adopting, context_value, is_traced_value
+from .effects import AttributeSnapshot, GlobalsSnapshot, watched_copy
 from .sources import (FETCH_ERRORS, Guard, ImplicitInput, Missing, Source, describe_key,
                       key_aval, modes_text, short_repr, strict_error_modes, value_key)
 
@@ -143,6 +144,10 @@ class Recorder:
         self._arg_arrays = tuple(i for i, _ in self._by_array.values())
         self._sources: dict[int, tuple[Any, Source]] = {}
         self._elements: dict[int, tuple[np.ndarray, Source]] = {}
+        self.attributes = AttributeSnapshot()      # of objects read from outside
+        self.bindings = GlobalsSnapshot()          # of the globals of functions it runs
+        for value in arg_leaves:
+            self.bindings.add_function(value)
         for i, (name, value) in enumerate(zip(arg_names, arg_leaves, strict=True)):
             if i not in arg_tracers and _has_attributes(value):
                 self._sources[id(value)] = (value, Source("arg", i, name))
@@ -195,9 +200,22 @@ class Recorder:
                        else value)
         if _has_attributes(value):
             self._sources.setdefault(id(value), (value, source))
+            self.attributes.add(value, source.text())
+        self.bindings.add_function(value)
         if type(value) in (list, dict):
             self._container(value, source)
+            return self._watched(value, source)
         return value
+
+    def _watched(self, value, source: Source):
+        """The code sees a watched copy of a list or dict from outside (the same items): a
+        change to it is refused at its line, and the user's own is never touched."""
+        key = ("watched",) + source.key
+        copy = self._by_source.get(key)
+        if copy is None:
+            copy = self._by_source[key] = watched_copy(value)
+            self._sources[id(copy)] = (copy, source)
+        return copy
 
     def _container(self, value, source: Source) -> None:
         """A list or dict read from outside: its length (or keys) is guarded, as loops over
@@ -363,6 +381,7 @@ def load(value, info: FunctionInfo, name: str):
         source = Source("global", info.globals, name, reader=info.label)
     else:
         return value                  # a builtin
+    recorder.bindings.add(info.globals)
     return recorder.read(value, source)
 
 

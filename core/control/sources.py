@@ -15,6 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ir import ShapedArray
+from ..numpy.base import strict_error_modes
 from ..tracing import SUPPORTED_DTYPES
 
 # -- sources: how to fetch a value again ------------------------------------------------------
@@ -229,27 +230,6 @@ def key_aval(key) -> tuple[ShapedArray, str, tuple | None]:
 
 
 # -- NumPy's error state -----------------------------------------------------------------------
-
-def strict_error_modes() -> tuple[tuple[str, str], ...]:
-    """The floating-point errors NumPy's error state asks to raise on (or call a function
-    for): `(('divide', 'raise'),)`. Compiled code returns inf and nan instead, so that state
-    is what a compiled program assumes (warnings and ignoring give the same values).
-    Checked on every re-run: NumPy replaces its error-state object whenever the state
-    changes (np.seterr, np.errstate), so the answer is kept for the object last seen."""
-    state = _ERROR_STATE.get() if _ERROR_STATE is not None else None
-    seen = _last_error_state
-    if state is not None and seen[0] is state:
-        return seen[1]
-    modes = tuple((k, v) for k, v in np.geterr().items() if v in ("raise", "call"))
-    seen[:] = [state, modes]
-    return modes
-
-
-# NumPy's own context variable for its error state (np.geterr() reads it; about 1 µs).
-_ERROR_STATE = getattr(getattr(getattr(np, "_core", None), "_ufunc_config", None),
-                       "_extobj_contextvar", None)
-_last_error_state: list = [None, ()]
-
 
 def modes_text(modes) -> str:
     if isinstance(modes, Missing):

@@ -293,3 +293,39 @@ def reduction_axes(axis, ndim: int) -> tuple[int, ...]:
 
 def keepdims_shape(shape, axes):
     return tuple(1 if i in axes else d for i, d in enumerate(shape))
+
+
+# -- NumPy's error state -----------------------------------------------------------------------
+
+def strict_error_modes() -> tuple[tuple[str, str], ...]:
+    """The floating-point errors NumPy's error state asks to raise on (or call a function
+    for): `(('divide', 'raise'),)`. Compiled code returns inf and nan instead, so that state
+    is what a compiled program assumes (warnings and ignoring give the same values).
+    Checked on every re-run: NumPy replaces its error-state object whenever the state
+    changes (np.seterr, np.errstate), so the answer is kept for the object last seen."""
+    state = _ERROR_STATE.get() if _ERROR_STATE is not None else None
+    seen = _last_error_state
+    if state is not None and seen[0] is state:
+        return seen[1]
+    modes = tuple((k, v) for k, v in np.geterr().items() if v in ("raise", "call"))
+    seen[:] = [state, modes]
+    return modes
+
+
+# NumPy's own context variable for its error state (np.geterr() reads it; about 1 µs).
+_ERROR_STATE = getattr(getattr(getattr(np, "_core", None), "_ufunc_config", None),
+                       "_extobj_contextvar", None)
+_last_error_state: list = [None, ()]
+
+
+def refuse_raising_error_state() -> None:
+    """A NumPy operation traced while NumPy's error state asks to raise (np.errstate in the
+    traced code): compiled code computes inf and nan where NumPy would raise, so refuse."""
+    modes = strict_error_modes()
+    if modes:
+        text = ", ".join(f"{k}={v!r}" for k, v in modes)
+        raise UnsupportedError(
+            f"NumPy's error state asks to {modes[0][1]} on floating-point errors here "
+            f"(np.errstate({text})), and compiled code does not check for them",
+            caller_source(), "run this cell without psc_jit, or compute it outside the "
+            "np.errstate block")

@@ -10,9 +10,11 @@ import numpy as np
 
 from ..primitives import concatenate_p, reshape_p
 from ..tracing import Tracer, bind, current_trace, tracing
-from .base import convert, ensure_tracer
+from .base import convert, dtype_of, ensure_tracer, result_type
 from .reductions import np_all, np_max, np_min
-from .ufuncs import call_ufunc, np_where
+from .ufuncs import SPECIAL_UFUNCS, call_ufunc, np_where
+
+NEGATIVE_POWER = "Integers to negative integer powers are not allowed."
 
 
 def require_int_convertible(value: Tracer, dtype: np.dtype) -> None:
@@ -51,6 +53,23 @@ def require_in_bounds(index: Tracer, n: int, axis: int) -> None:
     trace.require(ok, value, f"index {{}} is out of bounds for axis {axis} with size {n}")
 
 
+def checked_power(x, y, _power=SPECIAL_UFUNCS[np.power]):
+    """np.power, with NumPy's ValueError for an integer raised to a negative integer power
+    (XLA computes a number instead): at once for a known exponent, else checked by the run
+    before anything is written back."""
+    if result_type(x, y).kind in "iu" and dtype_of(y).kind == "i":
+        if isinstance(y, Tracer):
+            if y.size:
+                current_trace().require(np_all(call_ufunc(np.greater_equal, y, 0)),
+                                        ensure_tracer(np.int64(0)), NEGATIVE_POWER, ValueError)
+        elif np.any(np.asarray(y) < 0):
+            raise ValueError(NEGATIVE_POWER)
+    return _power(x, y)
+
+
+SPECIAL_UFUNCS[np.power] = checked_power
+
+
 def check_outputs(trace) -> list:
     """Two graph outputs for the trace's run-time checks: bool[k] (each holds) and int64[k]
     (the value each reports)."""
@@ -64,9 +83,21 @@ def check_outputs(trace) -> list:
 
 
 def verify_checks(checks, ok: np.ndarray, values: np.ndarray) -> None:
-    """Raise the first failed check's error, as NumPy would have raised it."""
+    """Raise the first failed check's error, as NumPy would have raised it, shown raised at
+    the user's line that the check guards."""
+    __tracebackhide__ = True    # IPython shows the cell's line, not ours
     if ok.all():
         return
     i = int(np.argmin(ok))
-    message, error = checks[i]
-    raise error(message.format(int(values[i])))
+    message, error, source = checks[i]
+    raise_at(error(message.format(int(values[i]))), source)
+
+
+def raise_at(error: Exception, source) -> None:
+    """Raise `error` from a frame at `source` (a file and line, a cell's too: its lines are in
+    linecache), so that the traceback ends at the user's line as plain Python's would."""
+    __tracebackhide__ = True    # IPython shows the cell's line, not ours
+    if source is None or not source.file or source.line < 1:
+        raise error
+    code = compile("\n" * (source.line - 1) + "raise error", source.file, "exec")
+    exec(code, {"error": error, "__name__": "__psc_jit_run__"})

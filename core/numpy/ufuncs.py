@@ -12,14 +12,16 @@ from ..primitives import select_p, ufunc_primitives
 from ..tracing import DataDependentShapeError, Tracer, bind, current_trace
 from .affine import track
 from .base import (WEAK_PYTHON_TYPE, as_kind, assign_into, broadcast_to, convert, convert_result,
-                   dtype_of, elementwise, ensure_tracer, implements, is_weak, resolve_type,
-                   result_type, shape_of, unsupported)
+                   dtype_of, elementwise, ensure_tracer, implements, is_weak,
+                   refuse_raising_error_state, resolve_type, result_type, shape_of,
+                   unsupported)
 
 # The elementwise primitive each ufunc is, from the primitives' own records.
 UFUNC_PRIMITIVES = ufunc_primitives()
 
 
 def call_ufunc(ufunc: np.ufunc, *inputs, **kwargs):
+    refuse_raising_error_state()
     out = kwargs.pop("out", None)
     dtype = kwargs.pop("dtype", None)
     where = kwargs.pop("where", True)

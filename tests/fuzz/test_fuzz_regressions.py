@@ -94,10 +94,6 @@ def test_an_accumulator_started_as_a_python_float_still_compiles(shell):
     assert not outcome.fallbacks
 
 
-EFFECTS = "effects on the user's objects are dropped or leak tracers (issue 14 item 4, " \
-          "worked on apart)"
-
-
 @pytest.mark.xfail(strict=True, reason="a compiled cell that raises at run time writes none of "
                    "its names, where plain Python has bound those assigned before the failing "
                    "line (issue 14 items 3 and 6, worked on apart)")
@@ -105,17 +101,14 @@ def test_names_assigned_before_a_run_time_error_are_bound(shell):
     ends_as_plain(shell, "K = 2.0\nZ = 0.0", "x0 = K * 2\nx1 = 1 / Z")
 
 
-@pytest.mark.xfail(strict=True, reason=EFFECTS)
 def test_a_dict_item_set_in_the_cell(shell):
     ends_as_plain(shell, "a = np.arange(3.0)\nd = {}", "d['k'] = a.sum()", ["a = a + 1"])
 
 
-@pytest.mark.xfail(strict=True, reason=EFFECTS)
 def test_a_list_appended_in_the_cell(shell):
     ends_as_plain(shell, "a = np.arange(3.0)\nL = []", "L.append(a.max())", ["a = a + 1"])
 
 
-@pytest.mark.xfail(strict=True, reason=EFFECTS)
 @pytest.mark.parametrize("value", ["a.sum()", "a > 1", "K"])
 def test_an_attribute_set_in_the_cell_gets_the_value_not_a_tracer(shell, value):
     ends_as_plain(shell, "a = np.arange(3.0)\nK = 2.0\nclass Cfg:\n    pass\ncfg = Cfg()",

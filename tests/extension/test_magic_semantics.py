@@ -1,0 +1,243 @@
+"""A compiled cell ends as the plain cell does, through a real IPython shell (issue 14, items
+3-6): NumPy's errors raised before anything is written, effects on Python objects and
+warnings happening exactly as often as in plain Python, aliased inputs updated once, and a
+run-time error's traceback about as short as plain Python's."""
+import contextlib
+import io
+import re
+import warnings
+
+import numpy as np
+import psc_jit
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+pytestmark = [pytest.mark.ipython, pytest.mark.xla]
+
+NAMES = ("a", "b", "c", "d", "L", "G", "obj", "p", "x", "y", "h", "k", "w", "C", "j", "i",
+         "counter", "count", "last", "keep")
+
+
+@pytest.fixture
+def shell():
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "psc_jit")
+    ip.run_cell("import numpy as np")
+    yield ip
+    for name in NAMES:
+        ip.user_ns.pop(name, None)
+
+
+def run(shell, cell, line="--quiet"):
+    """Run the cell through the magic as a user would (errors shown, not raised): the result
+    and the report."""
+    result = shell.run_cell(f"%%psc_jit {line}\n{cell}")
+    return result, psc_jit.last_report()
+
+
+def plain(shell, cell, names):
+    """The plain cell on copies of `names` (arrays copied): (namespace, error)."""
+    namespace = dict(shell.user_ns)
+    namespace.update({n: np.copy(namespace[n]) for n in names})
+    try:
+        exec(cell, namespace)
+    except Exception as err:  # noqa: BLE001 (the plain cell's own error, compared below)
+        return namespace, err
+    return namespace, None
+
+
+# -- item 3: NumPy's errors, before anything is written ------------------------------------------
+
+@pytest.mark.parametrize("exponent", [np.int64(-1), np.array([1, -1, 2, 3]), -1,
+                                      np.array([[2], [-3]], np.int32)])
+def test_integer_to_negative_power_raises_valueerror_and_writes_nothing(shell, exponent):
+    shell.user_ns.update(b=np.arange(1, 5), p=exponent)
+    shell.user_ns.pop("y", None)
+    for _ in range(2):                                     # first run and re-run
+        result, _ = run(shell, "y = b ** p", "--quiet --name negpow")
+        assert type(result.error_in_exec) is ValueError
+        assert str(result.error_in_exec) == "Integers to negative integer powers are not allowed."
+        assert "y" not in shell.user_ns
+
+
+def test_integer_power_with_nonnegative_exponents_compiles_and_rechecks(shell):
+    shell.user_ns.update(b=np.arange(1, 5), p=np.array([0, 1, 2, 3]))
+    result, report = run(shell, "y = b ** p", "--quiet --name pospow")
+    assert result.success and report.compiled
+    np.testing.assert_array_equal(shell.user_ns["y"], np.arange(1, 5) ** np.array([0, 1, 2, 3]))
+    shell.user_ns["p"] = np.array([0, 1, -2, 3])           # the same program, now failing
+    shell.user_ns["y"] = before = np.zeros(4, int)
+    result, report = run(shell, "y = b ** p", "--quiet --name pospow")
+    assert report.cache_hit and type(result.error_in_exec) is ValueError
+    assert shell.user_ns["y"] is before
+
+
+def test_errstate_raise_inside_the_cell_raises_floatingpointerror(shell):
+    shell.user_ns.update(x=np.array([0.0, 1.0, -1.0]), y="before")
+    cell = "with np.errstate(invalid='raise'):\n    y = np.sqrt(x)"
+    for _ in range(2):
+        result, report = run(shell, cell, "--quiet --name errstate")
+        assert type(result.error_in_exec) is FloatingPointError
+        assert str(result.error_in_exec) == "invalid value encountered in sqrt"
+        assert not report.compiled and "np.errstate(invalid='raise')" in report.fallback_reason
+        assert shell.user_ns["y"] == "before"
+
+
+def test_seterr_raise_before_a_rerun_raises_then_compiles_again_after_reset(shell):
+    shell.user_ns.update(x=np.array([0.0, 1.0, -1.0]))
+    result, report = run(shell, "y = 1.0 / x", "--quiet --name seterr")
+    assert result.success and report.compiled
+    shell.user_ns["y"] = "before"
+    old = np.seterr(divide="raise")
+    try:
+        result, report = run(shell, "y = 1.0 / x", "--quiet --name seterr")
+    finally:
+        np.seterr(**old)
+    assert type(result.error_in_exec) is FloatingPointError
+    assert "np.seterr(divide='raise')" in report.fallback_reason
+    assert shell.user_ns["y"] == "before"
+    result, report = run(shell, "y = 1.0 / x", "--quiet --name seterr")
+    assert result.success and report.compiled
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal(shell.user_ns["y"], 1.0 / shell.user_ns["x"])
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "int8", "uint64", "uint32",
+                                   "uint16", "uint8"])
+def test_float_to_int_cast_of_nan_inf_and_out_of_range_gives_numpys_values(shell, dtype):
+    values = np.array([np.nan, np.inf, -np.inf, 1e300, -1e300, 3.7, -5.0, 2.0 ** 31, 3e9,
+                       -3e9, 2.0 ** 63, 1.5e19, 70000.0, -0.9])
+    shell.user_ns["x"] = values
+    result, report = run(shell, f"y = x.astype(np.{dtype})")
+    assert result.success and report.compiled
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = values.astype(dtype)
+    assert shell.user_ns["y"].dtype == want.dtype
+    np.testing.assert_array_equal(shell.user_ns["y"], want)
+
+
+# -- item 4: effects on Python objects -------------------------------------------------------------
+
+EFFECT_CELLS = {
+    "dict item": ("d['total'] = x.sum()", "line 2: 'd['total'] = x.sum()'"),
+    "list append": ("L.append(x.sum())", "line 2: 'L.append(x.sum())'"),
+    "list +=": ("L += [x.sum()]", "line 2: 'L += [x.sum()]'"),
+    "dict update": ("d.update(total=x.max())", "line 2: 'd.update(total=x.max())'"),
+    "after a result": ("y = x * 2\nL.append(y.sum())", "line 3: 'L.append(y.sum())'"),
+    "attribute": ("obj.total = x.sum()", "sets obj.total"),
+    "helper appends to a global": ("y = h(x)", "'G.append(v.sum())'"),
+    "helper sets a global's attribute": ("y = k(x)", "sets obj (read by k).n"),
+    "helper rebinds a global": ("y = count(x)", "sets the global counter"),
+    "helper binds a new global": ("y = keep(x)", "sets the global last"),
+}
+
+SETUP = """
+class C:
+    pass
+obj = C()
+G = []
+def h(v):
+    G.append(v.sum())
+    return v * 2
+def k(v):
+    obj.n = v.sum()
+    return v * 2
+counter = 0
+def count(v):
+    global counter
+    counter += 1
+    return v * 2
+def keep(v):
+    global last
+    last = v.sum()
+    return v * 2
+"""
+
+
+def _effects(ns):
+    return (dict(ns["d"]), list(ns["L"]), dict(vars(ns["obj"])), list(ns["G"]),
+            ns["counter"], ns.get("last"))
+
+
+@pytest.mark.parametrize("case", EFFECT_CELLS)
+def test_effects_on_python_objects_happen_once_per_run_as_in_plain_python(shell, case):
+    cell, where = EFFECT_CELLS[case]
+    shell.run_cell(SETUP)
+    shell.user_ns.update(x=np.arange(4.0), d={}, L=[])
+    oracle = {"np": np, "x": np.arange(4.0), "d": {}, "L": []}
+    exec(SETUP, oracle)
+    for n in range(1, 3):                                   # first run and re-run
+        result, report = run(shell, cell, "--name effects")   # the timing comparison too
+        exec(cell, oracle)
+        assert result.success and not report.compiled
+        assert where in report.fallback_reason and "cannot replay" in report.fallback_reason
+        got = _effects(shell.user_ns)
+        assert got == _effects(oracle), n
+        assert not any("Tracer" in type(v).__name__ for v in
+                       list(got[0].values()) + got[1] + list(got[2].values()) + got[3] + [got[5]])
+
+
+def test_a_warning_of_the_cell_shows_once_per_run(shell):
+    shell.run_cell("import warnings\ndef w(v):\n    warnings.warn('careful')\n    return v * 2")
+    shell.user_ns["x"] = np.arange(4.0)
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        for n in range(1, 4):
+            result, report = run(shell, "y = w(x)", "--name warns")   # with timing
+            assert result.success and len(shown) == n
+    assert "cannot replay a warning" in report.fallback_reason
+    np.testing.assert_array_equal(shell.user_ns["y"], np.arange(4.0) * 2)
+
+
+def test_cells_without_effects_still_compile_reading_containers(shell):
+    shell.user_ns.update(x=np.arange(4.0), L=[np.ones(4), np.arange(4.0)], d={"s": 2.0})
+    result, report = run(shell, "y = x * d['s'] + L[0] + sum(L)", "--quiet --name reads")
+    assert result.success and report.compiled, report.fallback_reason
+    np.testing.assert_array_equal(shell.user_ns["y"], np.arange(4.0) * 2 + 1 + 1 + np.arange(4.0))
+
+
+# -- item 5: aliases -------------------------------------------------------------------------------
+
+def test_an_update_through_one_name_is_seen_through_its_alias_once_per_run(shell):
+    shell.run_cell("a = np.arange(3.0)\nb = a")
+    for n in range(1, 4):                                   # with the timing comparison
+        result, report = run(shell, "a += 1\nc = b.sum()", "--name alias")
+        assert result.success and report.compiled, report.fallback_reason
+        assert shell.user_ns["a"] is shell.user_ns["b"]
+        np.testing.assert_array_equal(shell.user_ns["a"], np.arange(3.0) + n)
+        assert shell.user_ns["c"] == (np.arange(3.0) + n).sum()
+
+
+@pytest.mark.parametrize("view", ["a[1:4]", "a[::2]", "a.reshape(2, 3)", "a[::-1]"])
+def test_overlapping_views_update_once_as_numpy_does(shell, view):
+    shell.run_cell(f"a = np.arange(6.0)\nb = {view}")
+    for n in range(1, 3):
+        result, _ = run(shell, "a += 1\nc = b.sum()", "--name views")
+        assert result.success
+        np.testing.assert_array_equal(shell.user_ns["a"], np.arange(6.0) + n)
+        assert np.shares_memory(shell.user_ns["a"], shell.user_ns["b"])
+        assert shell.user_ns["c"] == shell.user_ns["b"].sum()
+
+
+# -- item 6: errors a user can read ------------------------------------------------------------------
+
+def _traceback(shell, cell) -> list[str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        shell.run_cell(cell)
+    text = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue())
+    return [line for line in text.strip().splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("cell", ["y = b ** p", "y = x[j]", "y = x[i:i+1] + x[[i]]",
+                                  "z = x * 2\ny = z[j]"])
+def test_a_failing_cells_traceback_is_about_as_short_as_plain_pythons(shell, cell):
+    shell.user_ns.update(x=np.arange(4.0), i=10, j=np.int64(7), b=np.arange(1, 5),
+                         p=np.int64(-1))
+    plain_lines = _traceback(shell, cell)
+    magic_lines = _traceback(shell, "%%psc_jit --quiet\n" + cell)
+    assert len(magic_lines) <= 2 * len(plain_lines) + 3, "\n".join(magic_lines)
+    assert magic_lines[-1] == plain_lines[-1]
+    assert any(cell.splitlines()[-1] in line for line in magic_lines[-4:])
+    assert not any("runner.py" in line or "magic.py" in line for line in magic_lines)
