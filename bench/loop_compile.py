@@ -117,7 +117,7 @@ def measure(source: str, inputs: dict, rolled: bool) -> dict:
         lowered_at = time.perf_counter()
         compiled = lowered.compile()
     compiled_at = time.perf_counter()
-    compiled.run(jitted.spec((), args))
+    compiled.run(jitted.spec((), args).leaves)
     run_at = time.perf_counter()
     return {"eqns": sum(1 for _ in traced.graph.all_eqns()), "trace": traced_at - start,
             "lower": lowered_at - traced_at, "compile": compiled_at - lowered_at,
