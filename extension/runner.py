@@ -172,6 +172,13 @@ class CellRunner:
             outputs, last = compiled.run(leaves)
         except DataDependentShapeError as err:   # checked before anything was written back
             raise _Fallback(str(err)) from err
+        except Exception as err:
+            if not getattr(err, "psc_run_check", False):
+                raise
+            # Nothing was written back; plain Python runs the lines before the failing one
+            # (binding their names) and then raises the same error.
+            raise _Fallback(f"{type(err).__name__}: {err} (checked at run time; the cell ran "
+                            "as plain Python, which raises it)") from err
         report.stage_seconds["run"] = time.perf_counter() - start
         self.user_ns.update(outputs)
         self._fill_report(report, compiled, program)

@@ -90,7 +90,9 @@ def verify_checks(checks, ok: np.ndarray, values: np.ndarray) -> None:
         return
     i = int(np.argmin(ok))
     message, error, source = checks[i]
-    raise_at(error(message.format(int(values[i]))), source)
+    failed = error(message.format(int(values[i])))
+    failed.psc_run_check = True       # raised before anything was written back
+    raise_at(failed, source)
 
 
 def raise_at(error: Exception, source) -> None:

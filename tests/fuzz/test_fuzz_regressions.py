@@ -94,9 +94,6 @@ def test_an_accumulator_started_as_a_python_float_still_compiles(shell):
     assert not outcome.fallbacks
 
 
-@pytest.mark.xfail(strict=True, reason="a compiled cell that raises at run time writes none of "
-                   "its names, where plain Python has bound those assigned before the failing "
-                   "line (issue 14 items 3 and 6, worked on apart)")
 def test_names_assigned_before_a_run_time_error_are_bound(shell):
     ends_as_plain(shell, "K = 2.0\nZ = 0.0", "x0 = K * 2\nx1 = 1 / Z")
 
