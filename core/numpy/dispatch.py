@@ -117,7 +117,7 @@ def attach():
     Tracer.flat = property(flat_view)
     Tracer.reshape = _reshape_method
     Tracer.transpose = _transpose_method
-    Tracer.astype = astype
+    Tracer.astype = _tracer_astype
     Tracer.copy = lambda self, order="C": np_copy(self)
     Tracer.fill = _fill
     Tracer.flatten = _flatten
@@ -159,6 +159,12 @@ def _refuse_setting(name: str, why: tuple[str, str]):
 def python_type_name(x) -> str:
     """The name of the Python type a tracer of kind "python" stands for."""
     return "bool" if x.dtype == np.bool_ else WEAK_PYTHON_TYPE[x.dtype.kind].__name__
+
+
+def _tracer_astype(self, dtype, *args, **kwargs):
+    if self.kind == "python":   # a Python int or float has no .astype(): the cell's own error
+        raise AttributeError(f"'{python_type_name(self)}' object has no attribute 'astype'")
+    return astype(self, dtype, *args, **kwargs)
 
 
 def _numpy_method(fn):

@@ -133,3 +133,8 @@ def test_a_name_bound_to_an_output_aliases_it(shell):
                    "Python has one (aliases: issue 14 item 5, worked on apart)")
 def test_a_name_bound_to_a_constant_output_aliases_it(shell):
     ends_as_plain(shell, "a = np.arange(3.0)", "x0 = np.cumsum(2)\nx1 = x0")
+
+
+@pytest.mark.parametrize("value", ["2.0", "3"])
+def test_astype_of_a_python_scalar_is_pythons_attribute_error(shell, value):
+    ends_as_plain(shell, f"K = {value}", "x0 = K * 2\nx1 = K.astype(np.float32)")
