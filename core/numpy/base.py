@@ -45,6 +45,16 @@ def unsupported(what: str, hint: str = "") -> UnsupportedError:
                             hint or "move it out of the %%psc_jit cell")
 
 
+def refusing(reason: str, hint: str, name: str):
+    """An entry of NUMPY_FUNCTIONS that refuses with a reason (`refused` marks it so that the
+    coverage table lists it as refused, not supported)."""
+    def refuse(*args, **kwargs):
+        raise unsupported(reason, hint)
+    refuse.__name__ = name
+    refuse.refused = reason
+    return refuse
+
+
 WEAK_PYTHON_TYPE = {"i": int, "u": int, "f": float, "c": complex}
 
 

@@ -14,7 +14,8 @@ from .shape import (flat_view, np_imag, np_real, np_reshape, np_swapaxes, np_tra
                     set_shape)
 from .sorting import sort_in_place
 from .ufunc_methods import ufunc_method
-from .ufuncs import binary_operator, call_ufunc, inplace_binary
+from .ufuncs import (COMPARISON_UFUNCS, OPERATOR_UFUNCS, binary_operator, call_ufunc,
+                     inplace_binary)
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
@@ -32,14 +33,6 @@ def _array_function(self, func, types, args, kwargs):
     return impl(*args, **kwargs)
 
 
-_BINARY = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.divide,
-    "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power, "and": np.bitwise_and,
-    "or": np.bitwise_or, "xor": np.bitwise_xor, "lshift": np.left_shift,
-    "rshift": np.right_shift,
-}
-_COMPARE = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
-            "eq": np.equal, "ne": np.not_equal}
 
 
 def _matmul(self, other):
@@ -86,11 +79,11 @@ def _conj(self):
 
 
 def attach():
-    for name, ufunc in _BINARY.items():
+    for name, ufunc in OPERATOR_UFUNCS.items():
         setattr(Tracer, f"__{name}__", binary_operator(ufunc))
         setattr(Tracer, f"__r{name}__", binary_operator(ufunc, reflected=True))
         setattr(Tracer, f"__i{name}__", inplace_binary(ufunc))
-    for name, ufunc in _COMPARE.items():
+    for name, ufunc in COMPARISON_UFUNCS.items():
         setattr(Tracer, f"__{name}__", binary_operator(ufunc))
     Tracer.__hash__ = object.__hash__
     Tracer.__neg__ = lambda self: call_ufunc(np.negative, self)
@@ -161,17 +154,21 @@ def python_type_name(x) -> str:
     return "bool" if x.dtype == np.bool_ else WEAK_PYTHON_TYPE[x.dtype.kind].__name__
 
 
+def _require_numpy_value(x: Tracer, name: str) -> None:
+    """A Python int or float has none of NumPy's methods (.sum(), .astype()): the cell's own
+    AttributeError."""
+    if x.kind == "python":
+        raise AttributeError(f"'{python_type_name(x)}' object has no attribute '{name}'")
+
+
 def _tracer_astype(self, dtype, *args, **kwargs):
-    if self.kind == "python":   # a Python int or float has no .astype(): the cell's own error
-        raise AttributeError(f"'{python_type_name(self)}' object has no attribute 'astype'")
+    _require_numpy_value(self, "astype")
     return astype(self, dtype, *args, **kwargs)
 
 
 def _numpy_method(fn):
     def method(self, *args, **kwargs):
-        if self.kind == "python":   # a Python float has no .sum(): the cell's own error
-            raise AttributeError(f"'{python_type_name(self)}' object has no attribute "
-                                 f"'{fn.__name__}'")
+        _require_numpy_value(self, fn.__name__)
         impl = NUMPY_FUNCTIONS.get(fn)
         if impl is None:
             raise unsupported(f".{fn.__name__}()")

@@ -20,7 +20,7 @@ from ..primitives import (cholesky_p, eigh_p, geqrf_p, householder_apply_p,
 from ..tracing import DataDependentShapeError, Tracer, bind, caller_source, current_trace, source_line
 from ..tree_util import flatten, unflatten
 from .base import (as_array, as_kind, broadcast_to, convert, ensure_tracer, implements,
-                   kind_of_result, reshape, transpose, unsupported)
+                   kind_of_result, refusing, reshape, transpose, unsupported)
 from .matrices import diagonal_last, np_triu
 from .products import matmul
 from .reductions import np_all, np_any, np_max, np_prod, np_sum
@@ -506,18 +506,8 @@ def linalg_tensorinv(a, ind=2):
 
 # -- refused ----------------------------------------------------------------------------------
 
-def _refused(name: str, why: str, hint: str):
-    reason = f"np.linalg.{name} ({why})"
-
-    def refuse(*args, **kwargs):
-        raise unsupported(reason, hint)
-    refuse.__name__ = f"linalg_{name}"
-    refuse.refused = reason
-    return refuse
-
-
 for _fn in (np.linalg.eig, np.linalg.eigvals):
-    implements(_fn)(_refused(_fn.__name__, "its result dtype depends on the data: complex only "
-                             "when some eigenvalue is", "for a symmetric or Hermitian matrix "
-                             "use np.linalg.eigh / eigvalsh; otherwise compute it outside the "
-                             "cell"))
+    implements(_fn)(refusing(
+        f"np.linalg.{_fn.__name__} (its result dtype depends on the data: complex only when "
+        "some eigenvalue is)", "for a symmetric or Hermitian matrix use np.linalg.eigh / "
+        "eigvalsh; otherwise compute it outside the cell", f"linalg_{_fn.__name__}"))

@@ -28,7 +28,7 @@ from ..ir import SourceInfo
 from ..tracing import Tracer, UnsupportedError, caller_source, current_trace, source_line
 from .base import as_kind, convert, normalize_axes, numpy_name, real_part, reshape, shape_of
 from .reductions import mean_dtypes, np_all, np_any, np_max, np_min, np_prod, np_sum
-from .ufuncs import _check_out, call_ufunc, np_where
+from .ufuncs import COMPARISON_UFUNCS, OPERATOR_UFUNCS, _check_out, call_ufunc, np_where
 
 ESCAPE_HINT = ("reduce it (x[mask].sum(), .mean(), .max(), np.count_nonzero(mask)), assign "
                "through it (x[mask] = v), or keep the shape with np.where(mask, x, fill)")
@@ -187,19 +187,11 @@ def _inplace(ufunc):
     return method
 
 
-_OPERATORS = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.divide,
-    "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power, "and": np.bitwise_and,
-    "or": np.bitwise_or, "xor": np.bitwise_xor, "lshift": np.left_shift,
-    "rshift": np.right_shift,
-}
-_COMPARISONS = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
-                "eq": np.equal, "ne": np.not_equal}
-for _name, _ufunc in _OPERATORS.items():
+for _name, _ufunc in OPERATOR_UFUNCS.items():
     setattr(MaskedSelection, f"__{_name}__", _binary(_ufunc))
     setattr(MaskedSelection, f"__r{_name}__", _binary(_ufunc, reflected=True))
     setattr(MaskedSelection, f"__i{_name}__", _inplace(_ufunc))
-for _name, _ufunc in _COMPARISONS.items():
+for _name, _ufunc in COMPARISON_UFUNCS.items():
     setattr(MaskedSelection, f"__{_name}__", _binary(_ufunc))
 MaskedSelection.__hash__ = object.__hash__
 MaskedSelection.__neg__ = lambda self: elementwise_on_selection(np.negative, (self,), {})

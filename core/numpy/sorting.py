@@ -14,8 +14,8 @@ from numpy.lib import _function_base_impl as numpy_function_base
 from ..primitives import gather_p, iota_p, sort_p
 from ..tracing import Tracer, bind
 from .base import (as_array, as_kind, assign_into, broadcast_to, convert, ensure_tracer, imag_part,
-                   implements, normalize_axes, real_part, reshape, result_type, transpose,
-                   unsupported)
+                   implements, normalize_axes, real_part, refusing, reshape, result_type,
+                   transpose, unsupported)
 from .indexing import getitem
 from .reductions import np_mean
 from .ufuncs import call_ufunc, np_where
@@ -389,18 +389,6 @@ def np_percentile(a, q, axis=None, out=None, overwrite_input=False, method="line
 
 # -- data-dependent shapes --------------------------------------------------------------------
 
-def _data_dependent(name, hint):
-    """An entry of NUMPY_FUNCTIONS that refuses with a reason (`refused` marks it so that the
-    coverage table lists it as refused, not supported)."""
-    reason = f"np.{name} (its result has a data-dependent shape)"
-
-    def refuse(*args, **kwargs):
-        raise unsupported(reason, hint)
-    refuse.__name__ = f"np_{name}"
-    refuse.refused = reason
-    return refuse
-
-
 for _fn, _hint in [
         (np.nonzero, "use np.where(condition, x, y) or a mask multiply instead"),
         (np.argwhere, "use np.where(condition, x, y) or a mask multiply instead"),
@@ -411,4 +399,5 @@ for _fn, _hint in [
         (np.unique_counts, "compute it outside the compiled cell"),
         (np.unique_inverse, "compute it outside the compiled cell"),
         (np.unique_values, "compute it outside the compiled cell")]:
-    implements(_fn)(_data_dependent(_fn.__name__, _hint))
+    implements(_fn)(refusing(f"np.{_fn.__name__} (its result has a data-dependent shape)",
+                             _hint, f"np_{_fn.__name__}"))

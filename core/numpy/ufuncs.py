@@ -331,3 +331,14 @@ def _bool_as_int(x):
 
 def _operand_ok(x) -> bool:
     return isinstance(x, (Tracer, np.ndarray, np.generic, bool, int, float, complex))
+
+
+# The ufunc behind each Python operator (`__add__` -> np.add), for Tracer and MaskedSelection.
+OPERATOR_UFUNCS = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.divide,
+    "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power, "and": np.bitwise_and,
+    "or": np.bitwise_or, "xor": np.bitwise_xor, "lshift": np.left_shift,
+    "rshift": np.right_shift,
+}
+COMPARISON_UFUNCS = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
+                     "eq": np.equal, "ne": np.not_equal}
