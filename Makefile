@@ -61,8 +61,13 @@ demo: setup
 
 test: setup chromium
 	$(PY) -m pytest -q
-	$(MAKE) --no-print-directory conformance CONFORMANCE_EXAMPLES=$(TEST_CONFORMANCE_EXAMPLES) \
-	  CONFORMANCE_MODES=numpy,strict
+	@if [ -d $(ARRAY_API_TESTS) ] || [ -n "$$CI" ]; then \
+	  $(MAKE) --no-print-directory conformance CONFORMANCE_EXAMPLES=$(TEST_CONFORMANCE_EXAMPLES) \
+	    CONFORMANCE_MODES=numpy,strict; \
+	else \
+	  echo "== conformance: skipped, the pinned Array API suite is not at $(ARRAY_API_TESTS)" \
+	    "(in CI, where CI is set, its absence fails)"; \
+	fi
 	@if [ -f $(WORKLOADS) ]; then \
 	  echo "== reference workloads: $(PY) $(WORKLOADS)"; \
 	  $(PY) $(WORKLOADS); \
