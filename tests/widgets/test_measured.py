@@ -11,6 +11,7 @@ from psc_jit.core import KernelTimes, RunReport, Timings, jit
 from psc_jit.widgets.graphs import fused_dot
 from psc_jit.widgets.kernel_dot import TIME_HOT, UNMEASURED
 from psc_jit.widgets.source import kernel_table_html, source_html
+from psc_jit.widgets.summary import report_text
 from psc_jit.widgets.timing import timing_html
 from widget_records import LOOP_SOURCE, args, cell_function, loop_graph, loop_model
 
@@ -51,6 +52,8 @@ def test_the_timing_tab_lists_kernels_slowest_first_with_their_share():
     assert kernel_rows(html) == [["· while.1", "300 µs (75% of XLA execution)"],
                                  ["· body_fusion", "250 µs (62% of XLA execution) · 10 runs"],
                                  ["· neg.2", "20 µs (5% of XLA execution)"]]
+    assert "slowest kernel: while.1: 300 µs (75% of XLA execution), line 2" in \
+        report_text(report)
 
 
 @pytest.mark.pure
