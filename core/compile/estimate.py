@@ -1,5 +1,6 @@
 """How long XLA will take to compile a graph, estimated before it is asked to, and the refusal
-of a program over the budget (`core.budget`).
+of a program over the budget (`core.budget`); and whether a run of it is known to be short
+(`runs_briefly`, at the end).
 
 The estimate is a model of XLA's CPU compile time measured on this project's graphs (see
 bench/loop_compile.py). XLA fuses chains of elementwise and data-movement operations into
@@ -12,6 +13,8 @@ concatenations, as its number to the power 1.5 (fitted within a factor of 3 to m
 from 2 s to 381 s). It is meant to tell a second from an hour, not to be exact.
 """
 from __future__ import annotations
+
+import math
 
 from .. import budget
 from ..ir import Graph, SourceInfo, Var, subgraphs
@@ -105,3 +108,68 @@ def _duration(seconds: float) -> str:
     if seconds < 7200:
         return f"{seconds / 60:.0f} minutes"
     return f"{seconds / 3600:.0f} hours"
+
+
+# -- how long a run takes: whether it may run on the calling thread ---------------------------
+
+INLINE_SECONDS = 0.05      # a program estimated to run at most this long runs inline
+BYTES_PER_SECOND = 1e10     # what the estimate charges for memory traffic (a low guess)
+FLOPS_PER_SECOND = 1e10     # and for arithmetic in contractions and factorizations
+FACTORIZATIONS = frozenset({"cholesky", "triangular_solve", "lu", "eigh", "svd", "geqrf",
+                            "householder_product", "householder_apply"})
+
+
+def runs_briefly(graph: Graph) -> bool:
+    """Whether a run of this program is known to take at most about INLINE_SECONDS whatever
+    its input values: every loop in it has a trip count fixed when it was traced, and its
+    estimated memory traffic and arithmetic are small. Such a program runs on the calling
+    thread (`xla.Executable`), where an interrupt would wait for its end; any other runs where
+    an interrupt stops the wait at once. Meant to tell a millisecond from a second."""
+    seconds = run_seconds(graph)
+    return seconds is not None and seconds <= INLINE_SECONDS
+
+
+def run_seconds(graph: Graph) -> float | None:
+    """A generous estimate of one run's time; None when it depends on the input values (a
+    while loop whose trip count is not known)."""
+    total = 0.0
+    for eqn in graph.eqns:
+        seconds = _eqn_seconds(eqn)
+        if seconds is None:
+            return None
+        total += seconds
+    return total
+
+
+def _eqn_seconds(eqn) -> float | None:
+    if eqn.prim.name == "while_loop":
+        trips = eqn.params.get("trip_count")
+        bodies = [run_seconds(sub) for sub in subgraphs(eqn)]
+        if trips is None or None in bodies:
+            return None
+        return (trips + 1) * sum(bodies)
+    branches = [run_seconds(sub) for sub in subgraphs(eqn)]
+    if None in branches:
+        return None
+    return max(branches, default=0.0) + _traffic(eqn) / BYTES_PER_SECOND + \
+        _arithmetic(eqn) / FLOPS_PER_SECOND
+
+
+def _traffic(eqn) -> int:
+    return sum(a.aval.nbytes for a in eqn.inputs) + sum(v.aval.nbytes for v in eqn.outs)
+
+
+def _arithmetic(eqn) -> float:
+    if eqn.prim.name == "dot_general":
+        lhs_contracting = eqn.params["contracting"][0]
+        lhs = eqn.inputs[0].aval
+        contracted = math.prod(lhs.shape[d] for d in lhs_contracting)
+        return 2.0 * eqn.outs[0].aval.size * contracted
+    if eqn.prim.name in FACTORIZATIONS:
+        largest = max(eqn.inputs, key=lambda a: a.aval.size).aval
+        side = max(largest.shape[-2:], default=1)
+        return 10.0 * largest.size * side
+    if eqn.prim.name in ("sort", "fft"):
+        size = max(a.aval.size for a in eqn.inputs)
+        return 10.0 * size * max(math.log2(max(size, 2)), 1.0)
+    return 0.0

@@ -29,7 +29,7 @@ from ..tree_util import LEAF, unflatten
 from . import xla
 from .cache import EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, executable_key
 from .diskcache import FromDisk, load_or_compile
-from .estimate import check_compile_budget
+from .estimate import check_compile_budget, runs_briefly
 from .kernels import parse_optimized_hlo
 from .report import CallBreakdown
 from .signature import CallSpec, call_spec, fast_key
@@ -80,14 +80,17 @@ class Lowered:
                              xla.target_description())
         origin = []
 
+        inline = runs_briefly(self.graph)
+
         def compile_now():
             check_compile_budget(self.graph, unroll_notes(self.traced.graph, limit=0))
             return xla.compile_stablehlo(self.text, self.graph.in_avals, self.graph.out_avals,
-                                         waiting)
+                                         waiting, inline)
 
         def load_or_compile_now():
             executable, from_disk = load_or_compile(key, self.text, self.graph.in_avals,
-                                                    self.graph.out_avals, compile_now)
+                                                    self.graph.out_avals, compile_now,
+                                                    inline=inline)
             origin.append(from_disk)
             return executable
         executable, hit = EXECUTABLE_CACHE.get_or_compile(key, self.traced.name,
