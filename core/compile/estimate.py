@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 from .. import budget
-from ..ir import Graph, SourceInfo, Var, subgraphs
+from ..ir import Graph, Literal, SourceInfo, Var, subgraphs
 from ..tracing import BudgetExceeded
 
 SECONDS_BASE = 0.05
@@ -131,19 +131,23 @@ def runs_briefly(graph: Graph) -> bool:
 
 def run_seconds(graph: Graph) -> float | None:
     """A generous estimate of one run's time; None when it depends on the input values (a
-    while loop whose trip count is not known)."""
+    while loop with neither a trip count nor a counter bound, see `_counter_bound`)."""
     total = 0.0
+    producers: dict[int, object] = {}
     for eqn in graph.eqns:
-        seconds = _eqn_seconds(eqn)
+        seconds = _eqn_seconds(eqn, producers)
         if seconds is None:
             return None
         total += seconds
+        producers.update((id(v), eqn) for v in eqn.outs)
     return total
 
 
-def _eqn_seconds(eqn) -> float | None:
+def _eqn_seconds(eqn, producers: dict) -> float | None:
     if eqn.prim.name == "while_loop":
         trips = eqn.params.get("trip_count")
+        if trips is None:
+            trips = _counter_bound(eqn, producers)
         bodies = [run_seconds(sub) for sub in subgraphs(eqn)]
         if trips is None or None in bodies:
             return None
@@ -173,3 +177,74 @@ def _arithmetic(eqn) -> float:
         size = max(a.aval.size for a in eqn.inputs)
         return 10.0 * size * max(math.log2(max(size, 2)), 1.0)
     return 0.0
+
+
+# -- a bound on a while loop's trips from a counter in its condition --------------------------
+
+PASS_THROUGH = frozenset({"convert_element_type", "broadcast_in_dim", "reshape"})
+
+
+def _counter_bound(eqn, producers: dict) -> int | None:
+    """The most trips a while loop can make when its condition is a conjunction with a term
+    `counter < N` (or `<= N`) for a literal N, the body adds 1 to that counter and nothing
+    else to it, and it starts from a constant (`while err > tol and it < 100: ...; it += 1`);
+    None otherwise."""
+    params = eqn.params
+    cond, body = params["cond_graph"], params["body_graph"]
+    carried = eqn.inputs[params["cond_nconsts"] + params["body_nconsts"]:]
+    cond_carried = cond.in_vars[params["cond_nconsts"]:]
+    body_carried = body.in_vars[params["body_nconsts"]:]
+    bounds = []
+    for k, limit in _counter_limits(cond, cond_carried):
+        start = _constant(carried[k], producers)
+        if start is not None and _adds_one(body, body_carried[k], body.out_atoms[k]):
+            bounds.append(max(limit - start, 0))
+    return min(bounds, default=None)
+
+
+def _counter_limits(cond: Graph, carried) -> list[tuple[int, int]]:
+    """(index of a carried value, N) for each term `carried < N` the condition requires."""
+    producers = {id(v): e for e in cond.eqns for v in e.outs}
+    position = {id(v): k for k, v in enumerate(carried)}
+    found, pending = [], [cond.out_atoms[0]]
+    while pending:
+        eqn = producers.get(id(_through(pending.pop(), producers)))
+        if eqn is None:
+            continue
+        name = eqn.prim.name
+        if name == "logical_and":
+            pending.extend(eqn.inputs)
+        elif name in ("less", "less_equal"):
+            counter, limit = _through(eqn.inputs[0], producers), eqn.inputs[1]
+            if id(counter) in position and _integer_literal(limit) is not None:
+                found.append((position[id(counter)],
+                              _integer_literal(limit) + (name == "less_equal")))
+    return found
+
+
+def _adds_one(body: Graph, counter, result) -> bool:
+    producers = {id(v): e for e in body.eqns for v in e.outs}
+    eqn = producers.get(id(_through(result, producers)))
+    return (eqn is not None and eqn.prim.name == "add" and
+            _through(eqn.inputs[0], producers) is counter and
+            _integer_literal(eqn.inputs[1]) == 1)
+
+
+def _through(atom, producers: dict):
+    """The atom a chain of casts, broadcasts to a scalar and reshapes starts from."""
+    while isinstance(atom, Var) and atom.aval.shape == ():
+        eqn = producers.get(id(atom))
+        if eqn is None or eqn.prim.name not in PASS_THROUGH or eqn.inputs[0].aval.shape != ():
+            break
+        atom = eqn.inputs[0]
+    return atom
+
+
+def _constant(atom, producers: dict) -> int | None:
+    return _integer_literal(_through(atom, producers))
+
+
+def _integer_literal(atom) -> int | None:
+    if isinstance(atom, Literal) and atom.aval.shape == () and atom.aval.dtype.kind in "iu":
+        return int(atom.value)
+    return None

@@ -49,6 +49,43 @@ def test_a_loop_whose_trip_count_is_a_value_never_runs_inline():
     assert not runs_briefly(graph_of(until_small, x))
 
 
+def capped(x):
+    err, steps = 1.0, 0
+    while err > 1e-12 and steps < 100:
+        x = 0.5 * (x + 2.0 / x)
+        err = np.abs(x * x - 2.0).max()
+        steps += 1
+    return x, steps
+
+
+def capped_by(x, cap):
+    steps = 0
+    while np.abs(x).max() > 1e-3 and steps < cap:
+        x = x * 0.5
+        steps += 1
+    return x
+
+
+def stepping_by_two(x):
+    steps = 0
+    while np.abs(x).max() > 1e-3 and steps < 100:
+        x = x * 0.5
+        steps += 2
+    return x
+
+
+def test_a_loop_capped_by_a_counter_and_a_literal_runs_briefly():
+    x = np.full(1000, 3.0)
+    graph = graph_of(capped, x)
+    assert runs_briefly(graph)
+    f = jit(capped)
+    np.testing.assert_allclose(f(x)[0], capped(x)[0], rtol=1e-15)
+    assert f(x)[1] == capped(x)[1]
+    assert f.last_call.compiled.executable.inline
+    assert run_seconds(graph_of(capped_by, x, np.int64(100))) is None    # a value, not a literal
+    assert run_seconds(graph_of(stepping_by_two, x)) is None            # not counting by one
+
+
 def test_large_contractions_and_traffic_do_not_run_inline():
     a = np.ones((1500, 1500))
     assert not runs_briefly(graph_of(lambda m: m @ m, a))       # 6.75 GFLOP
