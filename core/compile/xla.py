@@ -61,30 +61,32 @@ _CLIENT_LOCK = threading.Lock()
 
 
 @functools.cache
-def _client(inline: bool = False):
+def _client(inline: bool):
     """The process's CPU clients: the asynchronous one (XLA runs a program on a thread of its
     own while the caller waits in slices it can interrupt) and the inline one (the program
     runs on the calling thread: no hand-off to XLA's thread and back, which costs a small
     call tens of µs, but an interrupt waits for the run's end; see `Executable`). Buffers and
     executables of two clients do not mix (NumPy arrays pass between them), so creating each
-    is serialized (two threads' first calls must not make two)."""
+    is serialized (two threads' first calls must not make two). `inline` has no default: the
+    cache keys on the arguments as given, and `_client()` beside `_client(False)` would make
+    a second asynchronous client."""
     with _CLIENT_LOCK:
         return _make_client(inline)
 
 
 @functools.cache
-def _make_client(inline: bool = False):
+def _make_client(inline: bool):
     _, _jax, xla_client = _jaxlib()
     return xla_client.make_cpu_client(asynchronous=not inline)
 
 
 @functools.cache
-def _device(inline: bool = False):
+def _device(inline: bool):
     return _client(inline).devices()[0]
 
 
 def platform() -> str:
-    return _client().platform
+    return _client(False).platform
 
 
 @functools.cache
@@ -102,12 +104,12 @@ def target_description() -> str:
                     break
     except OSError:
         flags = host.processor()
-    return "\n".join((_client().platform_version, host.machine(), flags,
+    return "\n".join((_client(False).platform_version, host.machine(), flags,
                       os.environ.get("XLA_FLAGS", "")))
 
 
 @functools.cache
-def _sharding(inline: bool = False):
+def _sharding(inline: bool):
     _, _jax, xla_client = _jaxlib()
 
     class DeviceSharding(_jax.SingleDeviceSharding):
