@@ -135,3 +135,13 @@ def test_the_magic_s_timed_run_reports_measured_kernel_times():
     assert 0 < measured.total
     for name in ("px", "py", "a", "b", "out"):
         shell.user_ns.pop(name)
+
+
+def test_a_small_program_run_on_the_calling_thread_is_measured_too():
+    f = jit(lambda x, y: (x * y + 1.0).sum())
+    x = np.arange(8.0)
+    f(x, x)
+    result, breakdown, times = f.profile_call(x, x)
+    assert result == (x * x + 1.0).sum()
+    assert times.available, times.note
+    assert 0 < times.total <= breakdown.execute
