@@ -116,26 +116,8 @@ def context_value(var: contextvars.ContextVar, value):
         var.reset(token)
 
 
-# Told True/False each time a thread enters or leaves tracing (jaxlib's dispatcher is: a call
-# that would hit its cache inside a trace must join the trace instead).
-_TRACING_WATCHERS: list[Callable[[bool], None]] = []
-
-
-def watch_tracing(callback: Callable[[bool], None]) -> None:
-    _TRACING_WATCHERS.append(callback)
-
-
-@contextlib.contextmanager
 def tracing(trace: Trace):
-    outer = _current_trace.get()
-    with context_value(_current_trace, trace):
-        for watcher in _TRACING_WATCHERS:
-            watcher(True)
-        try:
-            yield trace
-        finally:
-            for watcher in _TRACING_WATCHERS:
-                watcher(outer is not None)
+    return context_value(_current_trace, trace)
 
 
 # Who takes arrays from outside the trace as inputs rather than constants (control.reads).

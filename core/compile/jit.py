@@ -19,19 +19,17 @@ import numpy as np
 
 from .. import passes
 from ..control.convert import converted_function
-from ..control.reads import Reads, check_error_state, is_user_function
+from ..control.reads import Reads, is_user_function
 from ..control.runtime import unroll_notes
-from ..control.sources import Guard, value_key
 from ..ir import Graph
 from ..lowering import lower
 from ..numpy import verify_checks
-from ..numpy.base import ERROR_STATE
-from ..tracing import UnsupportedError, current_trace, watch_tracing
+from ..tracing import UnsupportedError, current_trace
 from ..tree_util import LEAF, unflatten
 from . import xla
-from .cache import (EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, TracedLeaf,
-                    executable_key)
+from .cache import EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, executable_key
 from .diskcache import FromDisk, load_or_compile
+from .dispatch import failures_noted, fast_path_for, install_dispatcher
 from .estimate import check_compile_budget
 from .kernels import parse_optimized_hlo
 from .report import CallBreakdown
@@ -181,8 +179,8 @@ class Compiled:
                          [_rebuild(o, outputs, leaves, bases) for o in result.out_specs])
 
     def rebuild(self, outputs: Sequence[np.ndarray]):
-        """The call's return value from XLA's outputs alone (see `dispatchable`), its run-time
-        checks verified first."""
+        """The call's return value from XLA's outputs alone (a dispatcher's hit: see
+        `dispatch.dispatchable`), its run-time checks verified first."""
         result = self._result
         if result.checks:
             verify_checks(result.checks, outputs[result.check_index],
@@ -192,28 +190,6 @@ class Compiled:
         bases: dict[int, np.ndarray] = {}
         return unflatten(self._result.out_structure,
                          [_rebuild(o, outputs, (), bases) for o in self._result.out_specs])
-
-    @functools.cached_property
-    def one_array_output(self) -> bool:
-        """Whether the return value is XLA's first output as it is (one array, no checks)."""
-        out = self._one_output
-        return out is not None and not self._result.checks and out.kind == "array" and (
-            out.how == "traced" and out.index == 0 or
-            out.how == "view" and out.index == 0 and out.value == (-1, ()))
-
-    @functools.cached_property
-    def dispatchable(self) -> bool:
-        """Whether jaxlib's C++ dispatcher may run this program on a hit, with no Python
-        around XLA's run but `rebuild`: its inputs are the call's argument leaves, in order,
-        and nothing is checked before the run or done after it with the call's leaves (no
-        guard but NumPy's error state, which a hit checks; no implicit input, in-place update
-        or hoisted constant; no output a view of an input)."""
-        result = self._result
-        guards_only_errstate = all(isinstance(r, Guard) and r.source.root == "errstate" and
-                                   not r.expected for r in result.reads.items)
-        return guards_only_errstate and not (result.mutated or self._consts) \
-            and all(o.how != "view" or o.value[0] < 0 for o in result.out_specs) \
-            and [i for i, _ in result.inputs] == list(range(len(result.inputs)))
 
     @property
     def mutates(self) -> bool:
@@ -410,36 +386,20 @@ class Jitted:
     # calls ---------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         """The first call of any Jitted makes jaxlib's C++ dispatcher the class's `__call__`
-        (see `_install_dispatcher`); without jaxlib, calls stay on the Python path."""
-        return _install_dispatcher()(self, *args, **kwargs)
+        (see `dispatch.install_dispatcher`); without jaxlib, calls stay on the Python path."""
+        return install_dispatcher(Jitted)(self, *args, **kwargs)
 
     def _cache_miss(self, *args, **kwargs):
         """The dispatcher has no FastPath for this call signature: the call takes the Python
         path, and the dispatcher keeps a FastPath for the signature when the entry the call
         ran allows one (else it forgets the signature again: the next such call asks anew)."""
-        result = self._python_call(*args, **kwargs)
-        fast = None if kwargs or current_trace() is not None else self._fast_path(args)
+        with failures_noted():
+            result = self._python_call(*args, **kwargs)
+        record = self._last[2] if self._last is not None and not kwargs and \
+            current_trace() is None else None
+        fast = fast_path_for(self, record, args) if record is not None and isinstance(
+            record.entry, Compiled) else None
         return result, fast, fast is None
-
-    def _fast_path(self, args) -> xla.FastPath | None:
-        """The dispatcher's FastPath for the entry the last call (with these positional
-        arguments) ran, when a hit can run it with no Python (see `Compiled.dispatchable`):
-        every argument is a traced leaf that the dispatcher types as the program's input (a
-        Python int, static here, never is) and no two are the same array."""
-        record = self._last[2] if self._last is not None else None
-        entry = record.entry if record is not None else None
-        if not isinstance(entry, Compiled) or not entry.dispatchable or not record.alive:
-            return None
-        signature, in_avals = record.signature, entry.executable.in_avals
-        if signature.aliases or len(signature.leaves) != len(args) or len(in_avals) != len(
-                args) or not all(isinstance(leaf, TracedLeaf) for leaf in signature.leaves):
-            return None
-        if any(value_key(a) is None or xla.dispatched_type(a) != (aval.shape, np.dtype(
-                aval.dtype)) for a, aval in zip(args, in_avals, strict=True)):
-            return None
-        if not xla.keeps_64_bit():
-            return None
-        return xla.fast_path(entry.executable, _Hit(self, record).finish)
 
     def _python_call(self, *args, **kwargs):
         if current_trace() is not None:     # inside another trace (grad(jit(f))): join it
@@ -574,64 +534,6 @@ class Jitted:
 
     def cache_records(self) -> list[CacheRecord]:
         return TRACE_CACHE.records(self.owner_key)
-
-
-class _Hit:
-    """What a hit of jaxlib's dispatcher runs after XLA, called by it with the run's results
-    (`finish`): counts the hit as the Python path does and makes the call's return value."""
-    __slots__ = ("jitted", "record", "last", "view", "outputs", "rebuild", "finish", "errstate")
-
-    def __init__(self, jitted: Jitted, record: CacheRecord):
-        entry = record.entry
-        self.jitted = jitted
-        self.record = record
-        self.errstate = ERROR_STATE.get()
-        self.last = (True, None, record)
-        self.outputs = entry.executable.finish
-        self.rebuild = entry.rebuild
-        self.view = entry.executable.result_view(0) if entry.one_array_output else None
-        self.finish = self._one_array if self.view is not None else self._any
-
-    def _one_array(self, results):
-        if ERROR_STATE.get() is not self.errstate:
-            self._check_error_state()
-        TRACE_CACHE.record_hit(self.record)
-        self.jitted._last = self.last
-        return self.view(results[0])
-
-    def _any(self, results):
-        if ERROR_STATE.get() is not self.errstate:
-            self._check_error_state()
-        TRACE_CACHE.record_hit(self.record)
-        self.jitted._last = self.last
-        return self.rebuild(self.outputs(results))
-
-    def _check_error_state(self) -> None:
-        """NumPy's error state changed since this signature's FastPath was made: the run was
-        pure, so its result stands while the entry's guard on the error state holds; when it
-        fails the Python path would miss and refuse to trace (it asks to raise): do so."""
-        entry = self.record.entry
-        if entry.reads.check(()) is None:
-            TRACE_CACHE.record_miss(self.jitted.name, entry.reads.explain(()))
-            check_error_state()
-        self.errstate = ERROR_STATE.get()
-
-
-@functools.cache
-def _install_dispatcher() -> Callable:
-    """jaxlib's C++ dispatcher as `Jitted.__call__` (the instance is its static first
-    argument), made at the first call of any Jitted; the Python path when there is no
-    jaxlib (its error comes when a call compiles) or no NumPy error-state object to check."""
-    try:
-        if ERROR_STATE is None:
-            raise xla.XlaError("NumPy has no error-state object to check hits against")
-        dispatch = xla.dispatcher("psc_jit", Jitted._python_call, Jitted._cache_miss)
-    except xla.XlaError:
-        return Jitted._python_call
-    TRACE_CACHE.on_drop(lambda: xla.clear_dispatcher(dispatch))
-    watch_tracing(xla.set_tracing)
-    Jitted.__call__ = dispatch
-    return dispatch
 
 
 def _silent(stage: str) -> None:

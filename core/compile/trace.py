@@ -22,6 +22,7 @@ from ..tracing import (BudgetExceeded, ConcretizationError, Trace, Tracer, Unsup
                        traceback_source, tracing)
 from ..tree_util import flatten_with_paths, registration_advice, unflatten
 from .signature import CallSpec, overlapping_inputs
+from .xla import tracing_in_progress
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ def trace_function(call: Callable[[dict], Any], spec: CallSpec,
         check_error_state()
         with warnings.catch_warnings(record=True) as warned:
             warnings.simplefilter("always")
-            with tracing(trace), recording(recorder):
+            with tracing(trace), recording(recorder), tracing_in_progress():
                 result = call(arguments)
         replay_or_refuse_warnings(warned)
         changed = attributes.restore() + recorder.attributes.restore() + \

@@ -7,6 +7,7 @@ serialize and deserialize.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import operator
@@ -203,18 +204,31 @@ class ResultView:
         self.holder = type("XlaResultMemory", (ctypes.c_char * self.nbytes,),
                            {"__slots__": ("owner",)})
 
+    @staticmethod
+    def of(aval: ShapedArray) -> ResultView:
+        return ResultView(aval) if aval.nbytes else EmptyResultView(aval)
+
     def __call__(self, result) -> np.ndarray:
         try:                           # the execution may be asynchronous: wait for the values
-            if not result.is_ready() or not self.nbytes:
+            if not result.is_ready():
                 result.block_until_ready()
-            if not self.nbytes:
-                return np.empty(self.shape, self.dtype)
             address = result.unsafe_buffer_pointer()    # (a failed run's result has none)
         except Exception as err:       # jaxlib raises its own JaxRuntimeError; keep its text
             raise _run_failed(err) from err
         memory = self.holder.from_address(address)
         memory.owner = result
         return np.ndarray(self.shape, self.dtype, memory)
+
+
+class EmptyResultView(ResultView):
+    """A result with no elements: a fresh empty array (its buffer has no address)."""
+
+    def __call__(self, result) -> np.ndarray:
+        try:
+            result.block_until_ready()
+        except Exception as err:       # jaxlib raises its own JaxRuntimeError; keep its text
+            raise _run_failed(err) from err
+        return np.empty(self.shape, self.dtype)
 
 
 class Executable:
@@ -232,7 +246,7 @@ class Executable:
         self._large = slots if any(slot.large for slot in slots) else []   # [] : none staged
         self._handlers = [_jax.array_result_handler(aval, sharding, True, _skip_checks=True)
                           for aval in self.out_avals]
-        self._results = [ResultView(aval) for aval in self.out_avals]
+        self._results = [ResultView.of(aval) for aval in self.out_avals]
         self._put = _jax.batched_device_put
         self._zero_copy = _jax.HostBufferSemantics.ZERO_COPY
         self._run = loaded.execute_sharded
@@ -439,6 +453,7 @@ def deserialize(data: bytes, in_avals: Sequence[ShapedArray],
 # -- jaxlib's C++ dispatcher: a cache-hit call with no Python of psc_jit's ---------------------
 
 DISPATCH_ENTRIES = 4096        # call signatures the C++ dispatcher keeps (an LRU)
+_DISPATCHERS: list[str] = []   # the dispatchers made (their settings exist)
 JAX_X64 = "jax_enable_x64"     # jax's setting, once jax is imported in the process
 OWN_X64 = "psc_jit_enable_x64"
 
@@ -513,9 +528,20 @@ def keeps_64_bit() -> bool:
     return False
 
 
-def set_tracing(active: bool) -> None:
-    """Tell the dispatcher this thread is (not) inside a psc_jit trace."""
-    _tracing_setting().set_local(active)
+@contextlib.contextmanager
+def tracing_in_progress():
+    """Inside: this thread is tracing, which is part of the dispatcher's key, so that a call
+    inside a trace never hits (it joins the trace). Nothing to say before a dispatcher is made:
+    a trace running then made no entry it could hit."""
+    if not _DISPATCHERS:
+        yield
+        return
+    setting = _tracing_setting()
+    previous = setting.swap_local(True)
+    try:
+        yield
+    finally:
+        setting.set_local(previous)
 
 
 def _no_shard_fallback(value, sharding, layout):
@@ -533,6 +559,7 @@ def dispatcher(name: str, python_call: Callable, cache_miss: Callable,
     `disable_jit`) to `python_call`."""
     _, _jax, _ = _jaxlib()
     _tracing_setting()
+    _DISPATCHERS.append(name)
     return _jax.pjit(name, python_call, cache_miss, list(range(static)), [], name, _registry(),
                      _no_shard_fallback, _jax.PjitFunctionCache(DISPATCH_ENTRIES))
 

@@ -41,6 +41,20 @@ def test_hits_return_writable_aligned_arrays_of_their_own():
     np.testing.assert_array_equal(results[1], x * 2.0 + 1.0)
 
 
+def test_tuples_scalars_and_empty_results_on_hits_are_numpys():
+    def parts(x):
+        return x * 2.0, x.sum(), x[:0] + 1.0, {"max": x.max()}
+    f = jit(parts)
+    x = np.arange(5.0)
+    for got in hits_of(f, x):
+        want = parts(x)
+        assert type(got) is tuple and len(got) == 4
+        np.testing.assert_array_equal(got[0], want[0])
+        assert type(got[1]) is np.float64 and got[1] == want[1]
+        assert got[2].shape == (0,) and got[2].dtype == np.float64 and got[2].flags.writeable
+        assert type(got[3]["max"]) is np.float64 and got[3]["max"] == want[3]["max"]
+
+
 def test_hits_are_counted_as_the_python_path_counts_them():
     f = jit(affine)
     x = np.ones(4)
@@ -159,6 +173,16 @@ def test_clearing_the_cache_clears_the_dispatchers_entries():
     f(x)
     assert not f.last_call.cache_hit
     f(x)
+    assert f.last_call.cache_hit
+
+
+def test_a_first_call_that_raised_does_not_keep_later_calls_off_the_fast_path():
+    f = jit(np.linalg.cholesky)
+    a = np.eye(4) * 4.0 + 0.5
+    with pytest.raises(np.linalg.LinAlgError):
+        f(-a)
+    for _ in range(3):
+        np.testing.assert_allclose(f(a), np.linalg.cholesky(a))
     assert f.last_call.cache_hit
 
 
