@@ -56,14 +56,18 @@ def fast_path_for(jitted, record: CacheRecord, args) -> xla.FastPath | None:
     """The dispatcher's FastPath for the compiled entry a call with these positional arguments
     just ran, when a hit can run it with no Python but `Hit.finish` (see `dispatchable`):
     every argument is a traced leaf that the dispatcher types as the program's input (a Python
-    int, static here, never is), no two are the same array, and 64-bit inputs are kept."""
+    int, static here, never is), none is 0-d but a Python float or complex (the dispatcher
+    types a 0-d array and a NumPy scalar alike, psc_jit's results do not), no two are the
+    same array, and 64-bit inputs are kept."""
     entry = record.entry
     if not record.alive or not dispatchable(entry):
         return None
     signature, in_avals = record.signature, entry.executable.in_avals
     if signature.aliases or len(signature.leaves) != len(args) or len(in_avals) != len(args) \
-            or not all(isinstance(leaf, TracedLeaf) for leaf in signature.leaves):
-        return None
+            or not all(isinstance(leaf, TracedLeaf) and (leaf.kind == "python" or
+                                                         leaf.aval.shape)
+                       for leaf in signature.leaves):
+        return None     # (a 0-d array and a NumPy scalar are one type to the dispatcher)
     if any(value_key(a) is None or xla.dispatched_type(a) != (aval.shape, np.dtype(aval.dtype))
            for a, aval in zip(args, in_avals, strict=True)):
         return None
@@ -80,12 +84,14 @@ def dispatchable(entry) -> bool:
     """Whether the dispatcher may run a compiled entry on a hit: its inputs are the call's
     argument leaves, in order, and nothing is checked before the run or done after it with
     the call's leaves (no guard but NumPy's error state, which a hit checks; no implicit
-    input, in-place update or hoisted constant; no output a view of an input). Run-time
-    checks are verified by `Hit.finish`."""
+    input or hoisted constant; no output a view of an input), and no array was updated in
+    place: whether such an update shows through an input can depend on the input's memory
+    layout (`x.T.reshape(-1)` is a copy of a C-ordered x, a view of a Fortran-ordered one),
+    which the dispatcher's key does not hold. Run-time checks are verified by `Hit.finish`."""
     result = entry.lowered.traced.result
     guards_only_errstate = all(isinstance(r, Guard) and r.source.root == "errstate" and
                                not r.expected for r in result.reads.items)
-    return guards_only_errstate and not (result.mutated or entry.lowered.consts) \
+    return guards_only_errstate and not (result.writes or entry.lowered.consts) \
         and all(o.how != "view" or o.value[0] < 0 for o in result.out_specs) \
         and [i for i, _ in result.inputs] == list(range(len(result.inputs)))
 

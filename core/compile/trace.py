@@ -50,6 +50,8 @@ class TraceResult:
     reads: Reads = Reads()
     inputs: tuple[tuple[int, Any], ...] = ()    # per graph input: (leaf position, dtype of a
                                                 # scalar to make an array of, or None)
+    writes: int = 0     # in-place updates of any array (whether one shows through an input
+                        # can depend on the inputs' memory layouts)
 
 
 def trace_function(call: Callable[[dict], Any], spec: CallSpec,
@@ -157,7 +159,7 @@ def _finish_trace(trace, spec, tracers, leaves, result, start, reads) -> TraceRe
     graph = passes.simplify(trace.to_graph(in_vars, out_atoms))
     return TraceResult(graph, out_structure, tuple(out_specs), tuple(mutated),
                        time.perf_counter() - start,
-                       _check_records(trace), check_index, reads, inputs)
+                       _check_records(trace), check_index, reads, inputs, trace.writes)
 
 
 def _check_records(trace) -> tuple[tuple, ...]:

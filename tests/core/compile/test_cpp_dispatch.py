@@ -82,6 +82,21 @@ def test_inputs_of_every_layout_give_numpys_values_on_hits():
             np.testing.assert_array_equal(f(x), x * 2.0 + 1.0)
 
 
+def test_an_update_that_shows_through_an_input_in_one_layout_only_lands_as_numpys():
+    def write_raveled(x):
+        y = x.T.reshape(-1)      # a copy of a C-ordered x, a view of a Fortran-ordered one
+        y[0] = 5.0
+        return y * 2.0
+    f = jit(write_raveled)
+    c_ordered = np.arange(12.0).reshape(3, 4)
+    hits_of(f, c_ordered)
+    np.testing.assert_array_equal(c_ordered, np.arange(12.0).reshape(3, 4))
+    fortran = np.asfortranarray(np.arange(12.0).reshape(3, 4))
+    plain = fortran.copy(order="F")
+    np.testing.assert_array_equal(f(fortran), write_raveled(plain))
+    np.testing.assert_array_equal(fortran, plain)
+
+
 def test_python_floats_are_traced_and_ints_stay_static():
     f = jit(scaled)
     x = np.arange(4.0)
@@ -94,6 +109,18 @@ def test_python_floats_are_traced_and_ints_stay_static():
     assert f(x.astype(np.float32), 2.0).dtype == np.float32       # a weak scalar
     assert f(x.astype(np.float32), np.float64(2.0)).dtype == np.float64
     assert f(x.astype(np.int32), True).dtype == np.int32
+
+
+@pytest.mark.parametrize("first, second", [(np.array(3.0), np.float64(3.0)),
+                                           (np.float64(3.0), np.array(3.0))])
+def test_a_0d_array_and_a_numpy_scalar_keep_their_own_results(first, second):
+    def cast(x):
+        return x.astype(np.float32)
+    f = jit(cast)
+    hits_of(f, first)
+    for _ in range(2):
+        got, want = f(second), cast(second)
+        assert type(got) is type(want) and got.dtype == want.dtype and got == want
 
 
 def test_in_place_updates_land_once_per_call():
