@@ -7,7 +7,6 @@ call goes to the Python path (`Jitted._python_call`) as before.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 from typing import Callable
 
@@ -16,6 +15,7 @@ import numpy as np
 from ..control.reads import check_error_state
 from ..control.sources import Guard, value_key
 from ..numpy.base import ERROR_STATE
+from ..tracing import current_trace
 from ..tree_util import LEAF
 from . import xla
 from .cache import TRACE_CACHE, CacheRecord, TracedLeaf
@@ -42,14 +42,21 @@ def install_dispatcher(cls) -> Callable:
     return dispatch
 
 
-@contextlib.contextmanager
-def failures_noted():
-    """Around a miss's Python path: a failure is noted (see _SIGNATURES_FAILED)."""
+def cache_miss(jitted, args, kwargs) -> tuple:
+    """The dispatcher has no FastPath for this call signature: the call takes the Python path
+    (a failure is noted, see _SIGNATURES_FAILED), and the dispatcher keeps a FastPath for the
+    signature when the compiled entry the call ran allows one (else it forgets the signature
+    again: the next such call asks anew). Returns (result, FastPath or None, forget)."""
     try:
-        yield
+        result = jitted._python_call(*args, **kwargs)
     except BaseException:
         _SIGNATURES_FAILED[0] = True
         raise
+    last = jitted._last
+    record = last[2] if last is not None and not kwargs and current_trace() is None else None
+    fast = fast_path_for(jitted, record, args) if record is not None and hasattr(
+        record.entry, "executable") else None
+    return result, fast, fast is None
 
 
 def fast_path_for(jitted, record: CacheRecord, args) -> xla.FastPath | None:

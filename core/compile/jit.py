@@ -29,8 +29,8 @@ from ..tree_util import LEAF, unflatten
 from . import xla
 from .cache import EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, executable_key
 from .diskcache import FromDisk, load_or_compile
-from .dispatch import failures_noted, fast_path_for, install_dispatcher
-from .estimate import check_compile_budget
+from .dispatch import cache_miss, install_dispatcher
+from .estimate import check_compile_budget, runs_briefly
 from .kernels import parse_optimized_hlo
 from .report import CallBreakdown
 from .signature import CallSpec, call_spec, fast_key
@@ -81,14 +81,17 @@ class Lowered:
                              xla.target_description())
         origin = []
 
+        inline = runs_briefly(self.graph)
+
         def compile_now():
             check_compile_budget(self.graph, unroll_notes(self.traced.graph, limit=0))
             return xla.compile_stablehlo(self.text, self.graph.in_avals, self.graph.out_avals,
-                                         waiting)
+                                         waiting, inline)
 
         def load_or_compile_now():
             executable, from_disk = load_or_compile(key, self.text, self.graph.in_avals,
-                                                    self.graph.out_avals, compile_now)
+                                                    self.graph.out_avals, compile_now,
+                                                    inline=inline)
             origin.append(from_disk)
             return executable
         executable, hit = EXECUTABLE_CACHE.get_or_compile(key, self.traced.name,
@@ -179,8 +182,7 @@ class Compiled:
                          [_rebuild(o, outputs, leaves, bases) for o in result.out_specs])
 
     def rebuild(self, outputs: Sequence[np.ndarray]):
-        """The call's return value from XLA's outputs alone (a dispatcher's hit: see
-        `dispatch.dispatchable`), its run-time checks verified first."""
+        """The return value from XLA's outputs alone, checks verified (a dispatcher's hit)."""
         result = self._result
         if result.checks:
             verify_checks(result.checks, outputs[result.check_index],
@@ -336,6 +338,9 @@ class Jitted:
         self.reader = reader or self.name
         self._signature = _python_signature(fun)
         self._params = _positional_params(self._signature)
+        self._by_keyword = frozenset(
+            p.name for p in (self._signature.parameters.values() if self._signature else ())
+            if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD)
         params = list(self._signature.parameters) if self._signature else []
         self.static_names = frozenset(static_argnames) | frozenset(
             params[i] for i in static_argnums if i < len(params))
@@ -384,42 +389,48 @@ class Jitted:
         return call_spec(self.arguments(args, kwargs), self.static_names, self.traced_names)
 
     # calls ---------------------------------------------------------------------------------
-    def __call__(self, *args, **kwargs):
-        """The first call of any Jitted makes jaxlib's C++ dispatcher the class's `__call__`
-        (see `dispatch.install_dispatcher`); without jaxlib, calls stay on the Python path."""
+    def __call__(self, *args, **kwargs):     # the first call: see dispatch.install_dispatcher
         return install_dispatcher(Jitted)(self, *args, **kwargs)
 
     def _cache_miss(self, *args, **kwargs):
-        """The dispatcher has no FastPath for this call signature: the call takes the Python
-        path, and the dispatcher keeps a FastPath for the signature when the entry the call
-        ran allows one (else it forgets the signature again: the next such call asks anew)."""
-        with failures_noted():
-            result = self._python_call(*args, **kwargs)
-        record = self._last[2] if self._last is not None and not kwargs and \
-            current_trace() is None else None
-        fast = fast_path_for(self, record, args) if record is not None and isinstance(
-            record.entry, Compiled) else None
-        return result, fast, fast is None
+        return cache_miss(self, args, kwargs)     # the dispatcher's miss: see dispatch.py
 
     def _python_call(self, *args, **kwargs):
         if current_trace() is not None:     # inside another trace (grad(jit(f))): join it
             return self.call_with(self.arguments(args, kwargs))
-        found = None if kwargs else self.find_fast(args)
+        positional = self._positional(args, kwargs)
+        found = None if positional is None else self.find_fast(positional)
         if found is not None:
             record, leaves = found
             TRACE_CACHE.record_hit(record)
             self._last = (True, None, record)
             return record.entry.run(leaves)
         spec = self.spec(args, kwargs)
-        record, leaves, reason = self.find(spec, args if not kwargs else None)
+        record, leaves, reason = self.find(spec, positional)
         if record is None:
             record, reason = self.compile_for(spec, reason=reason)
             leaves = self.leaves_after_compile(record, spec)
-            self.remember(args if not kwargs else None, spec)
+            self.remember(positional, spec)
         else:
             TRACE_CACHE.record_hit(record)
         self._last = (reason is None, reason, record)
         return record.entry.run(leaves)
+
+    def _positional(self, args: tuple, kwargs: dict) -> tuple | None:
+        """The call's arguments in parameter order when the keywords given are exactly the
+        parameters after the positional ones (so `f(x=a, y=b)` re-runs by the fast key as
+        `f(a, b)` does); None when only binding the signature can tell."""
+        if not kwargs:
+            return args
+        if self._params is None:
+            return None
+        rest = self._params[len(args):]
+        if len(rest) != len(kwargs) or not self._by_keyword.issuperset(rest):
+            return None
+        try:
+            return args + tuple(kwargs[p] for p in rest)
+        except KeyError:
+            return None
 
     def find_fast(self, args) -> tuple[CacheRecord, Sequence] | None:
         """The cache entry whose guards hold for a call with these positional arguments, by

@@ -63,26 +63,32 @@ _CLIENT_LOCK = threading.Lock()
 
 
 @functools.cache
-def _client():
-    """One CPU client per process: buffers and executables of two clients do not mix, so
-    creating it is serialized (two threads' first calls must not make two)."""
+def _client(inline: bool):
+    """The process's CPU clients: the asynchronous one (XLA runs a program on a thread of its
+    own while the caller waits in slices it can interrupt) and the inline one (the program
+    runs on the calling thread: no hand-off to XLA's thread and back, which costs a small
+    call tens of µs, but an interrupt waits for the run's end; see `Executable`). Buffers and
+    executables of two clients do not mix (NumPy arrays pass between them), so creating each
+    is serialized (two threads' first calls must not make two). `inline` has no default: the
+    cache keys on the arguments as given, and `_client()` beside `_client(False)` would make
+    a second asynchronous client."""
     with _CLIENT_LOCK:
-        return _make_client()
+        return _make_client(inline)
 
 
 @functools.cache
-def _make_client():
+def _make_client(inline: bool):
     _, _jax, xla_client = _jaxlib()
-    return xla_client.make_cpu_client()
+    return xla_client.make_cpu_client(asynchronous=not inline)
 
 
 @functools.cache
-def _device():
-    return _client().devices()[0]
+def _device(inline: bool):
+    return _client(inline).devices()[0]
 
 
 def platform() -> str:
-    return _client().platform
+    return _client(False).platform
 
 
 @functools.cache
@@ -100,12 +106,12 @@ def target_description() -> str:
                     break
     except OSError:
         flags = host.processor()
-    return "\n".join((_client().platform_version, host.machine(), flags,
+    return "\n".join((_client(False).platform_version, host.machine(), flags,
                       os.environ.get("XLA_FLAGS", "")))
 
 
 @functools.cache
-def _sharding():
+def _sharding(inline: bool):
     _, _jax, xla_client = _jaxlib()
 
     class DeviceSharding(_jax.SingleDeviceSharding):
@@ -122,7 +128,7 @@ def _sharding():
         def _device_assignment(self):
             return (self._device,)
 
-    return DeviceSharding(_device())
+    return DeviceSharding(_device(inline))
 
 
 @dataclass(frozen=True)
@@ -232,15 +238,19 @@ class EmptyResultView(ResultView):
 
 
 class Executable:
-    """A compiled XLA program with fixed input and output types."""
+    """A compiled XLA program with fixed input and output types, loaded into the inline client
+    (`inline`: it runs on the calling thread; for programs whose run is known to be short,
+    see `estimate.runs_briefly`) or into the asynchronous one (a run an interrupt can stop)."""
 
-    def __init__(self, loaded, in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]):
+    def __init__(self, loaded, in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray],
+                 inline: bool = False):
         _, _jax, _ = _jaxlib()
         self._loaded = loaded
+        self.inline = inline
         self.in_avals = tuple(in_avals)
         self.out_avals = tuple(out_avals)
-        sharding = _sharding()
-        devices = [_device()]
+        sharding = _sharding(inline)
+        devices = [_device(inline)]
         self._put_args = [(aval, sharding, devices) for aval in self.in_avals]
         slots = [InputSlot(aval) for aval in self.in_avals]
         self._large = slots if any(slot.large for slot in slots) else []   # [] : none staged
@@ -286,8 +296,7 @@ class Executable:
         return self._results[index]
 
     def finish(self, results: Sequence) -> list[np.ndarray]:
-        """The results of a run by jaxlib's C++ dispatcher (see `Dispatcher`) as NumPy outputs,
-        as `execute` returns them."""
+        """A run's results (by the C++ dispatcher) as NumPy outputs, as `execute` gives them."""
         return [view(r) for view, r in zip(self._results, results, strict=True)]
 
     @property
@@ -323,7 +332,7 @@ class Executable:
                            s.temp_size_in_bytes, s.generated_code_size_in_bytes)
 
     def serialize(self) -> bytes:
-        return _client().serialize_executable(self._loaded)
+        return _client(self.inline).serialize_executable(self._loaded)
 
 
 SPIN_SECONDS = 2e-4     # a run's wait first looks without sleeping (most calls end by then)
@@ -389,8 +398,10 @@ WAIT_SLICE = 0.05      # seconds between looks at a running compile (and at inte
 
 def compile_stablehlo(text: str, in_avals: Sequence[ShapedArray],
                       out_avals: Sequence[ShapedArray],
-                      waiting: Callable[[float], None] | None = None) -> Executable:
-    """Compile a StableHLO module (text) for the CPU device.
+                      waiting: Callable[[float], None] | None = None,
+                      inline: bool = False) -> Executable:
+    """Compile a StableHLO module (text) for the CPU device (run by the inline client when
+    `inline`, see `Executable`).
 
     XLA compiles in a worker thread (jaxlib releases the GIL meanwhile) while this thread waits
     in short slices, so an interrupt (Kernel -> Interrupt: KeyboardInterrupt in the main thread)
@@ -400,7 +411,7 @@ def compile_stablehlo(text: str, in_avals: Sequence[ShapedArray],
     _, _jax, xla_client = _jaxlib()
     if uses_lapack(text):
         register_lapack_targets()
-    client, devices = _client(), _jax.DeviceList((_device(),))
+    client, devices = _client(inline), _jax.DeviceList((_device(inline),))
     outcome: dict = {}
 
     def work():
@@ -416,7 +427,7 @@ def compile_stablehlo(text: str, in_avals: Sequence[ShapedArray],
     if "error" in outcome:
         raise XlaError(f"XLA could not compile the lowered module: {outcome['error']}"
                        ) from outcome["error"]
-    return Executable(outcome["loaded"], in_avals, out_avals)
+    return Executable(outcome["loaded"], in_avals, out_avals, inline)
 
 
 def _wait(worker: threading.Thread, waiting) -> None:
@@ -435,19 +446,21 @@ def uses_lapack(text: str) -> bool:
 
 
 def deserialize(data: bytes, in_avals: Sequence[ShapedArray],
-                out_avals: Sequence[ShapedArray], lapack: bool = True) -> Executable:
-    """An executable serialized by `Executable.serialize` (in this or an earlier process).
+                out_avals: Sequence[ShapedArray], lapack: bool = True,
+                inline: bool = False) -> Executable:
+    """An executable serialized by `Executable.serialize` (in this or an earlier process, by
+    either client), loaded into the inline client when `inline` (see `Executable`).
     `lapack`: whether the program calls LAPACK kernels (registered first; loading SciPy's
     LAPACK takes tenths of a second, so say False when the program is known not to)."""
     _, _jax, xla_client = _jaxlib()
     if lapack:
         register_lapack_targets()
     try:
-        loaded = _client().deserialize_executable(data, _jax.DeviceList((_device(),)),
-                                                  xla_client.CompileOptions())
+        loaded = _client(inline).deserialize_executable(
+            data, _jax.DeviceList((_device(inline),)), xla_client.CompileOptions())
     except Exception as err:   # jaxlib raises its own XlaRuntimeError; keep its text
         raise XlaError(f"XLA could not load the serialized executable: {err}") from err
-    return Executable(loaded, in_avals, out_avals)
+    return Executable(loaded, in_avals, out_avals, inline)
 
 
 # -- jaxlib's C++ dispatcher: a cache-hit call with no Python of psc_jit's ---------------------
@@ -459,8 +472,7 @@ OWN_X64 = "psc_jit_enable_x64"
 
 
 class FastPath(NamedTuple):
-    """What jaxlib's C++ dispatcher keeps for one call signature to run an executable with no
-    call into Python on a hit but `finish` (the fields its cache entry reads, by name)."""
+    """What jaxlib's C++ dispatcher keeps per call signature (the fields it reads, by name)."""
     xla_executable: Any
     out_pytree_def: Any
     in_shardings: list
@@ -473,9 +485,8 @@ class FastPath(NamedTuple):
 
 
 class _Finished:
-    """The one node type of the dispatcher's pytree registry: its children are a run's jaxlib
-    results and its aux data the callable that makes the call's return value of them, which
-    the dispatcher calls (through `operator.call`) as it rebuilds the output."""
+    """The dispatcher's one pytree node: children a run's results, aux data the callable
+    (`finish`) the dispatcher calls on them through `operator.call` to make the return value."""
     __slots__ = ("count", "finish")
 
     def __init__(self, count: int, finish: Callable[[tuple], Any]):
@@ -489,9 +500,7 @@ class _Finished:
 @functools.cache
 def _registry():
     _, _jax, _ = _jaxlib()
-    registry = _jax.pytree.PyTreeRegistry(enable_none=False, enable_tuple=False,
-                                          enable_namedtuple=False, enable_list=False,
-                                          enable_dict=False)     # every argument is a leaf
+    registry = _jax.pytree.PyTreeRegistry(False, False, False, False, False)   # all leaves
     registry.register_node(_Finished, _Finished.parts, operator.call)
     return registry
 
@@ -515,10 +524,8 @@ def _tracing_setting():
 
 
 def keeps_64_bit() -> bool:
-    """Whether the C++ dispatcher takes 64-bit inputs as they are in this thread (jax, once
-    imported, may have x64 off: it would then make f64 inputs f32). Checked before a call
-    signature is given a FastPath; x64 is part of every signature, so flipping it later
-    makes calls miss and ask again."""
+    """Whether the C++ dispatcher keeps 64-bit inputs in this thread (jax's x64 off would make
+    f64 inputs f32); x64 is part of every signature, so flipping it makes calls miss again."""
     _, _jax, _ = _jaxlib()
     names = _jax.config.trace_context_names()
     values = _jax.config.trace_context()
@@ -587,7 +594,7 @@ def fast_path(executable: Executable, finish: Callable[[tuple], Any]) -> FastPat
         return None
     n_in, n_out = len(executable.in_avals), len(executable.out_avals)
     _, treedef = _registry().flatten(_Finished(n_out, finish))
-    sharding = _sharding()
+    sharding = _sharding(executable.inline)
     return FastPath(executable._loaded, treedef, [sharding] * n_in, [sharding] * n_out,
                     list(executable.out_avals), [True] * n_out, [True] * n_in, [None] * n_in,
                     [])
