@@ -165,7 +165,7 @@ class Trace:
         self.checks: list[RuntimeCheck] = []
         self.parent = parent
         self.root: Trace = parent.root if parent is not None else self
-        self.equation_count = 0          # on the root: equations of this trace and sub-traces
+        self.equation_count = self.writes = 0   # on the root: of this trace and sub-traces
         self.known: dict[Var, np.ndarray] = {}
 
     def new_input(self, aval: ShapedArray, kind: str, strides: tuple[int, ...] | None = None
@@ -225,8 +225,7 @@ class Trace:
                 results = prim.impl(*values, **params)
         except (ArithmeticError, IndexError, TypeError, ValueError):
             return          # the reference refuses what XLA computes: leave the value unknown
-        for var, value in zip(outs, results if prim.multiple_results else [results],
-                              strict=True):
+        for var, value in zip(outs, results if prim.multiple_results else [results], strict=True):
             self.known[var] = np.asarray(value, var.aval.dtype).reshape(var.aval.shape)
 
     def to_graph(self, in_vars, out_atoms) -> Graph:
@@ -373,6 +372,7 @@ class Buffer:
         self._check_entangled()
         self.var = var
         self.version += 1
+        self.trace.root.writes += 1
 
     def _check_entangled(self) -> None:
         for ref, reason in self.entangled:

@@ -211,6 +211,16 @@ class TraceCache(_Observable):
         self.misses = 0
         self.evictions = 0
         self.generation = 0
+        self._drop_watchers: list[Callable[[], None]] = []
+
+    def on_drop(self, callback: Callable[[], None]) -> None:
+        """`callback()` hears each time records are evicted or cleared (a memo of records
+        elsewhere, jaxlib's dispatcher's, forgets them)."""
+        self._drop_watchers.append(callback)
+
+    def _dropped(self) -> None:
+        for callback in self._drop_watchers:
+            callback()
 
     def variants(self, owner_key: Hashable, signature: Signature) -> list[CacheRecord]:
         """The records for this call's signature, most recent first (the list itself: it
@@ -268,6 +278,7 @@ class TraceCache(_Observable):
         record.alive = False
         record.entry = released(record.entry)
         self.evictions += 1
+        self._dropped()
         self._publish(CacheEvent("trace", "evict", record.owner, record.signature_text))
 
     def records(self, owner_key: Hashable | None = None) -> list[CacheRecord]:
@@ -286,6 +297,7 @@ class TraceCache(_Observable):
         self._latest.clear()
         self.hits = self.misses = self.evictions = 0
         self.generation += 1
+        self._dropped()
         self._publish(CacheEvent("trace", "clear", "*"))
 
     def __len__(self) -> int:

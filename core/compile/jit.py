@@ -29,6 +29,7 @@ from ..tree_util import LEAF, unflatten
 from . import xla
 from .cache import EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, executable_key
 from .diskcache import FromDisk, load_or_compile
+from .dispatch import cache_miss, install_dispatcher
 from .estimate import check_compile_budget, runs_briefly
 from .kernels import parse_optimized_hlo
 from .profile import EVENT_BUDGET, KernelTimes, profile_call
@@ -180,6 +181,18 @@ class Compiled:
         bases: dict[int, np.ndarray] = {}
         return unflatten(result.out_structure,
                          [_rebuild(o, outputs, leaves, bases) for o in result.out_specs])
+
+    def rebuild(self, outputs: Sequence[np.ndarray]):
+        """The return value from XLA's outputs alone, checks verified (a dispatcher's hit)."""
+        result = self._result
+        if result.checks:
+            verify_checks(result.checks, outputs[result.check_index],
+                          outputs[result.check_index + 1])
+        if self._one_output is not None:
+            return _rebuild(self._one_output, outputs, (), {})
+        bases: dict[int, np.ndarray] = {}
+        return unflatten(self._result.out_structure,
+                         [_rebuild(o, outputs, (), bases) for o in self._result.out_specs])
 
     @property
     def mutates(self) -> bool:
@@ -377,7 +390,13 @@ class Jitted:
         return call_spec(self.arguments(args, kwargs), self.static_names, self.traced_names)
 
     # calls ---------------------------------------------------------------------------------
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args, **kwargs):     # the first call: see dispatch.install_dispatcher
+        return install_dispatcher(Jitted)(self, *args, **kwargs)
+
+    def _cache_miss(self, *args, **kwargs):
+        return cache_miss(self, args, kwargs)     # the dispatcher's miss: see dispatch.py
+
+    def _python_call(self, *args, **kwargs):
         if current_trace() is not None:     # inside another trace (grad(jit(f))): join it
             return self.call_with(self.arguments(args, kwargs))
         positional = self._positional(args, kwargs)
@@ -553,14 +572,19 @@ def first_holding(variants: list[CacheRecord], leaves) -> tuple[CacheRecord, Seq
 
 
 def _positional_params(signature: inspect.Signature | None) -> tuple[str, ...] | None:
-    """The parameter names when every parameter can be given by position (and none is *args,
-    **kwargs or keyword-only): calls with all of them by position take the fast path."""
+    """The names of the parameters that can be given by position, when no parameter is
+    *args or **kwargs and every keyword-only one has a default (`np.linalg.cholesky(a, /, *,
+    upper=False)`): calls with all of them by position take the fast path (binding them by
+    name gives the same arguments, the defaults left out)."""
     if signature is None:
         return None
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    if any(p.kind not in kinds for p in signature.parameters.values()):
+    params = signature.parameters.values()
+    if any(p.kind not in kinds and not (p.kind is inspect.Parameter.KEYWORD_ONLY and
+                                        p.default is not inspect.Parameter.empty)
+           for p in params):
         return None
-    return tuple(signature.parameters)
+    return tuple(p.name for p in params if p.kind in kinds)
 
 
 def _python_signature(fun) -> inspect.Signature | None:

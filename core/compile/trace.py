@@ -22,6 +22,7 @@ from ..tracing import (BudgetExceeded, ConcretizationError, Trace, Tracer, Unsup
                        traceback_source, tracing)
 from ..tree_util import flatten_with_paths, registration_advice, unflatten
 from .signature import CallSpec, overlapping_inputs
+from .xla import tracing_in_progress
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ class TraceResult:
     reads: Reads = Reads()
     inputs: tuple[tuple[int, Any], ...] = ()    # per graph input: (leaf position, dtype of a
                                                 # scalar to make an array of, or None)
+    writes: int = 0     # in-place updates of any array (whether one shows through an input
+                        # can depend on the inputs' memory layouts)
 
 
 def trace_function(call: Callable[[dict], Any], spec: CallSpec,
@@ -76,7 +79,7 @@ def trace_function(call: Callable[[dict], Any], spec: CallSpec,
         check_error_state()
         with warnings.catch_warnings(record=True) as warned:
             warnings.simplefilter("always")
-            with tracing(trace), recording(recorder):
+            with tracing(trace), recording(recorder), tracing_in_progress():
                 result = call(arguments)
         replay_or_refuse_warnings(warned)
         changed = attributes.restore() + recorder.attributes.restore() + \
@@ -156,7 +159,7 @@ def _finish_trace(trace, spec, tracers, leaves, result, start, reads) -> TraceRe
     graph = passes.simplify(trace.to_graph(in_vars, out_atoms))
     return TraceResult(graph, out_structure, tuple(out_specs), tuple(mutated),
                        time.perf_counter() - start,
-                       _check_records(trace), check_index, reads, inputs)
+                       _check_records(trace), check_index, reads, inputs, trace.writes)
 
 
 def _check_records(trace) -> tuple[tuple, ...]:

@@ -8,13 +8,15 @@ its HLO instruction's name, with its time).
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
+import operator
 import os
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -209,16 +211,31 @@ class ResultView:
         self.holder = type("XlaResultMemory", (ctypes.c_char * self.nbytes,),
                            {"__slots__": ("owner",)})
 
+    @staticmethod
+    def of(aval: ShapedArray) -> ResultView:
+        return ResultView(aval) if aval.nbytes else EmptyResultView(aval)
+
     def __call__(self, result) -> np.ndarray:
-        try:                           # the execution is asynchronous: wait for the values
+        try:                           # the execution may be asynchronous: wait for the values
+            if not result.is_ready():
+                result.block_until_ready()
+            address = result.unsafe_buffer_pointer()    # (a failed run's result has none)
+        except Exception as err:       # jaxlib raises its own JaxRuntimeError; keep its text
+            raise _run_failed(err) from err
+        memory = self.holder.from_address(address)
+        memory.owner = result
+        return np.ndarray(self.shape, self.dtype, memory)
+
+
+class EmptyResultView(ResultView):
+    """A result with no elements: a fresh empty array (its buffer has no address)."""
+
+    def __call__(self, result) -> np.ndarray:
+        try:
             result.block_until_ready()
         except Exception as err:       # jaxlib raises its own JaxRuntimeError; keep its text
             raise _run_failed(err) from err
-        if not self.nbytes:
-            return np.empty(self.shape, self.dtype)
-        memory = self.holder.from_address(result.unsafe_buffer_pointer())
-        memory.owner = result
-        return np.ndarray(self.shape, self.dtype, memory)
+        return np.empty(self.shape, self.dtype)
 
 
 class Executable:
@@ -240,7 +257,7 @@ class Executable:
         self._large = slots if any(slot.large for slot in slots) else []   # [] : none staged
         self._handlers = [_jax.array_result_handler(aval, sharding, True, _skip_checks=True)
                           for aval in self.out_avals]
-        self._results = [ResultView(aval) for aval in self.out_avals]
+        self._results = [ResultView.of(aval) for aval in self.out_avals]
         self._put = _jax.batched_device_put
         self._zero_copy = _jax.HostBufferSemantics.ZERO_COPY
         self._run = loaded.execute_sharded
@@ -275,6 +292,19 @@ class Executable:
                 if put_in is not x:
                     slot.release(put_in)
         return outputs
+
+    def result_view(self, index: int) -> ResultView:
+        return self._results[index]
+
+    def finish(self, results: Sequence) -> list[np.ndarray]:
+        """A run's results (by the C++ dispatcher) as NumPy outputs, as `execute` gives them."""
+        return [view(r) for view, r in zip(self._results, results, strict=True)]
+
+    @property
+    def stages_inputs(self) -> bool:
+        """Whether some input is large enough to be staged when misaligned (`InputSlot`): the
+        C++ dispatcher has no staging pool, so such executables keep the Python path."""
+        return bool(self._large)
 
     def _transfer(self, arrays: Sequence[np.ndarray]) -> list:
         """The inputs as jaxlib arrays (in place when aligned; all arguments positional: a
@@ -520,3 +550,140 @@ def deserialize(data: bytes, in_avals: Sequence[ShapedArray],
     except Exception as err:   # jaxlib raises its own XlaRuntimeError; keep its text
         raise XlaError(f"XLA could not load the serialized executable: {err}") from err
     return Executable(loaded, in_avals, out_avals, inline)
+
+
+# -- jaxlib's C++ dispatcher: a cache-hit call with no Python of psc_jit's ---------------------
+
+DISPATCH_ENTRIES = 4096        # call signatures the C++ dispatcher keeps (an LRU)
+_DISPATCHERS: list[str] = []   # the dispatchers made (their settings exist)
+JAX_X64 = "jax_enable_x64"     # jax's setting, once jax is imported in the process
+OWN_X64 = "psc_jit_enable_x64"
+
+
+class FastPath(NamedTuple):
+    """What jaxlib's C++ dispatcher keeps per call signature (the fields it reads, by name)."""
+    xla_executable: Any
+    out_pytree_def: Any
+    in_shardings: list
+    out_shardings: list
+    out_avals: list
+    out_committed: list
+    kept_var_bitvec: list
+    in_device_local_layouts: list
+    const_args: list
+
+
+class _Finished:
+    """The dispatcher's one pytree node: children a run's results, aux data the callable
+    (`finish`) the dispatcher calls on them through `operator.call` to make the return value."""
+    __slots__ = ("count", "finish")
+
+    def __init__(self, count: int, finish: Callable[[tuple], Any]):
+        self.count = count
+        self.finish = finish
+
+    def parts(self) -> tuple[tuple, Callable]:
+        return (0,) * self.count, self.finish
+
+
+@functools.cache
+def _registry():
+    _, _jax, _ = _jaxlib()
+    registry = _jax.pytree.PyTreeRegistry(False, False, False, False, False)   # all leaves
+    registry.register_node(_Finished, _Finished.parts, operator.call)
+    return registry
+
+
+@functools.cache
+def _tracing_setting():
+    """The settings the C++ dispatcher reads: whether 64-bit inputs are kept (x64), whether
+    jit is disabled, a hook after each call. jax registers its own when it is imported (before
+    or after psc_jit: then jax's rule); without jax they are psc_jit's (x64 on, jit on, no
+    hook). Returns psc_jit's own setting "inside a psc_jit trace", part of every call
+    signature, so that a hit never happens inside a trace (the call joins the trace instead)."""
+    _, _jax, _ = _jaxlib()
+    config = _jax.config
+    tracing = config.Config("psc_jit_tracing", False, include_in_jit_key=True)
+    if JAX_X64 not in config.trace_context_names():
+        _jax.jax_jit.set_enable_x64_state(config.Config(
+            OWN_X64, True, include_in_jit_key=True, include_in_trace_context=True))
+        _jax.jax_jit.set_disable_jit_state(config.Config("psc_jit_disable_jit", False))
+        _jax.jax_jit.set_post_hook_state(config.Config("psc_jit_post_hook", None))
+    return tracing
+
+
+def keeps_64_bit() -> bool:
+    """Whether the C++ dispatcher keeps 64-bit inputs in this thread (jax's x64 off would make
+    f64 inputs f32); x64 is part of every signature, so flipping it makes calls miss again."""
+    _, _jax, _ = _jaxlib()
+    names = _jax.config.trace_context_names()
+    values = _jax.config.trace_context()
+    for name in (JAX_X64, OWN_X64):
+        if name in names:
+            return values[names.index(name)] is True
+    return False
+
+
+@contextlib.contextmanager
+def tracing_in_progress():
+    """Inside: this thread is tracing, which is part of the dispatcher's key, so that a call
+    inside a trace never hits (it joins the trace). Nothing to say before a dispatcher is made:
+    a trace running then made no entry it could hit."""
+    if not _DISPATCHERS:
+        yield
+        return
+    setting = _tracing_setting()
+    previous = setting.swap_local(True)
+    try:
+        yield
+    finally:
+        setting.set_local(previous)
+
+
+def _no_shard_fallback(value, sharding, layout):
+    raise XlaError("psc_jit's dispatcher cannot place this input on the device")
+
+
+def dispatcher(name: str, python_call: Callable, cache_miss: Callable,
+               static: int = 1) -> Callable:
+    """jaxlib's C++ dispatcher (the one behind jax.jit): its first `static` arguments are
+    static (part of the key, compared with ==), the others the call's inputs. A call whose
+    signature
+    (shapes, dtypes, weak types, the settings above) it has a FastPath for runs the executable
+    in C++; any other goes to `cache_miss(*args, **kwargs)`, which returns (result,
+    FastPath or None, whether to forget the signature again); with jit disabled (jax's
+    `disable_jit`) to `python_call`."""
+    _, _jax, _ = _jaxlib()
+    _tracing_setting()
+    _DISPATCHERS.append(name)
+    return _jax.pjit(name, python_call, cache_miss, list(range(static)), [], name, _registry(),
+                     _no_shard_fallback, _jax.PjitFunctionCache(DISPATCH_ENTRIES))
+
+
+def clear_dispatcher(dispatch: Callable) -> None:
+    dispatch._clear_cache()
+
+
+def dispatched_type(value) -> tuple[tuple[int, ...], np.dtype] | None:
+    """(shape, dtype) the C++ dispatcher gives an argument with 64-bit types kept, or None
+    when it takes no such value."""
+    _, _jax, _ = _jaxlib()
+    try:
+        signature = _jax.jax_jit._ArgSignatureOfValue(value, True)
+    except Exception:       # jaxlib raises its own JaxRuntimeError for a value it refuses
+        return None
+    return tuple(signature.shape), np.dtype(signature.dtype)
+
+
+def fast_path(executable: Executable, finish: Callable[[tuple], Any]) -> FastPath | None:
+    """The dispatcher's FastPath for an executable whose inputs are a call's arguments, in
+    order; `finish(results)` makes the call's return value. None when an input is large
+    enough to be staged (`InputSlot`): the dispatcher would let jaxlib copy it afresh."""
+    if executable.stages_inputs:
+        return None
+    n_in, n_out = len(executable.in_avals), len(executable.out_avals)
+    _, treedef = _registry().flatten(_Finished(n_out, finish))
+    sharding = _sharding(executable.inline)
+    return FastPath(executable._loaded, treedef, [sharding] * n_in, [sharding] * n_out,
+                    list(executable.out_avals), [True] * n_out, [True] * n_in, [None] * n_in,
+                    [])

@@ -326,6 +326,7 @@ def strict_error_modes() -> tuple[tuple[str, str], ...]:
 _ERROR_STATE = getattr(getattr(getattr(np, "_core", None), "_ufunc_config", None),
                        "_extobj_contextvar", None)
 _last_error_state: list = [None, ()]
+ERROR_STATE = _ERROR_STATE      # its current object: a new one whenever the state changes
 
 
 def refuse_raising_error_state() -> None:

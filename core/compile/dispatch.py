@@ -1,0 +1,155 @@
+"""A cache hit of `jit(f)` through jaxlib's C++ dispatcher (`xla.dispatcher`, the one behind
+jax.jit): the call's signature is looked up and the executable run in C++, and the only Python
+of a hit is `Hit.finish`, which checks NumPy's error state, counts the hit and makes the
+writable result. A signature gets its FastPath on a miss, from the entry the Python path ran,
+when nothing else has to be checked or done around XLA's run (see `dispatchable`); any other
+call goes to the Python path (`Jitted._python_call`) as before.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Callable
+
+import numpy as np
+
+from ..control.reads import check_error_state
+from ..control.sources import Guard, value_key
+from ..numpy.base import ERROR_STATE
+from ..tracing import current_trace
+from ..tree_util import LEAF
+from . import xla
+from .cache import TRACE_CACHE, CacheRecord, TracedLeaf
+
+# A call that raised on a miss (a failed check, a bug, an interrupt) leaves its signature with
+# the dispatcher for good as "always ask Python"; the next miss that could hit clears them all.
+_SIGNATURES_FAILED = [False]
+
+
+@functools.cache
+def install_dispatcher(cls) -> Callable:
+    """jaxlib's C++ dispatcher as `cls.__call__` (the instance is its static first argument),
+    made at the first call of any instance: misses go to `cls._cache_miss`, calls with jit
+    disabled (jax.disable_jit) to `cls._python_call`, which is also what stays when there is
+    no jaxlib (its error comes when a call compiles) or no NumPy error-state object."""
+    try:
+        if ERROR_STATE is None:
+            raise xla.XlaError("NumPy has no error-state object to check hits against")
+        dispatch = xla.dispatcher("psc_jit", cls._python_call, cls._cache_miss)
+    except xla.XlaError:
+        return cls._python_call
+    TRACE_CACHE.on_drop(lambda: xla.clear_dispatcher(dispatch))
+    cls.__call__ = dispatch
+    return dispatch
+
+
+def cache_miss(jitted, args, kwargs) -> tuple:
+    """The dispatcher has no FastPath for this call signature: the call takes the Python path
+    (a failure is noted, see _SIGNATURES_FAILED), and the dispatcher keeps a FastPath for the
+    signature when the compiled entry the call ran allows one (else it forgets the signature
+    again: the next such call asks anew). Returns (result, FastPath or None, forget)."""
+    try:
+        result = jitted._python_call(*args, **kwargs)
+    except BaseException:
+        _SIGNATURES_FAILED[0] = True
+        raise
+    last = jitted._last
+    record = last[2] if last is not None and not kwargs and current_trace() is None else None
+    fast = fast_path_for(jitted, record, args) if record is not None and hasattr(
+        record.entry, "executable") else None
+    return result, fast, fast is None
+
+
+def fast_path_for(jitted, record: CacheRecord, args) -> xla.FastPath | None:
+    """The dispatcher's FastPath for the compiled entry a call with these positional arguments
+    just ran, when a hit can run it with no Python but `Hit.finish` (see `dispatchable`):
+    every argument is a traced leaf that the dispatcher types as the program's input (a Python
+    int, static here, never is), none is 0-d but a Python float or complex (the dispatcher
+    types a 0-d array and a NumPy scalar alike, psc_jit's results do not), no two are the
+    same array, and 64-bit inputs are kept."""
+    entry = record.entry
+    if not record.alive or not dispatchable(entry):
+        return None
+    signature, in_avals = record.signature, entry.executable.in_avals
+    if signature.aliases or len(signature.leaves) != len(args) or len(in_avals) != len(args) \
+            or not all(isinstance(leaf, TracedLeaf) and (leaf.kind == "python" or
+                                                         leaf.aval.shape)
+                       for leaf in signature.leaves):
+        return None     # (a 0-d array and a NumPy scalar are one type to the dispatcher)
+    if any(value_key(a) is None or xla.dispatched_type(a) != (aval.shape, np.dtype(aval.dtype))
+           for a, aval in zip(args, in_avals, strict=True)):
+        return None
+    if not xla.keeps_64_bit():
+        return None
+    fast = xla.fast_path(entry.executable, Hit(jitted, record).finish)
+    if fast is not None and _SIGNATURES_FAILED[0]:
+        _SIGNATURES_FAILED[0] = False
+        xla.clear_dispatcher(type(jitted).__call__)
+    return fast
+
+
+def dispatchable(entry) -> bool:
+    """Whether the dispatcher may run a compiled entry on a hit: its inputs are the call's
+    argument leaves, in order, and nothing is checked before the run or done after it with
+    the call's leaves (no guard but NumPy's error state, which a hit checks; no implicit
+    input or hoisted constant; no output a view of an input), and no array was updated in
+    place: whether such an update shows through an input can depend on the input's memory
+    layout (`x.T.reshape(-1)` is a copy of a C-ordered x, a view of a Fortran-ordered one),
+    which the dispatcher's key does not hold. Run-time checks are verified by `Hit.finish`."""
+    result = entry.lowered.traced.result
+    guards_only_errstate = all(isinstance(r, Guard) and r.source.root == "errstate" and
+                               not r.expected for r in result.reads.items)
+    return guards_only_errstate and not (result.writes or entry.lowered.consts) \
+        and all(o.how != "view" or o.value[0] < 0 for o in result.out_specs) \
+        and [i for i, _ in result.inputs] == list(range(len(result.inputs)))
+
+
+def one_array_output(entry) -> bool:
+    """Whether a compiled entry's return value is XLA's first output as it is (one array,
+    no run-time checks)."""
+    result = entry.lowered.traced.result
+    out = result.out_specs[0] if result.out_structure is LEAF else None
+    return out is not None and not result.checks and \
+        out.kind == "array" and out.index == 0 and (
+            out.how == "traced" or out.how == "view" and out.value == (-1, ()))
+
+
+class Hit:
+    """What a hit of the dispatcher runs after XLA, called by it with the run's results
+    (`finish`): checks NumPy's error state, counts the hit as the Python path does and makes
+    the call's return value."""
+    __slots__ = ("jitted", "record", "last", "view", "outputs", "rebuild", "finish", "errstate")
+
+    def __init__(self, jitted, record: CacheRecord):
+        entry = record.entry
+        self.jitted = jitted
+        self.record = record
+        self.errstate = ERROR_STATE.get()
+        self.last = (True, None, record)
+        self.outputs = entry.executable.finish
+        self.rebuild = entry.rebuild
+        self.view = entry.executable.result_view(0) if one_array_output(entry) else None
+        self.finish = self._one_array if self.view is not None else self._any
+
+    def _one_array(self, results):
+        if ERROR_STATE.get() is not self.errstate:
+            self._check_error_state()
+        TRACE_CACHE.record_hit(self.record)
+        self.jitted._last = self.last
+        return self.view(results[0])
+
+    def _any(self, results):
+        if ERROR_STATE.get() is not self.errstate:
+            self._check_error_state()
+        TRACE_CACHE.record_hit(self.record)
+        self.jitted._last = self.last
+        return self.rebuild(self.outputs(results))
+
+    def _check_error_state(self) -> None:
+        """NumPy's error state changed since this signature's FastPath was made: the run was
+        pure, so its result stands while the entry's guard on the error state holds; when it
+        fails the Python path would miss and refuse to trace (it asks to raise): do so."""
+        entry = self.record.entry
+        if entry.reads.check(()) is None:
+            TRACE_CACHE.record_miss(self.jitted.name, entry.reads.explain(()))
+            check_error_state()
+        self.errstate = ERROR_STATE.get()
