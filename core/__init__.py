@@ -41,7 +41,7 @@ from .compile.signature import CallSpec
 from .compile.timing import copy_inputs, largest_difference, time_runs
 from .compile.units import fmt_bytes, fmt_count, fmt_seconds, fmt_speedup
 from .compile.xla import XlaError
-from .compile.xla import aligned_copy as aligned
+from .compile.hostmemory import aligned_copy as aligned
 from .control.api import cond, fori_loop, scan, switch, while_loop
 from .control.cell import CellAnalysis, analyze_cell, make_cell_function, parse_cell
 from .control.convert import cell_function

@@ -165,7 +165,7 @@ class Trace:
         self.checks: list[RuntimeCheck] = []
         self.parent = parent
         self.root: Trace = parent.root if parent is not None else self
-        self.equation_count = self.writes = 0   # on the root: of this trace and sub-traces
+        self.equation_count = self.writes = self.layout_questions = 0  # counted on the root
         self.known: dict[Var, np.ndarray] = {}
 
     def new_input(self, aval: ShapedArray, kind: str, strides: tuple[int, ...] | None = None

@@ -92,13 +92,15 @@ def dispatchable(entry) -> bool:
     argument leaves, in order, and nothing is checked before the run or done after it with
     the call's leaves (no guard but NumPy's error state, which a hit checks; no implicit
     input or hoisted constant; no output a view of an input), and no array was updated in
-    place: whether such an update shows through an input can depend on the input's memory
-    layout (`x.T.reshape(-1)` is a copy of a C-ordered x, a view of a Fortran-ordered one),
-    which the dispatcher's key does not hold. Run-time checks are verified by `Hit.finish`."""
+    place and no answer of NumPy's was taken from a memory layout: whether an update shows
+    through an input, or a result is a view of it, can depend on the input's memory layout
+    (`x.T.reshape(-1)` is a copy of a C-ordered x, a view of a Fortran-ordered one), which
+    the dispatcher's key does not hold. Run-time checks are verified by `Hit.finish`."""
     result = entry.lowered.traced.result
     guards_only_errstate = all(isinstance(r, Guard) and r.source.root == "errstate" and
                                not r.expected for r in result.reads.items)
-    return guards_only_errstate and not (result.writes or entry.lowered.consts) \
+    return guards_only_errstate and not (result.writes or result.layout_questions
+                                         or entry.lowered.consts) \
         and all(o.how != "view" or o.value[0] < 0 for o in result.out_specs) \
         and [i for i, _ in result.inputs] == list(range(len(result.inputs)))
 

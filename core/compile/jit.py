@@ -26,7 +26,7 @@ from ..lowering import lower
 from ..numpy import verify_checks
 from ..tracing import UnsupportedError, current_trace
 from ..tree_util import LEAF, unflatten
-from . import xla
+from . import hostmemory, results, xla
 from .cache import EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, executable_key
 from .diskcache import FromDisk, load_or_compile
 from .dispatch import cache_miss, install_dispatcher
@@ -59,7 +59,7 @@ class Traced:
         start = time.perf_counter()
         graph, consts = passes.hoist_constants(self.graph)
         text = lower(graph, self.name)
-        consts = tuple(xla.aligned_copy(c) for c in consts)    # read in place on every call
+        consts = tuple(hostmemory.aligned_copy(c) for c in consts)    # read in place on every call
         return Lowered(self, graph, consts, text, time.perf_counter() - start)
 
 
@@ -175,12 +175,12 @@ class Compiled:
             verify_checks(result.checks, outputs[result.check_index],
                           outputs[result.check_index + 1])
         if result.mutated:
-            _write_back(result.mutated, leaves, outputs)
+            results.write_back(result.mutated, leaves, outputs)
         if self._one_output is not None:
-            return _rebuild(self._one_output, outputs, leaves, {})
+            return results.rebuild(self._one_output, outputs, leaves, {})
         bases: dict[int, np.ndarray] = {}
         return unflatten(result.out_structure,
-                         [_rebuild(o, outputs, leaves, bases) for o in result.out_specs])
+                         [results.rebuild(o, outputs, leaves, bases) for o in result.out_specs])
 
     def rebuild(self, outputs: Sequence[np.ndarray]):
         """The return value from XLA's outputs alone, checks verified (a dispatcher's hit)."""
@@ -189,10 +189,10 @@ class Compiled:
             verify_checks(result.checks, outputs[result.check_index],
                           outputs[result.check_index + 1])
         if self._one_output is not None:
-            return _rebuild(self._one_output, outputs, (), {})
+            return results.rebuild(self._one_output, outputs, (), {})
         bases: dict[int, np.ndarray] = {}
         return unflatten(self._result.out_structure,
-                         [_rebuild(o, outputs, (), bases) for o in self._result.out_specs])
+                         [results.rebuild(o, outputs, (), bases) for o in self._result.out_specs])
 
     @property
     def mutates(self) -> bool:
@@ -257,44 +257,6 @@ class Compiled:
             raise TypeError("this compiled program assumed what no longer holds: "
                             + self.reads.explain(spec.leaves))
         return self.run(list(spec.leaves) + extra)
-
-
-def _write_back(mutated, leaves, outputs) -> None:
-    for leaf_pos, _ in mutated:
-        if not leaves[leaf_pos].flags.writeable:
-            raise ValueError("assignment destination is read-only")
-    for leaf_pos, out_index in mutated:
-        np.copyto(leaves[leaf_pos], outputs[out_index])
-
-
-def _fresh_copy(value: np.ndarray) -> np.ndarray:
-    """A constant result, copied: aligned like XLA's results when it is in C order, else in
-    its own layout (as np.copy keeps it)."""
-    return xla.aligned_copy(value) if value.flags.c_contiguous else np.copy(value)
-
-
-def _rebuild(out: OutSpec, outputs: Sequence[np.ndarray], leaves: Sequence, bases: dict):
-    if out.how == "view":
-        leaf_pos, steps = out.value
-        if leaf_pos >= 0:
-            value = leaves[leaf_pos]
-        else:
-            value = bases.get(out.index)
-            if value is None:
-                value = bases[out.index] = outputs[out.index]
-        for fn, operand_outs in steps:
-            value = fn(value, *(outputs[k][()] for k in operand_outs))
-        return value
-    if out.how == "static":
-        return out.value
-    if out.how == "const":
-        return _fresh_copy(out.value) if isinstance(out.value, np.ndarray) else out.value
-    value = outputs[out.index]
-    if out.kind == "scalar":
-        return value[()]
-    if out.kind == "python":
-        return value.item()
-    return value     # XLA's result buffer: writable, the caller's own, not a copy
 
 
 # -- jit --------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from . import xla
+from .thunks import ThunkEvent, ThunkTrace
 from .kernels import FusionModel, Kernel
 from .report import CallBreakdown
 from .units import fmt_seconds
@@ -83,7 +84,7 @@ class KernelTimes:
         return f"{text}; {self.note}" if self.note else text
 
 
-def kernel_times(model: FusionModel, trace: xla.ThunkTrace, execute: float) -> KernelTimes:
+def kernel_times(model: FusionModel, trace: ThunkTrace, execute: float) -> KernelTimes:
     """The trace's thunk runs summed per kernel of the model (a loop's runs as spans that
     hold its body's runs)."""
     if not trace.events:
@@ -102,7 +103,7 @@ def kernel_times(model: FusionModel, trace: xla.ThunkTrace, execute: float) -> K
                        others, trace.note)
 
 
-def _loop_spans(model: FusionModel, events: list[xla.ThunkEvent]) -> dict[int, int]:
+def _loop_spans(model: FusionModel, events: list[ThunkEvent]) -> dict[int, int]:
     """id(event) -> its span (ns) for each run of a kernel with a body: from its start to the
     end of the last run of its body's kernels before its next run. A loop's thunk may return
     before its body is done (XLA:CPU goes on with the next iteration on another thread when

@@ -52,6 +52,8 @@ class TraceResult:
                                                 # scalar to make an array of, or None)
     writes: int = 0     # in-place updates of any array (whether one shows through an input
                         # can depend on the inputs' memory layouts)
+    layout_questions: int = 0   # answers NumPy gives by memory layout (is a reshape or ravel
+                                # a view, can .shape be set): an input's layout may decide them
 
 
 def trace_function(call: Callable[[dict], Any], spec: CallSpec,
@@ -159,7 +161,8 @@ def _finish_trace(trace, spec, tracers, leaves, result, start, reads) -> TraceRe
     graph = passes.simplify(trace.to_graph(in_vars, out_atoms))
     return TraceResult(graph, out_structure, tuple(out_specs), tuple(mutated),
                        time.perf_counter() - start,
-                       _check_records(trace), check_index, reads, inputs, trace.writes)
+                       _check_records(trace), check_index, reads, inputs, trace.writes,
+                       trace.layout_questions)
 
 
 def _check_records(trace) -> tuple[tuple, ...]:

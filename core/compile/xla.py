@@ -21,6 +21,9 @@ from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 
 from ..ir import ShapedArray
+from .hostmemory import InputSlot
+from .thunks import ThunkTrace, thunk_events
+from .waiting import poll_until_ready
 
 SUPPORTED_JAXLIB = ((0, 10, 2), (0, 11, 0))     # [lowest, first unsupported)
 
@@ -138,59 +141,6 @@ class MemoryStats:
     output_bytes: int
     temp_bytes: int
     generated_code_bytes: int
-
-
-# -- host memory: what the CPU client can read in place, and results it wrote -----------------
-
-ALIGNMENT = 64          # the CPU client reads an input in place only at this alignment
-STAGE_FROM_BYTES = 1 << 16   # below this, jaxlib's own copy of a misaligned input is as cheap
-
-
-def aligned_empty(shape: tuple[int, ...], dtype) -> np.ndarray:
-    """An uninitialised C-contiguous array whose data starts on an ALIGNMENT-byte boundary."""
-    dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    raw = np.empty(nbytes + ALIGNMENT, np.uint8)
-    start = -raw.ctypes.data % ALIGNMENT
-    return raw[start:start + nbytes].view(dtype).reshape(shape)
-
-
-def aligned_copy(x) -> np.ndarray:
-    """x as a C-contiguous, ALIGNMENT-aligned array of its own (the input XLA reads in place).
-    Public as `psc_jit.aligned(x)`: an array made once this way is never copied again on its
-    way into a compiled call (NumPy's own allocations are usually only 16-byte aligned)."""
-    x = np.asarray(x)
-    out = aligned_empty(x.shape, x.dtype)
-    np.copyto(out, x)
-    return out
-
-
-def is_aligned(x: np.ndarray) -> bool:
-    return x.flags.c_contiguous and x.ctypes.data % ALIGNMENT == 0
-
-
-class InputSlot:
-    """One input of an executable: large inputs that the CPU client cannot read in place
-    (misaligned, not C-contiguous) are copied into an aligned staging buffer, one memcpy into
-    memory that is already mapped, instead of jaxlib's fresh allocation on every call. A
-    buffer is taken from the slot's pool for the length of one call (so concurrent calls
-    never share one) and given back after the call's results are ready."""
-
-    def __init__(self, aval: ShapedArray):
-        self.aval = aval
-        self.large = aval.nbytes >= STAGE_FROM_BYTES
-        self._pool: list[np.ndarray] = []
-
-    def stage(self, x: np.ndarray) -> np.ndarray:
-        if not self.large or not isinstance(x, np.ndarray) or is_aligned(x):
-            return x
-        buffer = self._pool.pop() if self._pool else aligned_empty(self.aval.shape,
-                                                                   self.aval.dtype)
-        np.copyto(buffer, x)
-        return buffer
-
-    def release(self, buffer: np.ndarray) -> None:
-        self._pool.append(buffer)
 
 
 class ResultView:
@@ -343,22 +293,6 @@ class Executable:
 
 # -- the profiler: what each thunk of XLA:CPU's runtime took ----------------------------------
 
-@dataclass(frozen=True)
-class ThunkEvent:
-    """One run of one thunk: `name` is the HLO instruction it runs (a fusion, a loop, ...)."""
-    name: str
-    start_ns: int
-    duration_ns: int
-
-
-@dataclass(frozen=True)
-class ThunkTrace:
-    """The thunk events of one module seen by one profiler session. `note` says in one line
-    why there are none (no profiler, another session active, ...) or what was left unread."""
-    events: tuple[ThunkEvent, ...] = ()
-    note: str | None = None
-
-
 _PROFILE_LOCK = threading.Lock()
 _CPU_PLANE = "/host:CPU"
 
@@ -406,28 +340,7 @@ def _thunk_trace(_profile_data, data: bytes, module: str, max_events: int) -> Th
             .find_plane_with_name(_CPU_PLANE)
     except Exception as err:    # jaxlib's own error type for a profile it cannot read
         return ThunkTrace(note=f"jaxlib's profile could not be read ({err})")
-    events, left = [], 0
-    for line in plane.lines if plane is not None else ():
-        for event in line.events:
-            stats = dict(event.stats)
-            if stats.get("hlo_module") != module or "hlo_op" not in stats:
-                continue
-            if len(events) >= max_events:
-                left += 1
-                continue
-            events.append(ThunkEvent(str(stats["hlo_op"]), int(event.start_ns),
-                                     int(event.duration_ns)))
-    if not events:
-        return ThunkTrace(note="jaxlib's profiler recorded no kernel of this program")
-    note = f"{left:,} kernel runs past the budget of {max_events:,} were not read" \
-        if left else None
-    return ThunkTrace(tuple(events), note)
-
-
-SPIN_SECONDS = 2e-4     # a run's wait first looks without sleeping (most calls end by then)
-POLL_SHORTEST = 5e-5    # then sleeps this long between looks
-POLL_SHORT_FOR = 0.02   # for the first this many seconds, then longer and longer,
-POLL_LONGEST = 5e-3     # up to this long
+    return thunk_events(plane, module, max_events)
 
 
 def _wait_for(result) -> None:
@@ -441,23 +354,10 @@ def _wait_for(result) -> None:
     them, and the inputs it reads, until then)."""
     try:
         if not result.is_ready():
-            _poll(result)
+            poll_until_ready(result)
         result.block_until_ready()
     except Exception as err:      # jaxlib raises its own JaxRuntimeError; keep its text
         raise _run_failed(err) from err
-
-
-def _poll(result) -> None:
-    """Look until `result` is ready: without sleeping at first, then in short sleeps (a run of
-    a few milliseconds ends at most a slice late), longer ones as the run goes on."""
-    start = time.perf_counter()
-    while not result.is_ready() and time.perf_counter() - start < SPIN_SECONDS:
-        pass
-    delay = POLL_SHORTEST
-    while not result.is_ready():
-        time.sleep(delay)
-        if time.perf_counter() - start > POLL_SHORT_FOR:
-            delay = min(delay * 2, POLL_LONGEST)
 
 
 def _run_failed(err: Exception) -> XlaError:

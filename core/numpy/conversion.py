@@ -8,7 +8,7 @@ import numpy as np
 from ..primitives import complex_p
 from .base import (as_kind, assign_into, convert, copy_of, dtype_of, elementwise, ensure_tracer,
                    imag_part, implements, real_part, reshape)
-from .shape import np_stack
+from .shape import copy_for_view, np_stack, view_answer
 from .ufuncs import call_ufunc, no_python_scalar
 
 
@@ -93,8 +93,16 @@ def np_asarray(a, dtype=None, order=None, *, copy=None, **kwargs):
 
 @implements(np.ascontiguousarray)
 def np_ascontiguousarray(a, dtype=None, **kwargs):
+    """a itself when it is a C-contiguous array of that dtype already, else a C-ordered copy
+    (NumPy's answer by a's memory layout)."""
     result = np_asarray(a, dtype)
-    return reshape(result, (1,)).with_kind("array") if result.ndim == 0 else result
+    if result.ndim == 0:
+        return reshape(result, (1,)).with_kind("array")
+    if result is not a:
+        return result
+    is_view = view_answer(result, lambda layout: layout.c_contiguous)
+    return result if is_view else copy_for_view(result, result, is_view,
+                                                "np.ascontiguousarray")
 
 
 @implements(np.array)

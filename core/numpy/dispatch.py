@@ -136,6 +136,7 @@ def _part_setter(part):
 
 def _strides(self):
     """NumPy's strides, where psc_jit follows the layout NumPy gave the array."""
+    self._buffer.trace.root.layout_questions += 1
     found = {layout.strides for layout in self.possible_layouts()}
     if len(found) != 1:
         raise unsupported(".strides of an array whose memory layout NumPy chose",

@@ -35,14 +35,15 @@ def _resolve_shape(shape, size: int) -> tuple[int, ...]:
     return tuple(shape)
 
 
-def _view_answer(a: Tracer, question) -> bool | None:
+def view_answer(a: Tracer, question) -> bool | None:
     """question(layout) for every layout a may have: True or False when they agree, else None
     (NumPy's answer depends on a layout psc_jit does not follow)."""
+    a._buffer.trace.root.layout_questions += 1
     answers = {question(layout) for layout in a.possible_layouts()}
     return answers.pop() if len(answers) == 1 else None
 
 
-def _copy_for_view(a: Tracer, value: Tracer, is_view: bool | None, what: str) -> Tracer:
+def copy_for_view(a: Tracer, value: Tracer, is_view: bool | None, what: str) -> Tracer:
     """value as the fresh C-ordered array NumPy makes when `what` copies; entangled with a when
     NumPy might have made a view instead."""
     result = value.detached("array", c_order=True)
@@ -60,13 +61,13 @@ def np_reshape(a, shape=None, order="C", *, newshape=None, copy=None):
         raise unsupported(f"np.reshape(..., order={order!r})")
     a = ensure_tracer(a)
     shape = _resolve_shape(shape if shape is not None else newshape, a.size)
-    is_view = _view_answer(a, lambda layout: layout.reshape(shape) is not None)
+    is_view = view_answer(a, lambda layout: layout.reshape(shape) is not None)
     if copy is False and is_view is not True:
         if is_view is False:
             raise ValueError("Unable to avoid creating a copy while reshaping.")
         raise unsupported("np.reshape(..., copy=False) of an array whose layout NumPy chose")
     if copy or is_view is not True:
-        return _copy_for_view(a, reshape(a, shape), None if copy else is_view, "a reshape")
+        return copy_for_view(a, reshape(a, shape), None if copy else is_view, "a reshape")
     old_shape = a.shape
     step = ViewStep(read=lambda base: reshape(base, shape),
                     write=lambda base, new: reshape(new, old_shape),
@@ -85,7 +86,7 @@ def set_shape(a: Tracer, shape) -> None:
         raise unsupported("setting .shape of an array passed in (it would reshape the "
                           "caller's array)", "reshape a local name instead: x = x.reshape(...)")
     shape = _resolve_shape(shape, a.size)
-    settable = _view_answer(a, lambda layout: _shape_settable(layout, shape))
+    settable = view_answer(a, lambda layout: _shape_settable(layout, shape))
     if settable is None:
         raise unsupported("setting .shape of an array whose memory layout NumPy chose",
                           "use x = x.reshape(...)")
@@ -106,9 +107,9 @@ def np_ravel(a, order="C"):
     if order != "C":
         raise unsupported(f"np.ravel(..., order={order!r})")
     a = ensure_tracer(a)
-    is_view = _view_answer(a, lambda layout: layout.c_contiguous)
+    is_view = view_answer(a, lambda layout: layout.c_contiguous)
     if is_view is not True:
-        return _copy_for_view(a, reshape(a, (a.size,)), is_view, "a ravel")
+        return copy_for_view(a, reshape(a, (a.size,)), is_view, "a ravel")
     return np_reshape(a, (a.size,))
 
 

@@ -10,7 +10,7 @@ import tracemalloc
 import numpy as np
 import pytest
 from psc_jit.core import jit
-from psc_jit.core.compile.xla import aligned_copy
+from psc_jit.core.compile.hostmemory import aligned_copy
 
 pytestmark = pytest.mark.xla
 

@@ -97,6 +97,30 @@ def test_an_update_that_shows_through_an_input_in_one_layout_only_lands_as_numpy
     np.testing.assert_array_equal(fortran, plain)
 
 
+def contiguous(x):
+    return np.ascontiguousarray(x)
+
+
+def contiguous_transpose(x):
+    return np.ascontiguousarray(x.T)
+
+
+@pytest.mark.parametrize("make", [np.ravel, lambda x: x.T.ravel(), lambda x: x.T.reshape(-1),
+                                  contiguous, contiguous_transpose],
+                         ids=["ravel", "T.ravel", "T.reshape", "ascontiguousarray",
+                              "ascontiguousarray(T)"])
+def test_whether_a_result_is_a_view_of_an_input_follows_each_calls_layout(make):
+    f = jit(make)
+    c_ordered = np.arange(12.0).reshape(3, 4)
+    hits_of(f, c_ordered)
+    for x in (np.asfortranarray(c_ordered), c_ordered[:, ::2], c_ordered.copy()):
+        got, expected = f(x), make(x)
+        np.testing.assert_array_equal(got, expected)
+        assert np.shares_memory(got, x) == np.shares_memory(expected, x), (
+            f"strides {x.strides}: NumPy {'shares' if np.shares_memory(expected, x) else 'copies'}")
+        assert got.flags.c_contiguous == expected.flags.c_contiguous
+
+
 def test_python_floats_are_traced_and_ints_stay_static():
     f = jit(scaled)
     x = np.arange(4.0)

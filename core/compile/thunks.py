@@ -1,0 +1,42 @@
+"""What each thunk of XLA:CPU's runtime took in one profiled call, read from the plane of
+jaxlib's profile that compile/xla.py hands over (no jaxlib import here)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ThunkEvent:
+    """One run of one thunk: `name` is the HLO instruction it runs (a fusion, a loop, ...)."""
+    name: str
+    start_ns: int
+    duration_ns: int
+
+
+@dataclass(frozen=True)
+class ThunkTrace:
+    """The thunk events of one module seen by one profiler session. `note` says in one line
+    why there are none (no profiler, another session active, ...) or what was left unread."""
+    events: tuple[ThunkEvent, ...] = ()
+    note: str | None = None
+
+
+def thunk_events(plane, module: str, max_events: int) -> ThunkTrace:
+    """The events of HLO module `module` on the profile's CPU plane (None: no such plane),
+    at most `max_events` of them; the note says what was left unread, or why none."""
+    events, left = [], 0
+    for line in plane.lines if plane is not None else ():
+        for event in line.events:
+            stats = dict(event.stats)
+            if stats.get("hlo_module") != module or "hlo_op" not in stats:
+                continue
+            if len(events) >= max_events:
+                left += 1
+                continue
+            events.append(ThunkEvent(str(stats["hlo_op"]), int(event.start_ns),
+                                     int(event.duration_ns)))
+    if not events:
+        return ThunkTrace(note="jaxlib's profiler recorded no kernel of this program")
+    note = f"{left:,} kernel runs past the budget of {max_events:,} were not read" \
+        if left else None
+    return ThunkTrace(tuple(events), note)
