@@ -253,7 +253,21 @@ def _write_back(mutated, leaves, outputs) -> None:
 def _fresh_copy(value: np.ndarray) -> np.ndarray:
     """A constant result, copied: aligned like XLA's results when it is in C order, else in
     its own layout (as np.copy keeps it)."""
-    return xla.aligned_copy(value) if value.flags.c_contiguous else np.copy(value)
+    return xla.aligned_copy(value) if value.flags.c_contiguous else np.copy(value, order="K")
+
+
+def _const(out: OutSpec, bases: dict) -> np.ndarray:
+    """A constant result: one fresh copy per run of the array it is (a view of); a view is
+    the same view of that copy (the copy has the original's layout, so the view fits)."""
+    base, view = out.value
+    key = ("const", out.index)
+    fresh = bases.get(key) if out.index >= 0 else None
+    if fresh is None:
+        fresh = bases[key] = _fresh_copy(base)
+    if view is None:
+        return fresh
+    offset, shape, strides = view
+    return np.ndarray(shape, base.dtype, buffer=fresh, offset=offset, strides=strides)
 
 
 def _rebuild(out: OutSpec, outputs: Sequence[np.ndarray], leaves: Sequence, bases: dict):
@@ -271,7 +285,7 @@ def _rebuild(out: OutSpec, outputs: Sequence[np.ndarray], leaves: Sequence, base
     if out.how == "static":
         return out.value
     if out.how == "const":
-        return _fresh_copy(out.value) if isinstance(out.value, np.ndarray) else out.value
+        return _const(out, bases) if isinstance(out.value, tuple) else out.value
     value = outputs[out.index]
     if out.kind == "scalar":
         return value[()]

@@ -121,6 +121,7 @@ def _finish_trace(trace, spec, tracers, leaves, result, start, reads) -> TraceRe
     for i, t in tracers.items():
         input_leaf.setdefault(id(t._buffer), i)
     buffer_outs: dict[int, int] = {}
+    const_roots: dict[int, tuple[int, np.ndarray]] = {}
     for path, value in out_leaves:
         if isinstance(value, MaskedSelection):
             raise value.refuse("the result is", at_creation=True)
@@ -133,9 +134,10 @@ def _finish_trace(trace, spec, tracers, leaves, result, start, reads) -> TraceRe
         elif isinstance(value, Tracer):
             out_specs.append(OutSpec("traced", len(out_atoms), value.kind))
             out_atoms.append(value.ir_var)
-        elif isinstance(value, (np.ndarray, np.generic)):
-            out_specs.append(OutSpec("const", value=np.copy(value) if isinstance(
-                value, np.ndarray) else value))
+        elif isinstance(value, np.ndarray):
+            out_specs.append(_const_out_spec(value, const_roots))
+        elif isinstance(value, np.generic):
+            out_specs.append(OutSpec("const", value=value))
         else:
             _refuse_unregistered_holder(path, value)
             out_specs.append(OutSpec("static", value=value))
@@ -194,6 +196,24 @@ def _view_out_spec(value: Tracer, steps, input_leaf, buffer_outs, out_atoms) -> 
         buffer_outs[id(buf)] = len(out_atoms)
         out_atoms.append(buf.var)
     return OutSpec("view", buffer_outs[id(buf)], "array", (-1, tuple(rebuilders)))
+
+
+def _const_out_spec(value: np.ndarray, roots: dict) -> OutSpec:
+    """A returned array computed from literals only: copied afresh on every run, one copy per
+    array it is (a view of), so that names bound to one array, or to views of it, alias as
+    they do in NumPy. index: the base array's number (-1: a copy of its own); value = (copy
+    of the base array, how the view sits in it: None for the base itself, else (offset in
+    bytes, shape, strides))."""
+    root = value
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    group, base = roots.setdefault(id(root), (len(roots), np.copy(root, order="K")))
+    if value is root:
+        return OutSpec("const", group, value=(base, None))
+    if base.strides != root.strides:     # a base NumPy could not copy in its own layout
+        return OutSpec("const", -1, value=(np.copy(value), None))
+    offset = value.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    return OutSpec("const", group, value=(base, (offset, value.shape, value.strides)))
 
 
 def _check_overlaps(spec: CallSpec, mutated) -> None:
