@@ -243,9 +243,14 @@ class Compiled:
 
 
 def _write_back(mutated, leaves, outputs) -> None:
+    """Copy the updated arrays into the caller's. A read-only one is refused before any is
+    written (marked as a run-time check: a cell then runs as plain Python, which binds the
+    names of the lines before the update and raises NumPy's own error at its line)."""
     for leaf_pos, _ in mutated:
         if not leaves[leaf_pos].flags.writeable:
-            raise ValueError("assignment destination is read-only")
+            error = ValueError("assignment destination is read-only")
+            error.psc_run_check = True
+            raise error
     for leaf_pos, out_index in mutated:
         np.copyto(leaves[leaf_pos], outputs[out_index])
 
@@ -284,6 +289,8 @@ def _rebuild(out: OutSpec, outputs: Sequence[np.ndarray], leaves: Sequence, base
         return value
     if out.how == "static":
         return out.value
+    if out.how == "choice":       # the array of the branch the run took (`trace.Choice`)
+        return _rebuild(out.value[int(outputs[out.index])], outputs, leaves, bases)
     if out.how == "const":
         return _const(out, bases) if isinstance(out.value, tuple) else out.value
     value = outputs[out.index]

@@ -12,6 +12,7 @@ from typing import Any, Callable, Hashable
 import numpy as np
 
 from .. import passes
+from ..control.branches import choices_of
 from ..control.effects import (AttributeSnapshot, refuse_attribute_changes,
                                replay_or_refuse_warnings, watched_arguments)
 from ..control.reads import Reads, Recorder, check_error_state, recording
@@ -28,8 +29,10 @@ from .signature import CallSpec, overlapping_inputs
 class OutSpec:
     """How to rebuild one output leaf: from a graph output, a constant, or a static value; or
     ("view") as the view NumPy hands back: the same view steps (`ViewOp`s) applied to the input
-    array it views (value = (leaf position, steps)) or to a graph output (index)."""
-    how: str            # "traced", "view", "const" or "static"
+    array it views (value = (leaf position, steps)) or to a graph output (index); or
+    ("choice") as the array of the branch the run took (index: the output holding the branch,
+    value: a spec per branch)."""
+    how: str            # "traced", "view", "const", "static" or "choice"
     index: int = -1     # graph output index for "traced" (and "view" of a non-input)
     kind: str = "array"
     value: Any = None
@@ -122,6 +125,7 @@ def _finish_trace(trace, spec, tracers, leaves, result, start, reads) -> TraceRe
         input_leaf.setdefault(id(t._buffer), i)
     buffer_outs: dict[int, int] = {}
     const_roots: dict[int, tuple[int, np.ndarray]] = {}
+    choices = _valid_choices(trace)
     for path, value in out_leaves:
         if isinstance(value, MaskedSelection):
             raise value.refuse("the result is", at_creation=True)
@@ -129,7 +133,11 @@ def _finish_trace(trace, spec, tracers, leaves, result, start, reads) -> TraceRe
             value.refuse("returning the value")
         steps = value.view_rebuilders() if isinstance(value, Tracer) and value.kind == "array" \
             else None
-        if steps is not None:
+        choice = choices.get(id(value._buffer)) if isinstance(value, Tracer) else None
+        if choice is not None:
+            out_specs.append(_choice_out_spec(choice, value, choices, input_leaf, buffer_outs,
+                                              out_atoms))
+        elif steps is not None:
             out_specs.append(_view_out_spec(value, steps, input_leaf, buffer_outs, out_atoms))
         elif isinstance(value, Tracer):
             out_specs.append(OutSpec("traced", len(out_atoms), value.kind))
@@ -196,6 +204,49 @@ def _view_out_spec(value: Tracer, steps, input_leaf, buffer_outs, out_atoms) -> 
         buffer_outs[id(buf)] = len(out_atoms)
         out_atoms.append(buf.var)
     return OutSpec("view", buffer_outs[id(buf)], "array", (-1, tuple(rebuilders)))
+
+
+def _valid_choices(trace) -> dict:
+    """The `if`s that bound a name to an array from before them (see `Choice`): none may
+    have been updated in place since, as plain Python would then update the array chosen."""
+    choices = choices_of(trace)
+    for choice in choices.values():
+        if not choice.still_holds():
+            raise UnsupportedError(
+                f"{choice.what} may be an array from before it (a branch binds it to one, or a "
+                "loop makes no pass), and then it, or that array, is updated in place: psc_jit "
+                "cannot follow which array that update reaches", None, "copy it (`.copy()`) "
+                "before updating it in place")
+    return choices
+
+
+def _choice_out_spec(choice, value: Tracer, choices, input_leaf, buffer_outs,
+                     out_atoms) -> OutSpec:
+    """An output that is, by the branch the run takes, an array from before an `if` or the
+    conditional's result: rebuilt as the one the run picks (index: the graph output holding
+    the branch taken; value: per branch, how to rebuild that array, itself a choice when the
+    array from before was one)."""
+    if value.is_view:
+        raise UnsupportedError(
+            f"a view of {choice.what}, which may be an array from before it, is a result: "
+            "psc_jit cannot rebuild it as a view of the array the run picks", None,
+            "copy it (`.copy()`) before taking the view")
+    index = len(out_atoms)
+    out_atoms.append(choice.index.ir_var)
+    specs = []
+    for source in choice.sources:
+        array = value if source is None else source
+        inner = choices.get(id(array._buffer)) if source is not None else None
+        if inner is not None and not array.is_view:
+            specs.append(_choice_out_spec(inner, array, choices, input_leaf, buffer_outs,
+                                          out_atoms))
+            continue
+        steps = array.view_rebuilders()
+        if steps is None:
+            raise UnsupportedError(f"{choice.what} is bound to a view psc_jit cannot rebuild",
+                                   None, "copy it in the branch (`.copy()`)")
+        specs.append(_view_out_spec(array, steps, input_leaf, buffer_outs, out_atoms))
+    return OutSpec("choice", index, "array", tuple(specs))
 
 
 def _const_out_spec(value: np.ndarray, roots: dict) -> OutSpec:

@@ -3,6 +3,7 @@
 """
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -33,11 +34,47 @@ class _Branch:
 @dataclass(frozen=True)
 class Aliasing:
     """What an `if` statement's names held before it (`before`, by name), whether an array
-    is seen from outside its names (`observed`), and whether its names are all seen after it
-    (`all_live`: at a cell's top level every name is an output)."""
+    is seen from outside its names (`observed`), whether its names are all seen after it
+    (`all_live`: at a cell's top level every name is an output), and where it is (`where`,
+    for messages)."""
     before: dict
     observed: Callable[[Tracer], bool]
     all_live: bool
+    where: str = "the `if`"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The array an `if` at the top of a trace binds a name to, when a branch binds it to an
+    array from before the `if`: that very array, picked by the branch the run takes
+    (`index`), else the conditional's own result. Likewise a loop that may make no pass
+    leaves a name the array it held before (index 0), or its result (1). Valid while nothing
+    updates the result or those arrays in place (`vars`: their values when it ended)."""
+    index: Tracer
+    sources: tuple          # per branch: the array from before the `if`, or None
+    result: Tracer
+    vars: tuple
+    what: str
+
+    def still_holds(self) -> bool:
+        arrays = (self.result, *(s for s in self.sources if s is not None))
+        return all(t._buffer.var is v for t, v in zip(arrays, self.vars, strict=True))
+
+
+_CHOICES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def choose(index: Tracer, sources, result: Tracer, what: str) -> None:
+    """Record that `result` is, by `index`, the array `sources[index]` (None: itself): see
+    `Choice`."""
+    arrays = (result, *(t for t in sources if t is not None))
+    _CHOICES.setdefault(current_trace(), {})[id(result._buffer)] = Choice(
+        index, tuple(sources), result, tuple(t._buffer.var for t in arrays), what)
+
+
+def choices_of(trace) -> dict[int, Choice]:
+    """The choices made in this trace, by the id of their result's buffer."""
+    return _CHOICES.get(trace, {})
 
 
 def branch(index: Tracer, fns: Sequence[Callable], args: Sequence, pred: Tracer | None = None,
@@ -57,8 +94,9 @@ def branch(index: Tracer, fns: Sequence[Callable], args: Sequence, pred: Tracer 
     leaf_names = _leaf_names(names, treedef)
     plan = [_plan_leaf([p.leaves[k] for p in passes], passes, leaf_names[k], dead,
                        exact=names is not None) for k in range(len(passes[0].leaves))]
+    chosen: dict[int, list] = {}
     if aliasing is not None:
-        plan = _keep_aliases(passes, plan, leaf_names, aliasing)
+        plan = _keep_aliases(passes, plan, leaf_names, aliasing, chosen)
     mutated = [b for b in buffers if any(p.inner[id(b)].mutated for p in passes)]
     checks = [(k, c) for k, p in enumerate(passes) for c in p.sub.checks]
     graphs = [_branch_graph(p, k, plan, mutated, checks) for k, p in enumerate(passes)]
@@ -79,6 +117,8 @@ def branch(index: Tracer, fns: Sequence[Callable], args: Sequence, pred: Tracer 
             leaves[k] = leaves[how.leaf]
     for _, check in checks:
         current_trace().require(next(outs), next(outs), check.message, check.error)
+    for k, sources in chosen.items():
+        choose(index, sources, leaves[k], f"`{leaf_names[k]}` ({aliasing.where})")
     return unflatten(treedef, leaves)
 
 
@@ -136,13 +176,16 @@ class _Same:
     leaf: int
 
 
-def _keep_aliases(passes, plan, leaf_names, aliasing: Aliasing):
+def _keep_aliases(passes, plan, leaf_names, aliasing: Aliasing, chosen: dict):
     """An `if` statement's names alias after it as they do in plain Python, or it is not
     converted. A name bound to the same array as another in every branch gets that array. A
     name that a branch binds to an array from before the `if` (or a view of one) would be a
     new array after a cond, where plain Python has one array under two names: refused, unless
-    it is the name's own array, left as it was, and nothing else sees it. At a cell's top
-    level, names that are one array (or views of one) in some branches only are refused."""
+    it is the name's own array, left as it was, and nothing else sees it, or (an `if` at the
+    top of the trace, whole arrays) a `Choice` of that array (`chosen`: leaf -> the array
+    per branch, None where the branch computes it). At a cell's top level, names that are
+    one array (or views of one) in some branches only are refused."""
+    top = current_trace() is current_trace().root
     plan = list(plan)
     arrays = [k for k, how in enumerate(plan) if isinstance(how, Slot) and all(
         isinstance(p.leaves[k], Tracer) and p.leaves[k].kind == "array" for p in passes)]
@@ -154,11 +197,13 @@ def _keep_aliases(passes, plan, leaf_names, aliasing: Aliasing):
             plan[k] = _Same(same)
             continue
         name = leaf_names[k]
-        for p in passes:
+        for n, p in enumerate(passes):
             value = p.leaves[k]
             if any(value._buffer is inner for inner in p.inner.values()):
                 outer = p.memo.get(id(value))
-                if outer is None or outer is not aliasing.before.get(name) or \
+                if outer is not None and top and not outer.is_view:
+                    chosen.setdefault(k, [None] * len(passes))[n] = outer
+                elif outer is None or outer is not aliasing.before.get(name) or \
                         aliasing.observed(outer):
                     raise CannotConvert(
                         f"`{name}` is bound in a branch to an array from before the `if` (or a "

@@ -38,6 +38,7 @@ class LoopSpec:
     names: tuple[str, ...]
     assigned: tuple[str, ...]
     exposed: frozenset[str]
+    kept: frozenset[str] = frozenset()      # assigned names a pass may leave as they were
 
 
 @dataclass
@@ -191,6 +192,13 @@ class _Loop:
         by value, as JAX's do."""
         if self.observed is None:
             return {}
+        for name in self.spec.kept:
+            entry = self.env.get(name, UNBOUND)
+            if isinstance(entry, Tracer) and entry.kind == "array" and self.observed(entry):
+                raise CannotConvert(
+                    f"`{name}` may keep the array it holds before the loop, which another name "
+                    "sees (plain Python does not copy it), and an XLA loop would copy it",
+                    f"copy it before the loop ({name} = {name}.copy()) if a copy is meant")
         outside = {id(b) for b in body.inner.values()}
         by_object: dict[int, str] = {}
         by_buffer: dict[int, str] = {}

@@ -32,7 +32,7 @@ from ..numpy.ufuncs import call_ufunc, np_where
 from ..primitives import convert_element_type_p
 from .. import budget
 from ..tracing import BudgetExceeded, DataDependentShapeError, TraceError, Tracer, UnsupportedError, bind, current_trace
-from .branches import Aliasing, branch
+from .branches import Aliasing, branch, choose
 from .cell import is_cell_code
 from .carry import (INDEX_AVAL, UNBOUND, UNBOUND_INDEX, CannotConvert, Slot, coerce, contains_tracer,
                     to_pred)
@@ -71,9 +71,10 @@ class Site:
     blocker: str = ""                       # why it cannot be converted, if it cannot
     hint: str = ""
     dead: tuple[str, ...] = ()              # assigned names nothing reads after an `if`
+    kept: tuple[str, ...] = ()              # assigned names a loop's pass may not assign
 
     def spec(self) -> LoopSpec:
-        return LoopSpec(self.names, self.assigned, frozenset(self.exposed))
+        return LoopSpec(self.names, self.assigned, frozenset(self.exposed), frozenset(self.kept))
 
 
 def _caller_file(depth: int = 2) -> str:
@@ -134,7 +135,7 @@ def _range_args(args) -> tuple:
 def _may_skip_spec(site: Site) -> LoopSpec:
     """A loop that may make no pass (traced bounds, a traced test): every name it assigns may
     keep its value from before the loop, so each is live on entry."""
-    return LoopSpec(site.names, site.assigned, frozenset(site.assigned))
+    return LoopSpec(site.names, site.assigned, frozenset(site.assigned), frozenset(site.kept))
 
 
 def roll_for(site: Site, args, body_fn, env) -> tuple | None:
@@ -177,6 +178,8 @@ def roll_for(site: Site, args, body_fn, env) -> tuple | None:
         last = start + (count - 1) * step
     else:
         last = _last_index_or_before(site, out["__index__"], start, stop, step, env, top)
+        _keep_entry_arrays(site, env, out, call_ufunc(np.greater if step > 0 else np.less,
+                                                       stop, start))
     if top:
         _require_inner_passes(site, env, out)
     return tuple(out[name] for name in site.assigned) + (last,)
@@ -362,7 +365,23 @@ def roll_while(site: Site, cond_fn, body_fn, env) -> tuple | None:
         raise _cannot_roll(site, file, _reason(err), _hint(err)) from err
     if top:
         _require_inner_passes(site, env, out)
+    _keep_entry_arrays(site, env, out, test)
     return tuple(out[name] for name in site.assigned)
+
+
+def _keep_entry_arrays(site: Site, env: dict, out: dict, ran) -> None:
+    """A loop that may make no pass leaves each name the array it held before (plain Python
+    does not copy it), else the loop's result: at the top of a trace, a `Choice` the run
+    makes (elsewhere, arrays are carried by value)."""
+    if current_trace() is not current_trace().root:
+        return
+    index = bind(convert_element_type_p, to_pred(ran), new_dtype=np.dtype(np.int32),
+                 weak_type=False)
+    for name in site.assigned:
+        entry, result = env.get(name, UNBOUND), out[name]
+        if isinstance(entry, Tracer) and entry.kind == "array" and isinstance(result, Tracer) \
+                and result.kind == "array" and result._buffer is not entry._buffer:
+            choose(index, (entry, None), result, f"`{name}` (line {site.line}: `{site.text}`)")
 
 
 def _run_while_body(site: Site, body_fn, env) -> dict:
@@ -375,7 +394,7 @@ def convert_if(site: Site, pred, then_fn, else_fn, env) -> tuple:
     """An `if` on a traced value: both branches traced into one cond (or a select)."""
     file = _caller_file()
     aliasing = Aliasing({n: env.get(n, UNBOUND) for n in site.assigned}, _observer(env),
-                        is_cell_code(sys._getframe(1).f_code))
+                        is_cell_code(sys._getframe(1).f_code), f"line {site.line}: `{site.text}`")
     p = to_pred(pred)
     index = bind(convert_element_type_p, p, new_dtype=np.dtype(np.int32),
                  weak_type=False)

@@ -210,6 +210,43 @@ def test_names_bound_to_one_array_in_every_branch_stay_one_and_compile(shell):
     "x0 = w\nfor i in range(n):\n    x0 = x0 + a[i]\n    x1 = x0",
     "x0 = w * 1\nfor i in range(n):\n    x0 = x0 * a[i]\n    x1 = x0[1:]",
     "x0 = w\nx1 = w\nfor i in range(n):\n    x0 = x0 + a[i]\n    x1 = x0\nx1 += 1",
+    "x0 = a\nfor i in range(n):\n    if a[i] > 10:\n        x0 = x0 + 1",
+    "x0 = a\nwhile x0.sum() > 100:\n    x0 = x0 / 2",
+    "x0 = a\nfor i in range(n):\n    x0 = x0 * 2",
+    "b = a\nfor i in range(n):\n    a = a * 2\nx1 = a",
 ])
 def test_a_name_a_loop_binds_to_an_array_aliases_it(shell, cell, flags):
-    ends_as_plain(shell, ALIAS_SETUP, cell, ["n = 1", "n = 0", "a = a + 1"], flags)
+    """Bound in the body to an array from outside, to another name's, or left (by a pass, or
+    by no pass) the array it held before the loop: one array, as in plain Python."""
+    ends_as_plain(shell, ALIAS_SETUP, cell, ["n = 1", "n = 0", "a = a * 100", "n = 2"], flags)
+
+
+@pytest.mark.parametrize("update", ["a += 1", "a[0] = 5.0", "a[1:] *= 2"])
+def test_an_update_of_a_read_only_array_raises_after_binding_the_lines_before(shell, update):
+    ends_as_plain(shell, "a = np.arange(4.0)\na.flags.writeable = False\nw = np.ones(4)",
+                  f"x0 = a * 2\nw += 1\n{update}\nx1 = a + 1")
+
+
+@pytest.mark.parametrize("cell", [
+    "if a.sum() > 0:\n    x0 = a\nelse:\n    x0 = w",
+    "a = f(a)\nif a.sum() > 0:\n    x0 = a\nelse:\n    x0 = w * 2\nx1 = x0",
+    "if a.sum() > 0:\n    x0 = b\nelse:\n    x0 = w\ny = x0 * 2",
+])
+def test_a_branch_binding_an_array_from_before_compiles_and_picks_that_array(shell, cell):
+    outcome = ends_as_plain(shell, ALIAS_SETUP + "\nK = 2.0\ndef f(v):\n    return v * K + 1",
+                            cell, ["a = -a", "b = w", "a = -a"])
+    assert not outcome.fallbacks
+
+
+@pytest.mark.parametrize("after", ["x0 += 1", "a += 1\ny = x0.sum()", "x1 = x0[1:]",
+                                   "w[0] = 9.0\ny = x0 * 2"])
+def test_an_update_or_view_after_a_branch_bound_an_array_falls_back(shell, after):
+    ends_as_plain(shell, ALIAS_SETUP, f"if a.sum() > 0:\n    x0 = a\nelse:\n    x0 = w\n{after}",
+                  ["a = -a"])
+
+
+def test_a_traced_loop_of_no_pass_leaves_the_input_array_itself_and_compiles(shell):
+    outcome = ends_as_plain(shell, ALIAS_SETUP, "i = 0\nx0 = a\nfor i in range(n):\n    x0 = x0 * 2",
+                            ["n = 0", "n = 2", "n = 0"], "--traced n")
+    assert outcome.fallbacks == []
+    assert shell.user_ns["x0"] is shell.user_ns["a"]
