@@ -175,21 +175,24 @@ class _Loop:
             (True, 0) * len(checks), CHECK_SLOTS * len(checks), strict=True)]
         values = self.emit(cond_graph, body_graph, inits)
         result = self.results(types, values, checks)
-        for name, first in same.items():
-            result[name] = result[first]
+        for name, how in same.items():
+            result[name] = result[how[1]] if how[0] == "name" else \
+                Tracer(how[1], how[2], kind=how[3])
         return result
 
     def may_skip(self) -> bool:
         """Whether the loop may make no pass (a traced test, or traced range bounds)."""
         return self.cond_fn is not None or any(isinstance(v, Tracer) for v in self.index[:2])
 
-    def result_aliases(self, body: _Pass) -> dict[str, str]:
+    def result_aliases(self, body: _Pass) -> dict[str, tuple]:
         """Names bound to one array at the end of the body are one array after the loop, as
-        in plain Python ({later name: first name}); a name bound to an array from outside
-        the loop (or a view of one), or (where every name is seen after the loop: `all_live`)
-        to a view of another name's array, would be a copy after an XLA loop, where plain
-        Python has one array under two names: refused. Loops of `api` (observed None) carry
-        by value, as JAX's do."""
+        in plain Python ({later name: ("name", first name)}); a name bound to an array from
+        outside the loop, or a view of one that does not depend on the pass, is that array
+        (or view) after a loop that surely makes a pass ({name: ("view", buffer, path,
+        kind)}). Other such names, or (where every name is seen after the loop: `all_live`)
+        names bound to views of another name's array, would be copies after an XLA loop,
+        where plain Python has one array under two names: refused. Loops of `api` (observed
+        None) carry by value, as JAX's do."""
         if self.observed is None:
             return {}
         for name in self.spec.kept:
@@ -199,14 +202,17 @@ class _Loop:
                     f"`{name}` may keep the array it holds before the loop, which another name "
                     "sees (plain Python does not copy it), and an XLA loop would copy it",
                     f"copy it before the loop ({name} = {name}.copy()) if a copy is meant")
-        outside = {id(b) for b in body.inner.values()}
+        outside = {id(body.inner[id(b)]): b for b in self.fixed}
         by_object: dict[int, str] = {}
         by_buffer: dict[int, str] = {}
-        same: dict[str, str] = {}
+        same: dict[str, tuple] = {}
         for name, value in zip(self.spec.assigned, body.result, strict=True):
             if not isinstance(value, Tracer) or value.kind != "array":
                 continue
             if id(value._buffer) in outside:
+                if not self.may_skip() and not any(step.operands for step in value._path):
+                    same[name] = ("view", outside[id(value._buffer)], value._path, value.kind)
+                    continue
                 raise CannotConvert(
                     f"`{name}` is bound in the loop to an array from outside it (or a view of "
                     "one), which plain Python does not copy and an XLA loop would",
@@ -215,7 +221,7 @@ class _Loop:
             first = by_object.get(id(value))
             if first is not None and (not self.may_skip() or self.env.get(name, UNBOUND) is
                                       self.env.get(first, UNBOUND)):
-                same[name] = first
+                same[name] = ("name", first)
             elif id(value._buffer) in by_buffer and self.all_live:
                 raise CannotConvert(
                     f"`{name}` and `{by_buffer[id(value._buffer)]}` are one array (or views of "
