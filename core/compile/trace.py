@@ -19,8 +19,9 @@ from ..control.reads import Reads, Recorder, check_error_state, recording
 from ..control.runtime import unroll_notes
 from ..ir import Graph
 from ..numpy import MaskedSelection, check_outputs
-from ..tracing import (BudgetExceeded, ConcretizationError, Trace, Tracer, UnsupportedError,
-                       traceback_source, tracing)
+from ..numpy.ufuncs import call_ufunc
+from ..tracing import (BudgetExceeded, ConcretizationError, DataDependentShapeError, Trace,
+                       Tracer, UnsupportedError, traceback_source, tracing)
 from ..tree_util import flatten_with_paths, registration_advice, unflatten
 from .signature import CallSpec, overlapping_inputs
 
@@ -207,17 +208,27 @@ def _view_out_spec(value: Tracer, steps, input_leaf, buffer_outs, out_atoms) -> 
 
 
 def _valid_choices(trace) -> dict:
-    """The `if`s that bound a name to an array from before them (see `Choice`): none may
-    have been updated in place since, as plain Python would then update the array chosen."""
-    choices = choices_of(trace)
-    for choice in choices.values():
-        if not choice.still_holds():
-            raise UnsupportedError(
-                f"{choice.what} may be an array from before it (a branch binds it to one, or a "
-                "loop makes no pass), and then it, or that array, is updated in place: psc_jit "
-                "cannot follow which array that update reaches", None, "copy it (`.copy()`) "
-                "before updating it in place")
-    return choices
+    """The choices of `if`s and loops that may leave a name an array from before them (see
+    `Choice`) that nothing updated in place since. Where something did, plain Python would
+    update the array chosen, which the compiled program cannot follow: refused when every
+    branch picks such an array, else checked at run time (the run falls back to plain
+    Python when it picks one)."""
+    valid = {}
+    for key, choice in choices_of(trace).items():
+        if choice.still_holds():
+            valid[key] = choice
+            continue
+        fresh = [k for k, source in enumerate(choice.sources) if source is None]
+        message = (f"{choice.what} may be an array from before it (a branch binds it to one, "
+                   "or a loop makes no pass), and then it, or that array, is updated in place: "
+                   "psc_jit cannot follow which array that update reaches")
+        if not fresh:
+            raise UnsupportedError(message, None, "copy it (`.copy()`) before updating it in "
+                                   "place")
+        with tracing(trace):
+            ok = call_ufunc(np.equal, choice.index, fresh[0])
+        trace.require(ok, choice.index, message + " (this run)", DataDependentShapeError)
+    return valid
 
 
 def _choice_out_spec(choice, value: Tracer, choices, input_leaf, buffer_outs,

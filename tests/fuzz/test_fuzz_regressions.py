@@ -250,3 +250,12 @@ def test_a_traced_loop_of_no_pass_leaves_the_input_array_itself_and_compiles(she
                             ["n = 0", "n = 2", "n = 0"], "--traced n")
     assert outcome.fallbacks == []
     assert shell.user_ns["x0"] is shell.user_ns["a"]
+
+
+@pytest.mark.parametrize("after", ["x0[0] = 5.0", "a += 1\ny = x0.sum()"])
+def test_an_update_after_a_traced_loop_compiles_when_the_loop_ran(shell, after):
+    """The loop may leave x0 the array a itself (no pass); updated in place after it, the
+    compiled program cannot follow that: such a run falls back, the others stay compiled."""
+    outcome = ends_as_plain(shell, ALIAS_SETUP, f"i = 0\nx0 = a\nfor i in range(n):\n"
+                            f"    x0 = x0 * 2\n{after}", ["n = 2", "n = 0", "n = 1"], "--traced n")
+    assert len(outcome.fallbacks) == 1 and "no pass" in outcome.fallbacks[0]
