@@ -34,7 +34,7 @@ from .kernels import parse_optimized_hlo
 from .profile import EVENT_BUDGET, KernelTimes, profile_call
 from .report import CallBreakdown
 from .signature import CallSpec, call_spec, fast_key
-from .trace import OutSpec, TraceResult, trace_function
+from .trace import OutSpec, TraceResult, rebuild_output, trace_function
 from .units import fmt_bytes
 
 log = logging.getLogger("psc_jit")
@@ -176,10 +176,10 @@ class Compiled:
         if result.mutated:
             _write_back(result.mutated, leaves, outputs)
         if self._one_output is not None:
-            return _rebuild(self._one_output, outputs, leaves, {})
+            return rebuild_output(self._one_output, outputs, leaves, {})
         bases: dict[int, np.ndarray] = {}
         return unflatten(result.out_structure,
-                         [_rebuild(o, outputs, leaves, bases) for o in result.out_specs])
+                         [rebuild_output(o, outputs, leaves, bases) for o in result.out_specs])
 
     @property
     def mutates(self) -> bool:
@@ -259,50 +259,6 @@ def _write_back(mutated, leaves, outputs) -> None:
         np.copyto(leaves[leaf_pos], outputs[out_index])
 
 
-def _fresh_copy(value: np.ndarray) -> np.ndarray:
-    """A constant result, copied: aligned like XLA's results when it is in C order, else in
-    its own layout (as np.copy keeps it)."""
-    return xla.aligned_copy(value) if value.flags.c_contiguous else np.copy(value, order="K")
-
-
-def _const(out: OutSpec, bases: dict) -> np.ndarray:
-    """A constant result: one fresh copy per run of the array it is (a view of); a view is
-    the same view of that copy (the copy has the original's layout, so the view fits)."""
-    base, view = out.value
-    key = ("const", out.index)
-    fresh = bases.get(key) if out.index >= 0 else None
-    if fresh is None:
-        fresh = bases[key] = _fresh_copy(base)
-    if view is None:
-        return fresh
-    offset, shape, strides = view
-    return np.ndarray(shape, base.dtype, buffer=fresh, offset=offset, strides=strides)
-
-
-def _rebuild(out: OutSpec, outputs: Sequence[np.ndarray], leaves: Sequence, bases: dict):
-    if out.how == "view":
-        leaf_pos, steps = out.value
-        if leaf_pos >= 0:
-            value = leaves[leaf_pos]
-        else:
-            value = bases.get(out.index)
-            if value is None:
-                value = bases[out.index] = outputs[out.index]
-        for fn, operand_outs in steps:
-            value = fn(value, *(outputs[k][()] for k in operand_outs))
-        return value
-    if out.how == "static":
-        return out.value
-    if out.how == "choice":       # the array of the branch the run took (`trace.Choice`)
-        return _rebuild(out.value[int(outputs[out.index])], outputs, leaves, bases)
-    if out.how == "const":
-        return _const(out, bases) if isinstance(out.value, tuple) else out.value
-    value = outputs[out.index]
-    if out.kind == "scalar":
-        return value[()]
-    if out.kind == "python":
-        return value.item()
-    return value     # XLA's result buffer: writable, the caller's own, not a copy
 
 
 # -- jit --------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable
+from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from ..numpy.ufuncs import call_ufunc
 from ..tracing import (BudgetExceeded, ConcretizationError, DataDependentShapeError, Trace,
                        Tracer, UnsupportedError, traceback_source, tracing)
 from ..tree_util import flatten_with_paths, registration_advice, unflatten
+from . import xla
 from .signature import CallSpec, overlapping_inputs
 
 
@@ -205,6 +206,54 @@ def _view_out_spec(value: Tracer, steps, input_leaf, buffer_outs, out_atoms) -> 
         buffer_outs[id(buf)] = len(out_atoms)
         out_atoms.append(buf.var)
     return OutSpec("view", buffer_outs[id(buf)], "array", (-1, tuple(rebuilders)))
+
+
+def _fresh_copy(value: np.ndarray) -> np.ndarray:
+    """A constant result, copied: aligned like XLA's results when it is in C order, else in
+    its own layout (as np.copy keeps it)."""
+    return xla.aligned_copy(value) if value.flags.c_contiguous else np.copy(value, order="K")
+
+
+def _const(out: OutSpec, bases: dict) -> np.ndarray:
+    """A constant result: one fresh copy per run of the array it is (a view of); a view is
+    the same view of that copy (the copy has the original's layout, so the view fits)."""
+    base, view = out.value
+    key = ("const", out.index)
+    fresh = bases.get(key) if out.index >= 0 else None
+    if fresh is None:
+        fresh = bases[key] = _fresh_copy(base)
+    if view is None:
+        return fresh
+    offset, shape, strides = view
+    return np.ndarray(shape, base.dtype, buffer=fresh, offset=offset, strides=strides)
+
+
+def rebuild_output(out: OutSpec, outputs: Sequence[np.ndarray], leaves: Sequence, bases: dict):
+    """One output leaf of a run, as `out` says, from the graph's outputs and the call's leaves
+    (after write-back); `bases` shares the arrays that several leaves are (views of)."""
+    if out.how == "view":
+        leaf_pos, steps = out.value
+        if leaf_pos >= 0:
+            value = leaves[leaf_pos]
+        else:
+            value = bases.get(out.index)
+            if value is None:
+                value = bases[out.index] = outputs[out.index]
+        for fn, operand_outs in steps:
+            value = fn(value, *(outputs[k][()] for k in operand_outs))
+        return value
+    if out.how == "static":
+        return out.value
+    if out.how == "choice":       # the array of the branch the run took (`trace.Choice`)
+        return rebuild_output(out.value[int(outputs[out.index])], outputs, leaves, bases)
+    if out.how == "const":
+        return _const(out, bases) if isinstance(out.value, tuple) else out.value
+    value = outputs[out.index]
+    if out.kind == "scalar":
+        return value[()]
+    if out.kind == "python":
+        return value.item()
+    return value     # XLA's result buffer: writable, the caller's own, not a copy
 
 
 def _valid_choices(trace) -> dict:
