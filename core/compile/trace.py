@@ -12,14 +12,16 @@ from typing import Any, Callable, Hashable
 import numpy as np
 
 from .. import passes
+from ..control.branches import choices_of
 from ..control.effects import (AttributeSnapshot, refuse_attribute_changes,
                                replay_or_refuse_warnings, watched_arguments)
 from ..control.reads import Reads, Recorder, check_error_state, recording
 from ..control.runtime import unroll_notes
 from ..ir import Graph
 from ..numpy import MaskedSelection, check_outputs
-from ..tracing import (BudgetExceeded, ConcretizationError, Trace, Tracer, UnsupportedError,
-                       traceback_source, tracing)
+from ..numpy.ufuncs import call_ufunc
+from ..tracing import (BudgetExceeded, ConcretizationError, DataDependentShapeError, Trace,
+                       Tracer, UnsupportedError, traceback_source, tracing)
 from ..tree_util import flatten_with_paths, registration_advice, unflatten
 from .signature import CallSpec, overlapping_inputs
 from .xla import tracing_in_progress
@@ -29,8 +31,10 @@ from .xla import tracing_in_progress
 class OutSpec:
     """How to rebuild one output leaf: from a graph output, a constant, or a static value; or
     ("view") as the view NumPy hands back: the same view steps (`ViewOp`s) applied to the input
-    array it views (value = (leaf position, steps)) or to a graph output (index)."""
-    how: str            # "traced", "view", "const" or "static"
+    array it views (value = (leaf position, steps)) or to a graph output (index); or
+    ("choice") as the array of the branch the run took (index: the output holding the branch,
+    value: a spec per branch)."""
+    how: str            # "traced", "view", "const", "static" or "choice"
     index: int = -1     # graph output index for "traced" (and "view" of a non-input)
     kind: str = "array"
     value: Any = None
@@ -126,6 +130,8 @@ def _finish_trace(trace, spec, tracers, leaves, result, start, reads) -> TraceRe
     for i, t in tracers.items():
         input_leaf.setdefault(id(t._buffer), i)
     buffer_outs: dict[int, int] = {}
+    const_roots: dict[int, tuple[int, np.ndarray]] = {}
+    choices = _valid_choices(trace)
     for path, value in out_leaves:
         if isinstance(value, MaskedSelection):
             raise value.refuse("the result is", at_creation=True)
@@ -133,14 +139,19 @@ def _finish_trace(trace, spec, tracers, leaves, result, start, reads) -> TraceRe
             value.refuse("returning the value")
         steps = value.view_rebuilders() if isinstance(value, Tracer) and value.kind == "array" \
             else None
-        if steps is not None:
+        choice = choices.get(id(value._buffer)) if isinstance(value, Tracer) else None
+        if choice is not None:
+            out_specs.append(_choice_out_spec(choice, value, choices, input_leaf, buffer_outs,
+                                              out_atoms))
+        elif steps is not None:
             out_specs.append(_view_out_spec(value, steps, input_leaf, buffer_outs, out_atoms))
         elif isinstance(value, Tracer):
             out_specs.append(OutSpec("traced", len(out_atoms), value.kind))
             out_atoms.append(value.ir_var)
-        elif isinstance(value, (np.ndarray, np.generic)):
-            out_specs.append(OutSpec("const", value=np.copy(value) if isinstance(
-                value, np.ndarray) else value))
+        elif isinstance(value, np.ndarray):
+            out_specs.append(_const_out_spec(value, const_roots))
+        elif isinstance(value, np.generic):
+            out_specs.append(OutSpec("const", value=value))
         else:
             _refuse_unregistered_holder(path, value)
             out_specs.append(OutSpec("static", value=value))
@@ -200,6 +211,77 @@ def _view_out_spec(value: Tracer, steps, input_leaf, buffer_outs, out_atoms) -> 
         buffer_outs[id(buf)] = len(out_atoms)
         out_atoms.append(buf.var)
     return OutSpec("view", buffer_outs[id(buf)], "array", (-1, tuple(rebuilders)))
+
+
+def _valid_choices(trace) -> dict:
+    """The choices of `if`s and loops that may leave a name an array from before them (see
+    `Choice`) that nothing updated in place since. Where something did, plain Python would
+    update the array chosen, which the compiled program cannot follow: refused when every
+    branch picks such an array, else checked at run time (the run falls back to plain
+    Python when it picks one)."""
+    valid = {}
+    for key, choice in choices_of(trace).items():
+        if choice.still_holds():
+            valid[key] = choice
+            continue
+        fresh = [k for k, source in enumerate(choice.sources) if source is None]
+        message = (f"{choice.what} may be an array from before it (a branch binds it to one, "
+                   "or a loop makes no pass), and then it, or that array, is updated in place: "
+                   "psc_jit cannot follow which array that update reaches")
+        if not fresh:
+            raise UnsupportedError(message, None, "copy it (`.copy()`) before updating it in "
+                                   "place")
+        with tracing(trace):
+            ok = call_ufunc(np.equal, choice.index, fresh[0])
+        trace.require(ok, choice.index, message + " (this run)", DataDependentShapeError)
+    return valid
+
+
+def _choice_out_spec(choice, value: Tracer, choices, input_leaf, buffer_outs,
+                     out_atoms) -> OutSpec:
+    """An output that is, by the branch the run takes, an array from before an `if` or the
+    conditional's result: rebuilt as the one the run picks (index: the graph output holding
+    the branch taken; value: per branch, how to rebuild that array, itself a choice when the
+    array from before was one)."""
+    if value.is_view:
+        raise UnsupportedError(
+            f"a view of {choice.what}, which may be an array from before it, is a result: "
+            "psc_jit cannot rebuild it as a view of the array the run picks", None,
+            "copy it (`.copy()`) before taking the view")
+    index = len(out_atoms)
+    out_atoms.append(choice.index.ir_var)
+    specs = []
+    for source in choice.sources:
+        array = value if source is None else source
+        inner = choices.get(id(array._buffer)) if source is not None else None
+        if inner is not None and not array.is_view:
+            specs.append(_choice_out_spec(inner, array, choices, input_leaf, buffer_outs,
+                                          out_atoms))
+            continue
+        steps = array.view_rebuilders()
+        if steps is None:
+            raise UnsupportedError(f"{choice.what} is bound to a view psc_jit cannot rebuild",
+                                   None, "copy it in the branch (`.copy()`)")
+        specs.append(_view_out_spec(array, steps, input_leaf, buffer_outs, out_atoms))
+    return OutSpec("choice", index, "array", tuple(specs))
+
+
+def _const_out_spec(value: np.ndarray, roots: dict) -> OutSpec:
+    """A returned array computed from literals only: copied afresh on every run, one copy per
+    array it is (a view of), so that names bound to one array, or to views of it, alias as
+    they do in NumPy. index: the base array's number (-1: a copy of its own); value = (copy
+    of the base array, how the view sits in it: None for the base itself, else (offset in
+    bytes, shape, strides))."""
+    root = value
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    group, base = roots.setdefault(id(root), (len(roots), np.copy(root, order="K")))
+    if value is root:
+        return OutSpec("const", group, value=(base, None))
+    if base.strides != root.strides:     # a base NumPy could not copy in its own layout
+        return OutSpec("const", -1, value=(np.copy(value), None))
+    offset = value.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    return OutSpec("const", group, value=(base, (offset, value.shape, value.strides)))
 
 
 def _check_overlaps(spec: CallSpec, mutated) -> None:

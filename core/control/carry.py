@@ -30,6 +30,9 @@ class _Unbound:
 
 UNBOUND = _Unbound()
 INDEX_AVAL = ShapedArray((), np.dtype(np.int64), weak_type=True)   # a Python int, traced
+# A traced Python int standing for a name that has no value (a loop variable of a loop that
+# made no pass, carried by an outer loop): the loop at the cell's top level checks for it.
+UNBOUND_INDEX = int(np.iinfo(np.int64).min)
 
 
 class CannotConvert(UnsupportedError):
@@ -204,6 +207,14 @@ def coerce(value, slot: Slot) -> Tracer:
 
 def zeros_like_slot(slot: Slot) -> Tracer:
     return coerce(np.zeros(slot.aval.shape, slot.aval.dtype), slot)
+
+
+def unbound_like_slot(slot: Slot) -> Tracer:
+    """The entry value of a carried name that has none: UNBOUND_INDEX for a Python int (so
+    that a loop that leaves it so can be told apart), else zeros (never read)."""
+    if slot.kind == "python" and slot.aval == INDEX_AVAL:
+        return coerce(UNBOUND_INDEX, slot)
+    return zeros_like_slot(slot)
 
 
 def to_pred(value):

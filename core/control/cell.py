@@ -67,8 +67,18 @@ def source_digest(source: str) -> str:
     return hashlib.sha256(source.encode()).hexdigest()[:12]
 
 
+CELL_FILE_PREFIX = "<psc_jit cell "
+CELL_FUNCTION = "cell"
+
+
 def cell_filename(source: str) -> str:
-    return f"<psc_jit cell {source_digest(source)}>"
+    return f"{CELL_FILE_PREFIX}{source_digest(source)}>"
+
+
+def is_cell_code(code) -> bool:
+    """Whether this code object is a cell's top level (made by `make_cell_function`): there,
+    a name not bound yet has the value it had in the user's namespace."""
+    return code.co_name == CELL_FUNCTION and code.co_filename.startswith(CELL_FILE_PREFIX)
 
 
 @functools.lru_cache(maxsize=512)
@@ -299,7 +309,7 @@ def cell_function_ast(analysis: CellAnalysis, inputs: list[str]) -> ast.Module:
     body += _return_outputs(analysis.outputs, getattr(end, "end_lineno", 1))
     args = ast.arguments(posonlyargs=[], args=[ast.arg(n) for n in inputs], kwonlyargs=[],
                          kw_defaults=[], defaults=[])
-    fn = ast.FunctionDef(name="cell", args=args, body=body, decorator_list=[], returns=None,
+    fn = ast.FunctionDef(name=CELL_FUNCTION, args=args, body=body, decorator_list=[], returns=None,
                          type_params=[])
     module = ast.Module(body=[fn], type_ignores=[])
     ast.fix_missing_locations(module)
@@ -328,7 +338,7 @@ def make_cell_function(analysis: CellAnalysis, inputs: list[str], globals_ns: di
     code = compile(module, analysis.filename, "exec")
     scope: dict = {}
     exec(code, globals_ns, scope)
-    return scope["cell"]
+    return scope[CELL_FUNCTION]
 
 
 def is_builtin(name: str) -> bool:

@@ -27,7 +27,7 @@ from ..primitives import select_p, while_loop_p
 from ..tracing import Buffer, Tracer, bind, c_strides, current_trace
 from ..tree_util import unflatten
 from .carry import (INDEX_AVAL, UNBOUND, CannotConvert, Slot, Snapshot, coerce, flatten, join,
-                    remap, same_type, to_pred, tracer_buffers, tree_type, zeros_like_slot)
+                    remap, same_type, to_pred, tracer_buffers, tree_type, unbound_like_slot)
 from .subtrace import SubTrace, close
 
 
@@ -38,6 +38,7 @@ class LoopSpec:
     names: tuple[str, ...]
     assigned: tuple[str, ...]
     exposed: frozenset[str]
+    kept: frozenset[str] = frozenset()      # assigned names a pass may leave as they were
 
 
 @dataclass
@@ -65,8 +66,10 @@ class _Pass:
 class _Loop:
     """Trace a loop body until its types settle, then emit one while_loop equation."""
 
-    def __init__(self, spec: LoopSpec, env: dict[str, Any], body_fn, cond_fn, index, observed):
+    def __init__(self, spec: LoopSpec, env: dict[str, Any], body_fn, cond_fn, index, observed,
+                 all_live: bool = False):
         self.spec, self.env = spec, env
+        self.all_live = all_live
         self.body_fn, self.cond_fn, self.index = body_fn, cond_fn, index
         self.observed = observed
         self.fixed = tracer_buffers(env.get(n, UNBOUND) for n in spec.names
@@ -158,6 +161,7 @@ class _Loop:
         types, body = self.settle()
         snapshot.check()
         self.check_aliasing(body)
+        same = self.result_aliases(body)
         checks = list(body.sub.checks)
         check_ins = [body.sub.input(s.aval, s.kind) for s in CHECK_SLOTS * len(checks)]
         exits = self.body_exits(body, types) + check_exits(body.sub, checks, check_ins)
@@ -170,7 +174,62 @@ class _Loop:
         inits = self.inits(types) + [coerce(v, s) for v, s in zip(
             (True, 0) * len(checks), CHECK_SLOTS * len(checks), strict=True)]
         values = self.emit(cond_graph, body_graph, inits)
-        return self.results(types, values, checks)
+        result = self.results(types, values, checks)
+        for name, how in same.items():
+            result[name] = result[how[1]] if how[0] == "name" else \
+                Tracer(how[1], how[2], kind=how[3])
+        return result
+
+    def may_skip(self) -> bool:
+        """Whether the loop may make no pass (a traced test, or traced range bounds)."""
+        return self.cond_fn is not None or any(isinstance(v, Tracer) for v in self.index[:2])
+
+    def result_aliases(self, body: _Pass) -> dict[str, tuple]:
+        """Names bound to one array at the end of the body are one array after the loop, as
+        in plain Python ({later name: ("name", first name)}); a name bound to an array from
+        outside the loop, or a view of one that does not depend on the pass, is that array
+        (or view) after a loop that surely makes a pass ({name: ("view", buffer, path,
+        kind)}). Other such names, or (where every name is seen after the loop: `all_live`)
+        names bound to views of another name's array, would be copies after an XLA loop,
+        where plain Python has one array under two names: refused. Loops of `api` (observed
+        None) carry by value, as JAX's do."""
+        if self.observed is None:
+            return {}
+        for name in self.spec.kept:
+            entry = self.env.get(name, UNBOUND)
+            if isinstance(entry, Tracer) and entry.kind == "array" and self.observed(entry):
+                raise CannotConvert(
+                    f"`{name}` may keep the array it holds before the loop, which another name "
+                    "sees (plain Python does not copy it), and an XLA loop would copy it",
+                    f"copy it before the loop ({name} = {name}.copy()) if a copy is meant")
+        outside = {id(body.inner[id(b)]): b for b in self.fixed}
+        by_object: dict[int, str] = {}
+        by_buffer: dict[int, str] = {}
+        same: dict[str, tuple] = {}
+        for name, value in zip(self.spec.assigned, body.result, strict=True):
+            if not isinstance(value, Tracer) or value.kind != "array":
+                continue
+            if id(value._buffer) in outside:
+                if not self.may_skip() and not any(step.operands for step in value._path):
+                    same[name] = ("view", outside[id(value._buffer)], value._path, value.kind)
+                    continue
+                raise CannotConvert(
+                    f"`{name}` is bound in the loop to an array from outside it (or a view of "
+                    "one), which plain Python does not copy and an XLA loop would",
+                    "bind it after the loop, or copy it in the loop (`.copy()`) if a copy is "
+                    "meant")
+            first = by_object.get(id(value))
+            if first is not None and (not self.may_skip() or self.env.get(name, UNBOUND) is
+                                      self.env.get(first, UNBOUND)):
+                same[name] = ("name", first)
+            elif id(value._buffer) in by_buffer and self.all_live:
+                raise CannotConvert(
+                    f"`{name}` and `{by_buffer[id(value._buffer)]}` are one array (or views of "
+                    "one) after a pass of the loop, which an XLA loop would make two",
+                    f"bind `{name}` after the loop")
+            by_object.setdefault(id(value), name)
+            by_buffer.setdefault(id(value._buffer), name)
+        return same
 
     def body_exits(self, body: _Pass, types) -> list:
         exits = []
@@ -220,7 +279,7 @@ class _Loop:
             entry = flatten(self.env[name])[0] if live else None
             for k, t in enumerate(types[name][1]):
                 if isinstance(t, Slot):
-                    inits.append(coerce(entry[k], t) if live else zeros_like_slot(t))
+                    inits.append(coerce(entry[k], t) if live else unbound_like_slot(t))
         return inits
 
     def emit(self, cond_graph: Graph, body_graph: Graph, inits: list) -> list:
@@ -340,17 +399,19 @@ def hoist_invariants(cond_graph: Graph, body_graph: Graph, keep: int):
 
 
 def roll_loop(spec: LoopSpec, env: dict[str, Any], body_fn, cond_fn=None, index=None,
-              observed: Callable[[Tracer], bool] | None = None) -> dict[str, Any]:
+              observed: Callable[[Tracer], bool] | None = None,
+              all_live: bool = False) -> dict[str, Any]:
     """Trace `body_fn` into one while_loop equation of the current trace; return the new values
     of `spec.assigned` (and `__index__`: the first index not run, for a range loop).
 
     index: (start, stop, step) with a static nonzero step, for `for i in range(...)`;
     cond_fn: the test of a `while` loop, a function of the same names.
     observed(tracer): whether an array is seen from outside the loop's names (None: values
-    are carried by value, as in JAX)."""
+    are carried by value, as in JAX); all_live: every name is seen after the loop (a cell's
+    top level), so names that are one array must stay one."""
     snapshot = Snapshot.of(env, spec.names)
     try:
-        return _Loop(spec, env, body_fn, cond_fn, index, observed).run(snapshot)
+        return _Loop(spec, env, body_fn, cond_fn, index, observed, all_live).run(snapshot)
     finally:
         if snapshot.changed() is not None:
             snapshot.restore()

@@ -103,10 +103,10 @@ class _Rewriter:
         return ("", "")
 
     def site(self, kind, node, text, names=(), assigned=(), exposed=(), target=None,
-             blocker=("", ""), dead=()) -> str:
+             blocker=("", ""), dead=(), kept=()) -> str:
         fields = dict(kind=kind, line=node.lineno, text=text, names=tuple(names),
                       assigned=tuple(assigned), exposed=tuple(exposed), target=target,
-                      blocker=blocker[0], hint=blocker[1], dead=tuple(dead))
+                      blocker=blocker[0], hint=blocker[1], dead=tuple(dead), kept=tuple(kept))
         return f"{RT}.Site(" + ", ".join(f"{k}={v!r}" for k, v in fields.items()) + ")"
 
     # for NAME in range(...) ----------------------------------------------------------------
@@ -121,7 +121,8 @@ class _Rewriter:
         names = self.names_of(body, exclude={target})
         exposed = _exposed(body, {target}) & set(assigned)
         text = f"for {target} in {ast.unparse(node.iter)}"
-        site = self.site("for", node, text, names, assigned, sorted(exposed), target, blocker)
+        site = self.site("for", node, text, names, assigned, sorted(exposed), target, blocker,
+                         kept=_maybe_unassigned(body, assigned))
         args = ast.Tuple(elts=node.iter.args, ctx=ast.Load())
         if blocker[0]:
             site = self.site("for", node, text, names, target=target, blocker=blocker)
@@ -148,7 +149,8 @@ class _Rewriter:
         assigned = tuple(n for n in assigned_names(body) if n in self.scope)
         names = self.names_of(body, extra=[node.test])
         exposed = (_exposed(body, set()) | _reads(node.test)) & set(assigned)
-        site = self.site("while", node, text, names, assigned, sorted(exposed), blocker=blocker)
+        site = self.site("while", node, text, names, assigned, sorted(exposed), blocker=blocker,
+                         kept=_maybe_unassigned(body, assigned))
         code = _WHILE.format(rt=RT, k=k, site=site, params=", ".join(names),
                              ret=_tuple(assigned), outs=_tuple(assigned))
         holes = {"TEST": test, "TEST2": copy.deepcopy(test), "BODY": self.block(body),
@@ -352,6 +354,12 @@ def _exposed(body, assigned: set[str]) -> set[str]:
     reads: list[str] = []
     definite = walk_block(body, set(assigned), reads)
     return set(reads) | (set(assigned_names(body)) - definite)
+
+
+def _maybe_unassigned(body, assigned) -> list[str]:
+    """The names of `assigned` that a pass of the body may leave as they were."""
+    definite = walk_block(body, set(), [])
+    return [n for n in assigned if n not in definite]
 
 
 def _reads_outside(fn, node) -> set[str]:

@@ -32,8 +32,10 @@ from ..numpy.ufuncs import call_ufunc, np_where
 from ..primitives import convert_element_type_p
 from .. import budget
 from ..tracing import BudgetExceeded, DataDependentShapeError, TraceError, Tracer, UnsupportedError, bind, current_trace
-from .branches import branch
-from .carry import INDEX_AVAL, UNBOUND, CannotConvert, Slot, coerce, contains_tracer, to_pred
+from .branches import Aliasing, branch, choose
+from .cell import is_cell_code
+from .carry import (INDEX_AVAL, UNBOUND, UNBOUND_INDEX, CannotConvert, Slot, coerce, contains_tracer,
+                    to_pred)
 from .loops import LoopSpec, roll_loop
 
 LARGE_GRAPH = 2_000           # equations; above this, unroll_notes explains where they came from
@@ -69,9 +71,10 @@ class Site:
     blocker: str = ""                       # why it cannot be converted, if it cannot
     hint: str = ""
     dead: tuple[str, ...] = ()              # assigned names nothing reads after an `if`
+    kept: tuple[str, ...] = ()              # assigned names a loop's pass may not assign
 
     def spec(self) -> LoopSpec:
-        return LoopSpec(self.names, self.assigned, frozenset(self.exposed))
+        return LoopSpec(self.names, self.assigned, frozenset(self.exposed), frozenset(self.kept))
 
 
 def _caller_file(depth: int = 2) -> str:
@@ -129,6 +132,12 @@ def _range_args(args) -> tuple:
     return (args[0], args[1], args[2] if len(args) == 3 else 1)
 
 
+def _may_skip_spec(site: Site) -> LoopSpec:
+    """A loop that may make no pass (traced bounds, a traced test): every name it assigns may
+    keep its value from before the loop, so each is live on entry."""
+    return LoopSpec(site.names, site.assigned, frozenset(site.assigned), frozenset(site.kept))
+
+
 def roll_for(site: Site, args, body_fn, env) -> tuple | None:
     """Roll `for target in range(*args)` into one while_loop; None: run it as plain Python."""
     file = _caller_file()
@@ -144,14 +153,16 @@ def roll_for(site: Site, args, body_fn, env) -> tuple | None:
     count = len(range(start, stop, step)) if static else None
     if count == 0:      # no pass: the loop's names keep their values (or stay unbound)
         return tuple(env.get(n, UNBOUND) for n in (*site.assigned, site.target))
+    at_cell_top = is_cell_code(sys._getframe(1).f_code)
     env = dict(env)
+    spec = site.spec() if static else _may_skip_spec(site)
     peeled = False
     root = current_trace().root
     while True:
         spent = root.equation_count
         try:
-            out = roll_loop(site.spec(), env, body_fn, index=(start, stop, step),
-                            observed=_observer(env))
+            out = roll_loop(spec, env, body_fn, index=(start, stop, step),
+                            observed=_observer(env), all_live=at_cell_top)
             break
         except BudgetExceeded:
             raise
@@ -162,25 +173,53 @@ def roll_for(site: Site, args, body_fn, env) -> tuple | None:
                 start, count, peeled = start + step, count - 1, True
                 continue
             return _fallback(site, file, err, count, env, body_fn, (start, stop, step))
+    top = at_cell_top and current_trace() is root
     if static:
         last = start + (count - 1) * step
     else:
-        last = _last_index_or_before(site, out["__index__"], start, stop, step, env, root)
+        last = _last_index_or_before(site, out["__index__"], start, stop, step, env, top)
+        _keep_entry_arrays(site, env, out, call_ufunc(np.greater if step > 0 else np.less,
+                                                       stop, start))
+    if top:
+        _require_inner_passes(site, env, out)
     return tuple(out[name] for name in site.assigned) + (last,)
 
 
-def _last_index_or_before(site: Site, end, start, stop, step: int, env: dict, root):
+def _last_index_or_before(site: Site, end, start, stop, step: int, env: dict, top: bool):
     """The loop variable after a loop of traced bounds: its last index, or when the loop
-    makes no pass, its value from before (an int kept by a select; unbound, or not an int,
-    checked at run time in a loop at the cell's top level)."""
+    makes no pass, its value from before (an int kept by a select). A name the loop leaves
+    as it was when it makes no pass (its variable, unbound or not an int before it, or a
+    name it assigns that had no value) is checked at run time at the cell's top level; in a
+    loop inside another, an unbound variable becomes UNBOUND_INDEX (see
+    `_require_inner_passes`)."""
     last = _last_index(end, step)
     before = env.get(site.target, UNBOUND)
     ran = call_ufunc(np.greater if step > 0 else np.less, stop, start)
+    unbound = [n for n in site.assigned if env.get(n, UNBOUND) is UNBOUND]
+    if not _is_int(before):
+        unbound.insert(0, site.target)
+    if top and unbound:
+        _require_a_pass(site, ran, stop, unbound[0])
     if _is_int(before):
         return coerce(np_where(ran, last, before), Slot(INDEX_AVAL, "python"))
-    if current_trace() is root:
-        _require_a_pass(site, ran, stop)
+    if before is UNBOUND and not top:
+        return coerce(np_where(ran, last, UNBOUND_INDEX), Slot(INDEX_AVAL, "python"))
     return last
+
+
+def _require_inner_passes(site: Site, env: dict, out: dict) -> None:
+    """After a loop at the cell's top level: a name it assigns that had no value before it,
+    and that an inner loop of traced bounds left unbound (UNBOUND_INDEX), is unbound in plain
+    Python, which the compiled program cannot give: checked at run time."""
+    for name in site.assigned:
+        value = out[name]
+        if env.get(name, UNBOUND) is UNBOUND and isinstance(value, Tracer) and \
+                value.kind == "python" and value.dtype == INDEX_AVAL.dtype:
+            current_trace().require(
+                call_ufunc(np.not_equal, value, UNBOUND_INDEX), value,
+                f"line {site.line}: a loop inside `{site.text}` makes no pass in its last "
+                f"pass, so `{name}` keeps its value from before the loop, which the compiled "
+                "program does not have", DataDependentShapeError)
 
 
 def _is_int(value) -> bool:
@@ -189,13 +228,13 @@ def _is_int(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
-def _require_a_pass(site: Site, ran, stop) -> None:
-    """A loop of traced bounds that makes no pass leaves its variable as it was before the
-    loop (unbound, or its old value), which the compiled program cannot give: checked at run
-    time, where a failure runs the cell as plain Python."""
+def _require_a_pass(site: Site, ran, stop, name: str) -> None:
+    """A loop of traced bounds that makes no pass leaves its names as they were before the
+    loop (unbound, or its variable's old value), which the compiled program cannot give:
+    checked at run time, where a failure runs the cell as plain Python."""
     current_trace().require(ran, coerce(stop, Slot(INDEX_AVAL, "python")),
                             f"line {site.line}: `{site.text}` makes no pass (its bound is {{}}), so "
-                            f"`{site.target}` keeps its value from before the loop, which "
+                            f"`{name}` keeps its value from before the loop, which "
                             "the compiled program does not have", DataDependentShapeError)
 
 
@@ -302,6 +341,7 @@ def roll_while(site: Site, cond_fn, body_fn, env) -> tuple | None:
     plain Python, then rolls the rest, whose values then have the types plain Python gives
     them after one pass."""
     file = _caller_file()
+    top = is_cell_code(sys._getframe(1).f_code) and current_trace() is current_trace().root
     env = dict(env)
     test = cond_fn(*(env.get(n, UNBOUND) for n in site.names))
     if not isinstance(test, Tracer):
@@ -312,11 +352,36 @@ def roll_while(site: Site, cond_fn, body_fn, env) -> tuple | None:
                 return tuple(env.get(name, UNBOUND) for name in site.assigned)
             env.update(_run_while_body(site, body_fn, env))
             test = cond_fn(*(env.get(n, UNBOUND) for n in site.names))
+    unbound = [n for n in site.assigned if env.get(n, UNBOUND) is UNBOUND]
+    if top and unbound:
+        current_trace().require(to_pred(test), coerce(0, Slot(INDEX_AVAL, "python")),
+                                f"line {site.line}: `{site.text}` makes no pass, so `{unbound[0]}` keeps its value from before the loop, "
+                                "which the compiled program does not have",
+                                DataDependentShapeError)
     try:
-        out = roll_loop(site.spec(), env, body_fn, cond_fn=cond_fn, observed=_observer(env))
+        out = roll_loop(_may_skip_spec(site), env, body_fn, cond_fn=cond_fn,
+                        observed=_observer(env), all_live=top)
     except Exception as err:           # a traced test leaves no plain-Python way out
         raise _cannot_roll(site, file, _reason(err), _hint(err)) from err
+    if top:
+        _require_inner_passes(site, env, out)
+    _keep_entry_arrays(site, env, out, test)
     return tuple(out[name] for name in site.assigned)
+
+
+def _keep_entry_arrays(site: Site, env: dict, out: dict, ran) -> None:
+    """A loop that may make no pass leaves each name the array it held before (plain Python
+    does not copy it), else the loop's result: at the top of a trace, a `Choice` the run
+    makes (elsewhere, arrays are carried by value)."""
+    if current_trace() is not current_trace().root:
+        return
+    index = bind(convert_element_type_p, to_pred(ran), new_dtype=np.dtype(np.int32),
+                 weak_type=False)
+    for name in site.assigned:
+        entry, result = env.get(name, UNBOUND), out[name]
+        if isinstance(entry, Tracer) and entry.kind == "array" and isinstance(result, Tracer) \
+                and result.kind == "array" and result._buffer is not entry._buffer:
+            choose(index, (entry, None), result, f"`{name}` (line {site.line}: `{site.text}`)")
 
 
 def _run_while_body(site: Site, body_fn, env) -> dict:
@@ -328,13 +393,15 @@ def _run_while_body(site: Site, body_fn, env) -> dict:
 def convert_if(site: Site, pred, then_fn, else_fn, env) -> tuple:
     """An `if` on a traced value: both branches traced into one cond (or a select)."""
     file = _caller_file()
+    aliasing = Aliasing({n: env.get(n, UNBOUND) for n in site.assigned}, _observer(env),
+                        is_cell_code(sys._getframe(1).f_code), f"line {site.line}: `{site.text}`")
     p = to_pred(pred)
     index = bind(convert_element_type_p, p, new_dtype=np.dtype(np.int32),
                  weak_type=False)
     args = [env.get(n, UNBOUND) for n in site.names]
     try:
         return branch(index, [else_fn, then_fn], args, pred=p, names=site.assigned,
-                      dead=frozenset(site.dead))
+                      dead=frozenset(site.dead), aliasing=aliasing)
     except CannotConvert as err:
         raise _cannot_roll(site, file, err.message, err.hint) from None
 
