@@ -263,51 +263,121 @@ def cumulative_impl(fn, x, *, axis, reverse):
         return fn(x, axis=axis).astype(x.dtype)
 
 
+# Elements combined per while-loop step: the steps stay one small loop XLA compiles inline
+# (16 per step left the loop's body to the runtime, 50x slower); 8 ran 1M float64 at half the
+# time of one per step and under jax.jit's reduce_window (measured, bench/overhead.py).
+CUMULATIVE_BLOCK = 8
+
+
 def cumulative_lowering(kind: str, ctx, x, *, axis, reverse):
-    """NumPy's own loop, as one XLA while loop over the axis: out[0] = x[0], then
-    out[i] = out[i-1] (op) x[i], a whole slice across the other axes per step. Each step
-    rounds as NumPy's does (float16 included: the carried slice is float16), and the loop does
-    n - 1 steps of one op each, where a reduce_window does a window of work per element."""
+    """NumPy's own loop: out[0] = x[0], then out[i] = out[i-1] (op) x[i], a whole slice across
+    the other axes at a time, in NumPy's order (each step rounds as NumPy's does, float16
+    included), so the result is NumPy's bit for bit. An XLA while loop takes CUMULATIVE_BLOCK
+    elements per step (one dynamic slice in, the block's running results out, one update);
+    the last n - 1 mod CUMULATIVE_BLOCK elements follow at static positions."""
     aval = ctx.avals_in[0]
     n = aval.shape[axis]
     if n <= 1 or aval.size == 0:
         return [x]
-    slice_aval = aval.update(shape=tuple(1 if d == axis else s for d, s in enumerate(aval.shape)))
-    index = ShapedArray((), np.dtype(np.int64))
-    carry = _slice_at(ctx, x, aval, slice_aval, axis, n - 1 if reverse else 0)
-    state = [ctx.constant(np.int64(1), index), carry, x, x]     # step, carry, out, x
-    avals = [index, slice_aval, aval, aval]
-
-    def cond(sub, names):
-        limit = sub.constant(np.int64(n), index)
-        return [(sub.compare("LT", names[0], limit, index), ShapedArray((), np.dtype(bool)))]
-
-    def body(sub, names):
-        step, carried, out, operand = names
-        position = sub.binary("stablehlo.subtract", sub.constant(np.int64(n - 1), index),
-                              step, index) if reverse else step
-        zero = sub.constant(np.int64(0), index)
-        starts = [position if d == axis else zero for d in range(aval.ndim)]
-        element = sub.op("stablehlo.dynamic_slice", [operand, *starts],
-                         [aval] + [index] * aval.ndim, [slice_aval],
-                         {"slice_sizes": i64_array(slice_aval.shape)})[0]
-        carried = _combine(sub, kind, carried, element, slice_aval)
-        out = sub.op("stablehlo.dynamic_update_slice", [out, carried, *starts],
-                     [aval, slice_aval] + [index] * aval.ndim, [aval])[0]
-        step = sub.binary("stablehlo.add", step, sub.constant(np.int64(1), index), index)
-        return list(zip([step, carried, out, operand], avals, strict=True))
-
-    regions = [ctx.region(avals, cond), ctx.region(avals, body)]
-    return [ctx.op("stablehlo.while", state, avals, avals, regions=regions)[2]]
+    scan = _Scan(ctx, kind, aval, axis, reverse)
+    carry = scan.slice(ctx, x, scan.position(0), 1)
+    blocks, tail = divmod(n - 1, CUMULATIVE_BLOCK)
+    out = x
+    if blocks:
+        carry, out = scan.loop(ctx, x, carry, blocks)
+    if tail:
+        start = scan.start(blocks * CUMULATIVE_BLOCK, tail)
+        piece = scan.slice(ctx, x, start, tail)
+        carry, results = scan.block(ctx, carry, piece, tail)
+        index = ShapedArray((), np.dtype(np.int64))
+        starts = [ctx.constant(np.int64(start if d == axis else 0), index)
+                  for d in range(aval.ndim)]
+        out = ctx.op("stablehlo.dynamic_update_slice", [out, results, *starts],
+                     [aval, scan.aval(tail)] + [index] * aval.ndim, [aval])[0]
+    return [out]
 
 
-def _slice_at(ctx, x, aval, slice_aval, axis: int, position: int):
-    """x's slice at a static position of axis, keeping the axis (of length 1)."""
-    return ctx.op("stablehlo.slice", [x], [aval], [slice_aval], {
-        "start_indices": i64_array(position if d == axis else 0 for d in range(aval.ndim)),
-        "limit_indices": i64_array(position + 1 if d == axis else size
-                                   for d, size in enumerate(aval.shape)),
-        "strides": i64_array([1] * aval.ndim)})[0]
+class _Scan:
+    """The pieces of one cumulative lowering: positions along the axis in processing order
+    (the first element is 0, the rest 1..n-1, from the far end when reversed)."""
+
+    def __init__(self, ctx, kind, aval, axis, reverse):
+        self.kind, self.full, self.axis, self.reverse = kind, aval, axis, reverse
+        self.n = aval.shape[axis]
+
+    def aval(self, length: int) -> ShapedArray:
+        return self.full.update(shape=tuple(length if d == self.axis else s
+                                            for d, s in enumerate(self.full.shape)))
+
+    def position(self, step: int) -> int:
+        return self.n - 1 - step if self.reverse else step
+
+    def start(self, done: int, length: int) -> int:
+        """Where the block of `length` elements after the first one and `done` more begins."""
+        return self.n - 1 - done - length if self.reverse else 1 + done
+
+    def slice(self, ctx, x, start: int, length: int):
+        axis = self.axis
+        return ctx.op("stablehlo.slice", [x], [self.full], [self.aval(length)], {
+            "start_indices": i64_array(start if d == axis else 0 for d in range(self.full.ndim)),
+            "limit_indices": i64_array(start + length if d == axis else size
+                                       for d, size in enumerate(self.full.shape)),
+            "strides": i64_array([1] * self.full.ndim)})[0]
+
+    def block(self, ctx, carry, piece, length: int):
+        """The running results of a block of `length` elements after `carry`, in position
+        order, and the new carry."""
+        one = self.aval(1)
+        block_aval = self.aval(length)
+        results = [None] * length
+        for j in (range(length - 1, -1, -1) if self.reverse else range(length)):
+            element = ctx.op("stablehlo.slice", [piece], [block_aval], [one], {
+                "start_indices": i64_array(j if d == self.axis else 0
+                                           for d in range(self.full.ndim)),
+                "limit_indices": i64_array(j + 1 if d == self.axis else size
+                                           for d, size in enumerate(block_aval.shape)),
+                "strides": i64_array([1] * self.full.ndim)})[0]
+            carry = _combine(ctx, self.kind, carry, element, one)
+            results[j] = carry
+        if length == 1:
+            return carry, carry
+        joined = ctx.op("stablehlo.concatenate", results, [one] * length, [block_aval],
+                        {"dimension": self.axis})[0]
+        return carry, joined
+
+    def loop(self, ctx, x, carry, blocks: int):
+        """A while loop over `blocks` blocks of CUMULATIVE_BLOCK elements: (carry, out)."""
+        k, full, one = CUMULATIVE_BLOCK, self.full, self.aval(1)
+        block_aval = self.aval(k)
+        index = ShapedArray((), np.dtype(np.int64))
+        state = [ctx.constant(np.int64(0), index), carry, x, x]     # step, carry, out, x
+        avals = [index, one, full, full]
+
+        def cond(sub, names):
+            limit = sub.constant(np.int64(blocks), index)
+            return [(sub.compare("LT", names[0], limit, index), ShapedArray((), np.dtype(bool)))]
+
+        def body(sub, names):
+            step, carried, out, operand = names
+            offset = sub.binary("stablehlo.multiply", step, sub.constant(np.int64(k), index),
+                                index)
+            first = sub.constant(np.int64(self.n - 1 - k if self.reverse else 1), index)
+            position = sub.binary("stablehlo.subtract" if self.reverse else "stablehlo.add",
+                                  first, offset, index)
+            zero = sub.constant(np.int64(0), index)
+            starts = [position if d == self.axis else zero for d in range(full.ndim)]
+            piece = sub.op("stablehlo.dynamic_slice", [operand, *starts],
+                           [full] + [index] * full.ndim, [block_aval],
+                           {"slice_sizes": i64_array(block_aval.shape)})[0]
+            carried, results = self.block(sub, carried, piece, k)
+            out = sub.op("stablehlo.dynamic_update_slice", [out, results, *starts],
+                         [full, block_aval] + [index] * full.ndim, [full])[0]
+            step = sub.binary("stablehlo.add", step, sub.constant(np.int64(1), index), index)
+            return list(zip([step, carried, out, operand], avals, strict=True))
+
+        regions = [ctx.region(avals, cond), ctx.region(avals, body)]
+        outs = ctx.op("stablehlo.while", state, avals, avals, regions=regions)
+        return outs[1], outs[2]
 
 
 def _combine(ctx, kind: str, x, y, aval):

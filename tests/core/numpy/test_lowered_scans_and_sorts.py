@@ -1,6 +1,7 @@
 """Cumulative sums, products, maxima and minima lowered as NumPy's own loop: one XLA while
-loop over the axis doing one op per step (no reduce_window, whose work grows with the window),
-so real results are NumPy's bit for bit, float16 rounding at every step included. Float sorts
+loop over the axis, a block of elements per step combined one op at a time in NumPy's order
+(no reduce_window, whose work grows with the window), the last partial block at static
+positions, so real results are NumPy's bit for bit, float16 rounding at every step included. Float sorts
 run as integer sorts (XLA's fast path) unless -0.0 or an unusual NaN needs the comparator:
 either way NumPy's stable sort, bit for bit."""
 import re
@@ -8,6 +9,10 @@ import re
 import numpy as np
 import pytest
 from psc_jit.core import jit
+from psc_jit.core.ir import Eqn, Graph, ShapedArray, SourceInfo, Var
+from psc_jit.core.lowering import lower
+from psc_jit.core.primitives import PRIMITIVES
+from psc_jit.core.primitives.reductions import CUMULATIVE_BLOCK
 from psc_jit.core.typecheck import check_graph
 
 pytestmark = pytest.mark.xla
@@ -93,6 +98,45 @@ def test_scans_lower_to_one_while_loop_without_reduce_window(name):
     ops = re.findall(r'"stablehlo\.(\w+)"', traced.lower().as_text())
     assert "reduce_window" not in ops
     assert ops.count("while") == 1 and "dynamic_update_slice" in ops
+
+
+# Lengths around the loop's blocks: no block (all static), whole blocks, whole blocks and a tail.
+LENGTHS = sorted({2, CUMULATIVE_BLOCK + 1, 3 * CUMULATIVE_BLOCK - 1, 5 * CUMULATIVE_BLOCK + 4})
+
+
+def one_scan(name, aval, axis, reverse) -> Graph:
+    prim = PRIMITIVES[name]
+    params = {"axis": axis, "reverse": reverse}
+    x = Var(aval)
+    out = Var(prim.abstract_eval(aval, **params)[0])
+    return Graph((x,), (Eqn(prim, (x,), params, (out,), SourceInfo("<test>", 1, 0)),), (out,))
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod", "cummax", "cummin"])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("dtype", ["float16", "float64", "int8"])
+@pytest.mark.parametrize("length", LENGTHS)
+def test_scans_over_blocks_and_a_tail_are_numpys_in_both_directions(
+        compile_cached, name, reverse, dtype, length):
+    """The primitive both ways (reverse is what the gradient of cumsum runs): along the first
+    axis of a 2-D array and along the last, every element in NumPy's order."""
+    prim = PRIMITIVES[name]
+    for shape, axis in (((length,), 0), ((length, 3), 0), ((2, length), 1)):
+        x = edge_array(shape, dtype, seed=length)
+        aval = ShapedArray(x.shape, x.dtype)
+        graph = one_scan(name, aval, axis, reverse)
+        check_graph(graph)
+        got = compile_cached(lower(graph), [aval], graph.out_avals).execute([x])[0]
+        with np.errstate(all="ignore"):
+            want = prim.impl(x, axis=axis, reverse=reverse)
+        same_as_numpy(got, want, signed_zeros=name in ("cumsum", "cumprod"))
+
+
+def test_a_long_cumsum_is_numpys_bit_for_bit():
+    x = np.random.default_rng(3).standard_normal(100_003)
+    same_as_numpy(jit(np.cumsum)(x), np.cumsum(x))
+    y = x[:100_002].astype(np.float32).reshape(6, -1)
+    same_as_numpy(jit(lambda y: np.cumsum(y, axis=1))(y), np.cumsum(y, axis=1))
 
 
 
