@@ -1,4 +1,5 @@
-"""Reductions, arg-reductions, cumulative reductions and sorting, along static axes.
+"""Reductions, arg-reductions and cumulative reductions, along static axes (sorting is in
+sorting.py).
 
 Each reduction keeps its operand's dtype (the NumPy layer converts first where NumPy
 accumulates in a wider type: `sum` of int8 is int64). `reduce_max`/`reduce_min`
@@ -14,7 +15,7 @@ from ..ir import ShapedArray
 from ..lowering import i64_array
 from .autodiff import linear_in
 from .batching import shifted
-from .elementwise import complex_parts, extremum, ordered
+from .elementwise import extremum, ordered
 from .record import Primitive, register
 
 
@@ -73,12 +74,12 @@ def reduce_lowering(kind: str, ctx, x, *, axes):
         # NumPy adds and multiplies float16 numbers in float32, rounding once at the end.
         wide, wide_out = aval.update(dtype=np.dtype(np.float32)), out.update(dtype=np.float32)
         x = ctx.unary("stablehlo.convert", x, aval, wide)
-        total = _reduce(ctx, kind, x, axes, wide, wide_out)
+        total = reduce_along(ctx, kind, x, axes, wide, wide_out)
         return [ctx.unary("stablehlo.convert", total, wide_out, out)]
-    return [_reduce(ctx, kind, x, axes, aval, out)]
+    return [reduce_along(ctx, kind, x, axes, aval, out)]
 
 
-def _reduce(ctx, kind: str, x, axes, aval, out):
+def reduce_along(ctx, kind: str, x, axes, aval, out):
     scalar = ShapedArray((), aval.dtype)
     init = ctx.constant(_init_value(kind, aval.dtype), scalar)
     region = _combine_region(ctx, kind, aval.dtype)
@@ -207,7 +208,7 @@ def _arg_by_extremum(kind: str, ctx, x, axis: int):
     than one reduction of (value, index) pairs."""
     aval, out = ctx.avals_in[0], ctx.avals_out[0]
     kept = tuple(d for d in range(aval.ndim) if d != axis)
-    best = _reduce(ctx, kind, x, (axis,), aval, out.update(dtype=aval.dtype))
+    best = reduce_along(ctx, kind, x, (axis,), aval, out.update(dtype=aval.dtype))
     best = ctx.op("stablehlo.broadcast_in_dim", [best], [out.update(dtype=aval.dtype)], [aval],
                   {"broadcast_dimensions": i64_array(kept)})[0]
     hit = ctx.compare("EQ", x, best, aval)
@@ -220,7 +221,7 @@ def _arg_by_extremum(kind: str, ctx, x, axis: int):
     iota = ctx.op("stablehlo.iota", [], [], [position_aval], {"iota_dimension": f"{axis} : i64"})[0]
     past_end = ctx.constant(np.float64(aval.shape[axis]), position_aval)
     candidates = ctx.select(hit, iota, past_end, position_aval)
-    first = _reduce(ctx, "min", candidates, (axis,), position_aval, out.update(dtype=np.float64))
+    first = reduce_along(ctx, "min", candidates, (axis,), position_aval, out.update(dtype=np.float64))
     return ctx.unary("stablehlo.convert", first, out.update(dtype=np.float64), out)
 
 
@@ -279,7 +280,7 @@ def cumulative_lowering(kind: str, ctx, x, *, axis, reverse):
     n = aval.shape[axis]
     if n <= 1 or aval.size == 0:
         return [x]
-    scan = _Scan(ctx, kind, aval, axis, reverse)
+    scan = _Scan(kind, aval, axis, reverse)
     carry = scan.slice(ctx, x, scan.position(0), 1)
     blocks, tail = divmod(n - 1, CUMULATIVE_BLOCK)
     out = x
@@ -301,7 +302,7 @@ class _Scan:
     """The pieces of one cumulative lowering: positions along the axis in processing order
     (the first element is 0, the rest 1..n-1, from the far end when reversed)."""
 
-    def __init__(self, ctx, kind, aval, axis, reverse):
+    def __init__(self, kind, aval, axis, reverse):
         self.kind, self.full, self.axis, self.reverse = kind, aval, axis, reverse
         self.n = aval.shape[axis]
 
@@ -423,143 +424,3 @@ cumsum_p = cumulative("sum", np.cumsum, jvp=linear_in(), linear=True, transpose=
 cumprod_p = cumulative("prod", np.cumprod, jvp=cumprod_jvp)
 cummax_p = cumulative("max", np.maximum.accumulate, jvp=cumulative_extremum_jvp)
 cummin_p = cumulative("min", np.minimum.accumulate, jvp=cumulative_extremum_jvp)
-
-
-# -- sort -------------------------------------------------------------------------------------
-
-def sort_shape_rule(*avals, dimension, num_keys):
-    if len({a.shape for a in avals}) != 1:
-        raise TypeError("sort operands must have one shape")
-    return [a.shape for a in avals]
-
-
-def sort_impl(*xs, dimension, num_keys):
-    if len(xs) == 1:
-        return [np.sort(xs[0], axis=dimension, kind="stable")]
-    order = np.argsort(xs[0], axis=dimension, kind="stable")
-    return [np.take_along_axis(np.asarray(x), order, axis=dimension) for x in xs]
-
-
-def _less_nan_last(sub, a, b, aval):
-    """a < b in NumPy's sort order: NaNs after every number."""
-    flag = ShapedArray((), np.dtype(bool))
-    if aval.dtype.kind == "c":
-        return _complex_less_nan_last(sub, a, b, aval)
-    less = ordered(sub, "LT", a, b, aval)
-    if aval.dtype.kind != "f":
-        return less
-    a_num = ordered(sub, "EQ", a, a, aval)
-    b_nan = ordered(sub, "NE", b, b, aval)
-    return sub.binary("stablehlo.or", less, sub.binary("stablehlo.and", a_num, b_nan, flag), flag)
-
-
-def _complex_less_nan_last(sub, a, b, aval):
-    """NumPy's sort order of complex numbers: by real part, then imaginary part, with NaNs
-    last in each (R + Rj < R + nanj < nan + Rj < nan + nanj)."""
-    (ar, ai, part), (br, bi, _) = complex_parts(sub, a, aval), complex_parts(sub, b, aval)
-    flag = ShapedArray((), np.dtype(bool))
-    both, either = (partial(sub.binary, op, aval=flag) for op in ("stablehlo.and", "stablehlo.or"))
-
-    def select(pred, on_true, on_false):
-        return sub.op("stablehlo.select", [pred, on_true, on_false], [flag] * 3, [flag])[0]
-    ai_num, bi_nan = ordered(sub, "EQ", ai, ai, part), ordered(sub, "NE", bi, bi, part)
-    br_nan = ordered(sub, "NE", br, br, part)
-    reals_tie = either(ordered(sub, "EQ", ar, br, part),
-                       both(ordered(sub, "NE", ar, ar, part), br_nan))
-    by_imag = either(ordered(sub, "LT", ai, bi, part), both(bi_nan, ai_num))
-    return select(ordered(sub, "LT", ar, br, part), either(ai_num, bi_nan),
-                  select(ordered(sub, "GT", ar, br, part), both(bi_nan, ai_num),
-                         select(reals_tie, by_imag, br_nan)))
-
-
-def sort_lowering(ctx, *xs, dimension, num_keys):
-    if len(xs) == 1 and ctx.avals_in[0].dtype.kind == "f":
-        return [_float_sort(ctx, xs[0], ctx.avals_in[0], dimension)]
-    return _comparator_sort(ctx, list(xs), ctx.avals_in, dimension)
-
-
-def _comparator_sort(ctx, xs, avals, dimension):
-    """A stable sort by the first operand in NumPy's order (NaNs last), as a comparator XLA
-    calls for every comparison."""
-    scalars = [ShapedArray((), a.dtype) for a in avals]
-    region_avals = [s for s in scalars for _ in range(2)]
-
-    def body(sub, args):
-        flag = ShapedArray((), np.dtype(bool))
-        return [(_less_nan_last(sub, args[0], args[1], scalars[0]), flag)]
-    region = ctx.region(region_avals, body)
-    return ctx.op("stablehlo.sort", xs, avals, avals,
-                  {"dimension": f"{dimension} : i64", "is_stable": "true"}, regions=[region])
-
-
-_NAN_BITS = {np.dtype(t): np.array(np.nan, t).view(f"i{np.dtype(t).itemsize}")
-             for t in (np.float16, np.float32, np.float64)}
-
-
-def _float_sort(ctx, x, aval, dimension):
-    """Floats sorted as integers: the bits of a float, with the bits after the sign flipped
-    for negative numbers, order as the floats do (XLA sorts one integer operand with a
-    plain `<`, several times faster than calling a comparator). That order tells -0.0 from
-    0.0 and one NaN from another, which NumPy's does not (a stable sort keeps their input
-    order): an array holding -0.0 or a NaN other than NumPy's own `nan` takes the comparator
-    sort instead, chosen at run time (one `case`)."""
-    key_aval = aval.update(dtype=np.dtype(f"i{aval.dtype.itemsize}"))
-    bits = ctx.op("stablehlo.bitcast_convert", [x], [aval], [key_aval])[0]
-    negative = ctx.compare("LT", bits, ctx.constant(np.zeros((), key_aval.dtype), key_aval),
-                           key_aval)
-    index = _needs_comparator(ctx, x, bits, negative, aval, key_aval)
-
-    def by_keys(sub, _names):
-        keys = _order_preserving_bits(sub, bits, negative, key_aval)
-        scalar = ShapedArray((), key_aval.dtype)
-        less = sub.region([scalar, scalar], lambda r, args: [
-            (r.compare("LT", args[0], args[1], scalar), ShapedArray((), np.dtype(bool)))])
-        keys = sub.op("stablehlo.sort", [keys], [key_aval], [key_aval],
-                      {"dimension": f"{dimension} : i64", "is_stable": "true"},
-                      regions=[less])[0]
-        back = sub.compare("LT", keys, sub.constant(np.zeros((), key_aval.dtype), key_aval),
-                           key_aval)
-        keys = _order_preserving_bits(sub, keys, back, key_aval)
-        return [(sub.op("stablehlo.bitcast_convert", [keys], [key_aval], [aval])[0], aval)]
-
-    def by_comparator(sub, _names):
-        return [(_comparator_sort(sub, [x], [aval], dimension)[0], aval)]
-    regions = [ctx.region([], by_keys), ctx.region([], by_comparator)]
-    return ctx.op("stablehlo.case", [index], [ShapedArray((), np.dtype(np.int32))], [aval],
-                  regions=regions)[0]
-
-
-def _needs_comparator(ctx, x, bits, negative, aval, key_aval):
-    """1 (an i32 branch index) when x holds -0.0 or a NaN whose bits are not NumPy's nan."""
-    flag = aval.update(dtype=np.dtype(bool))
-    odd_nan = ctx.binary("stablehlo.and", ctx.compare("NE", x, x, aval), ctx.compare(
-        "NE", bits, ctx.constant(_NAN_BITS[aval.dtype], key_aval), key_aval), flag)
-    minus_zero = ctx.binary("stablehlo.and", negative, ctx.compare(
-        "EQ", x, ctx.constant(np.zeros((), aval.dtype), aval), aval), flag)
-    unordered = ctx.binary("stablehlo.or", odd_nan, minus_zero, flag)
-    scalar = ShapedArray((), np.dtype(bool))
-    any_unordered = _reduce(ctx, "or", unordered, tuple(range(aval.ndim)), flag, scalar)
-    return ctx.op("stablehlo.convert", [any_unordered], [scalar],
-                  [ShapedArray((), np.dtype(np.int32))])[0]
-
-
-def _order_preserving_bits(ctx, bits, negative, key_aval):
-    """bits with every bit but the sign flipped where negative (its own inverse)."""
-    low = ctx.constant(np.array(np.iinfo(key_aval.dtype).max, key_aval.dtype), key_aval)
-    return ctx.select(negative, ctx.binary("stablehlo.xor", bits, low, key_aval), bits,
-                      key_aval)
-
-
-def sort_jvp(ctx, primals, tangents, *, dimension, num_keys):
-    """Sorted with the positions (an iota) alongside; each tangent taken in that order."""
-    iota = ctx.iota(primals[0].aval.shape, np.int64, dimension)
-    outs = ctx.sort(list(primals) + [iota], dimension, num_keys)
-    order = outs[-1]
-    return outs[:-1], [None if t is None else ctx.take_along_axis(t, order, dimension)
-                       for t in tangents]
-
-
-sort_p = register(Primitive("sort", sort_shape_rule, lambda *avals, **_: [a.dtype for a in avals],
-                            sort_impl, sort_lowering, multiple_results=True,
-                            weak_type_rule=lambda *avals, **_: [a.weak_type for a in avals],
-                            jvp=sort_jvp, batch=shifted("dimension")))

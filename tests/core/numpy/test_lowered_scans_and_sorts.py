@@ -183,6 +183,60 @@ def test_float_sort_lowers_to_a_key_sort_and_a_comparator_sort_chosen_at_run_tim
     assert ops.count("sort") == 2 and ops.count("case") == 1 and "bitcast_convert" in ops
 
 
+@pytest.mark.parametrize("name", sorted(ARRAYS))
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("shape,axis", [((12,), 0), ((12, 5), 0), ((3, 12, 2), 1)])
+def test_float_argsorts_are_numpys_stable_argsort(name, dtype, shape, axis):
+    """NaNs of any sign or payload last and alike, -0.0 as 0.0, ties in input order; the
+    sort of complex numbers (two stable sorts by their parts) keeps the bits of each part."""
+    with np.errstate(all="ignore"):
+        x = with_values(shape, dtype, seed=7, values=ARRAYS[name])
+    got = jit(lambda x: np.argsort(x, axis=axis))(x)
+    want = np.argsort(x, axis=axis, kind="stable")
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    z = np.empty(x.shape, "complex64" if dtype != "float64" else "complex128")
+    z.real, z.imag = x, np.flip(x)
+    got_z, want_z = jit(lambda z: np.sort(z, axis=axis))(z), np.sort(z, axis=axis, kind="stable")
+    assert got_z.dtype == want_z.dtype
+    np.testing.assert_array_equal(bits(got_z.real), bits(want_z.real))
+    np.testing.assert_array_equal(bits(got_z.imag), bits(want_z.imag))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "uint8", "uint16", "uint32", "bool",
+                                   "int64", "uint64"])
+@pytest.mark.parametrize("shape,axis", [((40,), 0), ((9, 7), 0), ((9, 7), 1)])
+def test_integer_argsorts_are_numpys_stable_argsort(dtype, shape, axis):
+    """Extremes of each type included (uint32's top half orders above its bottom half)."""
+    x = edge_array(shape, dtype, seed=len(shape) + axis)
+    if dtype != "bool":
+        info = np.iinfo(dtype)
+        x.flat[:4] = [info.max, info.min, info.max // 2 + 1, info.max // 2]
+    got = jit(lambda x: np.argsort(x, axis=axis))(x)
+    np.testing.assert_array_equal(got, np.argsort(x, axis=axis, kind="stable"))
+
+
+def sorts_in(text: str) -> list[str]:
+    """The operand types of each stablehlo.sort in a module's text."""
+    return re.findall(r"\}\) \{dimension = \d+ : i64, is_stable = \w+\} : \(([^)]*)\)", text)
+
+
+def test_argsort_of_32_bit_keys_is_one_integer_sort_xla_runs_natively():
+    """Key and position packed in one int64: XLA's fast path, no comparator per comparison."""
+    for dtype in ("float32", "int32", "float16", "uint8"):
+        traced = jit(np.argsort).trace(np.ones(10, dtype))
+        check_graph(traced.graph)
+        assert sorts_in(traced.lower().as_text()) == ["tensor<10xi64>"]
+
+
+def test_argsort_of_float64_compares_integer_keys():
+    text = jit(np.argsort).trace(np.ones(10)).lower().as_text()
+    assert sorts_in(text) == ["tensor<10xi64>, tensor<10xf64>, tensor<10xi64>"]
+    comparator = text[text.index('"stablehlo.sort"'):]
+    assert "comparison_direction LT" in comparator and "f64>, tensor<f64>) -> tensor<i1>" not in \
+        comparator.split("stablehlo.return")[0]
+
+
 @pytest.mark.parametrize("fn", [np.argmax, np.argmin], ids=lambda f: f.__name__)
 @pytest.mark.parametrize("dtype", ["float64", "float16", "int8", "uint64", "bool", "complex128"])
 @pytest.mark.parametrize("axis", [0, 1, None])
