@@ -264,30 +264,36 @@ def cumulative_impl(fn, x, *, axis, reverse):
         return fn(x, axis=axis).astype(x.dtype)
 
 
-# Elements combined per while-loop step: the steps stay one small loop XLA compiles inline
-# (16 per step left the loop's body to the runtime, 50x slower); 8 ran 1M float64 at half the
-# time of one per step and under jax.jit's reduce_window (measured, bench/overhead.py).
+# Elements combined per while-loop step when the scan runs along a single line of elements:
+# the steps stay one small loop XLA compiles inline (16 per step left the loop's body to the
+# runtime, 50x slower); 8 ran 1M float64 at half the time of one per step and under jax.jit's
+# reduce_window (measured, bench/overhead.py). Slices across other axes go one per step: a
+# block of them (8 slices of 2 elements) also left the body to the runtime, 25x slower.
 CUMULATIVE_BLOCK = 8
+
+
+def _block_size(aval, axis: int) -> int:
+    return CUMULATIVE_BLOCK if aval.size == aval.shape[axis] else 1
 
 
 def cumulative_lowering(kind: str, ctx, x, *, axis, reverse):
     """NumPy's own loop: out[0] = x[0], then out[i] = out[i-1] (op) x[i], a whole slice across
     the other axes at a time, in NumPy's order (each step rounds as NumPy's does, float16
-    included), so the result is NumPy's bit for bit. An XLA while loop takes CUMULATIVE_BLOCK
-    elements per step (one dynamic slice in, the block's running results out, one update);
-    the last n - 1 mod CUMULATIVE_BLOCK elements follow at static positions."""
+    included), so the result is NumPy's bit for bit. An XLA while loop takes a block of
+    elements per step (one dynamic slice in, the block's running results out, one update;
+    `_block_size`); the last n - 1 mod block elements follow at static positions."""
     aval = ctx.avals_in[0]
     n = aval.shape[axis]
     if n <= 1 or aval.size == 0:
         return [x]
     scan = _Scan(kind, aval, axis, reverse)
     carry = scan.slice(ctx, x, scan.position(0), 1)
-    blocks, tail = divmod(n - 1, CUMULATIVE_BLOCK)
+    blocks, tail = divmod(n - 1, scan.k)
     out = x
     if blocks:
         carry, out = scan.loop(ctx, x, carry, blocks)
     if tail:
-        start = scan.start(blocks * CUMULATIVE_BLOCK, tail)
+        start = scan.start(blocks * scan.k, tail)
         piece = scan.slice(ctx, x, start, tail)
         carry, results = scan.block(ctx, carry, piece, tail)
         index = ShapedArray((), np.dtype(np.int64))
@@ -305,6 +311,7 @@ class _Scan:
     def __init__(self, kind, aval, axis, reverse):
         self.kind, self.full, self.axis, self.reverse = kind, aval, axis, reverse
         self.n = aval.shape[axis]
+        self.k = _block_size(aval, axis)
 
     def aval(self, length: int) -> ShapedArray:
         return self.full.update(shape=tuple(length if d == self.axis else s
@@ -329,6 +336,9 @@ class _Scan:
         """The running results of a block of `length` elements after `carry`, in position
         order, and the new carry."""
         one = self.aval(1)
+        if length == 1:
+            carry = _combine(ctx, self.kind, carry, piece, one)
+            return carry, carry
         block_aval = self.aval(length)
         results = [None] * length
         for j in (range(length - 1, -1, -1) if self.reverse else range(length)):
@@ -340,15 +350,13 @@ class _Scan:
                 "strides": i64_array([1] * self.full.ndim)})[0]
             carry = _combine(ctx, self.kind, carry, element, one)
             results[j] = carry
-        if length == 1:
-            return carry, carry
         joined = ctx.op("stablehlo.concatenate", results, [one] * length, [block_aval],
                         {"dimension": self.axis})[0]
         return carry, joined
 
     def loop(self, ctx, x, carry, blocks: int):
-        """A while loop over `blocks` blocks of CUMULATIVE_BLOCK elements: (carry, out)."""
-        k, full, one = CUMULATIVE_BLOCK, self.full, self.aval(1)
+        """A while loop over `blocks` blocks of self.k elements: (carry, out)."""
+        k, full, one = self.k, self.full, self.aval(1)
         block_aval = self.aval(k)
         index = ShapedArray((), np.dtype(np.int64))
         state = [ctx.constant(np.int64(0), index), carry, x, x]     # step, carry, out, x
