@@ -36,14 +36,25 @@ def _no_order(name, order):
 
 
 def sort_permutation(a: Tracer, ax: int) -> Tracer:
-    """The stable order of a along ax (NumPy's: NaN last; complex numbers by real part, then
-    imaginary part, each NaN last: two stable sorts)."""
+    """The stable order of a along ax (NumPy's: NaN last; complex numbers R + Rj, then
+    R + nanj, then nan + Rj, then nan + nanj, each by real part, then imaginary part: three
+    stable sorts, by imaginary part, by real part, then by those groups)."""
     index = bind(iota_p, shape=a.shape, dtype=np.dtype(np.int64), dimension=ax)
     if a.dtype.kind != "c":
         return bind(sort_p, a, index, dimension=ax, num_keys=1)[1]
     _, by_imag = bind(sort_p, imag_part(a), index, dimension=ax, num_keys=1)
     real_in_that_order = _along_axis(real_part(a), by_imag, ax)
-    return bind(sort_p, real_in_that_order, by_imag, dimension=ax, num_keys=1)[1]
+    by_real = bind(sort_p, real_in_that_order, by_imag, dimension=ax, num_keys=1)[1]
+    group_in_that_order = _along_axis(_nan_group(a), by_real, ax)
+    return bind(sort_p, group_in_that_order, by_real, dimension=ax, num_keys=1)[1]
+
+
+def _nan_group(a: Tracer) -> Tracer:
+    """0 for R + Rj, 1 for R + nanj, 2 where the real part is NaN (an int8)."""
+    real_nan = call_ufunc(np.isnan, real_part(a))
+    imag_nan = call_ufunc(np.isnan, imag_part(a))
+    group = np_where(real_nan, np.int8(2), np_where(imag_nan, np.int8(1), np.int8(0)))
+    return convert(group, np.int8)
 
 
 def _along_axis(a: Tracer, order: Tracer, ax: int) -> Tracer:

@@ -5,7 +5,8 @@ Categories, each a module defining its primitives as values (`exp_p`, `reshape_p
     arithmetic      division, remainders, powers, squares, reciprocals, hypot
     transcendental  exponentials, logarithms, roots, trigonometry (their complex lowerings
                     with C's special values in complex_functions, which defines no primitive)
-    reductions      reduce_*, argmax/argmin, cumulative reductions, sort
+    reductions      reduce_*, argmax/argmin, cumulative reductions
+    sorting         sort
     structural      broadcast, reshape, transpose, slices, pad, iota, gather and scatter
     contraction     dot_general
     linalg          cholesky, triangular_solve, lu, eigh, svd, geqrf, householder_product,
@@ -23,7 +24,7 @@ Importing this package registers them all in `PRIMITIVES` (name -> record). Code
 primitive by its value, never by a string.
 """
 from . import (arithmetic, contraction, control, elementwise, fft, linalg,  # noqa: F401
-               reductions, structural, transcendental)
+               reductions, sorting, structural, transcendental)
 from .control import branch_index
 from .record import PRIMITIVES, Primitive
 

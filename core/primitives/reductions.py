@@ -1,4 +1,5 @@
-"""Reductions, arg-reductions, cumulative reductions and sorting, along static axes.
+"""Reductions, arg-reductions and cumulative reductions, along static axes (sorting is in
+sorting.py).
 
 Each reduction keeps its operand's dtype (the NumPy layer converts first where NumPy
 accumulates in a wider type: `sum` of int8 is int64). `reduce_max`/`reduce_min`
@@ -14,7 +15,7 @@ from ..ir import ShapedArray
 from ..lowering import i64_array
 from .autodiff import linear_in
 from .batching import shifted
-from .elementwise import complex_parts, extremum, ordered
+from .elementwise import extremum, ordered
 from .record import Primitive, register
 
 
@@ -73,12 +74,12 @@ def reduce_lowering(kind: str, ctx, x, *, axes):
         # NumPy adds and multiplies float16 numbers in float32, rounding once at the end.
         wide, wide_out = aval.update(dtype=np.dtype(np.float32)), out.update(dtype=np.float32)
         x = ctx.unary("stablehlo.convert", x, aval, wide)
-        total = _reduce(ctx, kind, x, axes, wide, wide_out)
+        total = reduce_along(ctx, kind, x, axes, wide, wide_out)
         return [ctx.unary("stablehlo.convert", total, wide_out, out)]
-    return [_reduce(ctx, kind, x, axes, aval, out)]
+    return [reduce_along(ctx, kind, x, axes, aval, out)]
 
 
-def _reduce(ctx, kind: str, x, axes, aval, out):
+def reduce_along(ctx, kind: str, x, axes, aval, out):
     scalar = ShapedArray((), aval.dtype)
     init = ctx.constant(_init_value(kind, aval.dtype), scalar)
     region = _combine_region(ctx, kind, aval.dtype)
@@ -207,7 +208,7 @@ def _arg_by_extremum(kind: str, ctx, x, axis: int):
     than one reduction of (value, index) pairs."""
     aval, out = ctx.avals_in[0], ctx.avals_out[0]
     kept = tuple(d for d in range(aval.ndim) if d != axis)
-    best = _reduce(ctx, kind, x, (axis,), aval, out.update(dtype=aval.dtype))
+    best = reduce_along(ctx, kind, x, (axis,), aval, out.update(dtype=aval.dtype))
     best = ctx.op("stablehlo.broadcast_in_dim", [best], [out.update(dtype=aval.dtype)], [aval],
                   {"broadcast_dimensions": i64_array(kept)})[0]
     hit = ctx.compare("EQ", x, best, aval)
@@ -220,7 +221,7 @@ def _arg_by_extremum(kind: str, ctx, x, axis: int):
     iota = ctx.op("stablehlo.iota", [], [], [position_aval], {"iota_dimension": f"{axis} : i64"})[0]
     past_end = ctx.constant(np.float64(aval.shape[axis]), position_aval)
     candidates = ctx.select(hit, iota, past_end, position_aval)
-    first = _reduce(ctx, "min", candidates, (axis,), position_aval, out.update(dtype=np.float64))
+    first = reduce_along(ctx, "min", candidates, (axis,), position_aval, out.update(dtype=np.float64))
     return ctx.unary("stablehlo.convert", first, out.update(dtype=np.float64), out)
 
 
@@ -263,51 +264,129 @@ def cumulative_impl(fn, x, *, axis, reverse):
         return fn(x, axis=axis).astype(x.dtype)
 
 
+# Elements combined per while-loop step when the scan runs along a single line of elements:
+# the steps stay one small loop XLA compiles inline (16 per step left the loop's body to the
+# runtime, 50x slower); 8 ran 1M float64 at half the time of one per step and under jax.jit's
+# reduce_window (measured, bench/overhead.py). Slices across other axes go one per step: a
+# block of them (8 slices of 2 elements) also left the body to the runtime, 25x slower.
+CUMULATIVE_BLOCK = 8
+
+
+def _block_size(aval, axis: int) -> int:
+    return CUMULATIVE_BLOCK if aval.size == aval.shape[axis] else 1
+
+
 def cumulative_lowering(kind: str, ctx, x, *, axis, reverse):
-    """NumPy's own loop, as one XLA while loop over the axis: out[0] = x[0], then
-    out[i] = out[i-1] (op) x[i], a whole slice across the other axes per step. Each step
-    rounds as NumPy's does (float16 included: the carried slice is float16), and the loop does
-    n - 1 steps of one op each, where a reduce_window does a window of work per element."""
+    """NumPy's own loop: out[0] = x[0], then out[i] = out[i-1] (op) x[i], a whole slice across
+    the other axes at a time, in NumPy's order (each step rounds as NumPy's does, float16
+    included), so the result is NumPy's bit for bit. An XLA while loop takes a block of
+    elements per step (one dynamic slice in, the block's running results out, one update;
+    `_block_size`); the last n - 1 mod block elements follow at static positions."""
     aval = ctx.avals_in[0]
     n = aval.shape[axis]
     if n <= 1 or aval.size == 0:
         return [x]
-    slice_aval = aval.update(shape=tuple(1 if d == axis else s for d, s in enumerate(aval.shape)))
-    index = ShapedArray((), np.dtype(np.int64))
-    carry = _slice_at(ctx, x, aval, slice_aval, axis, n - 1 if reverse else 0)
-    state = [ctx.constant(np.int64(1), index), carry, x, x]     # step, carry, out, x
-    avals = [index, slice_aval, aval, aval]
-
-    def cond(sub, names):
-        limit = sub.constant(np.int64(n), index)
-        return [(sub.compare("LT", names[0], limit, index), ShapedArray((), np.dtype(bool)))]
-
-    def body(sub, names):
-        step, carried, out, operand = names
-        position = sub.binary("stablehlo.subtract", sub.constant(np.int64(n - 1), index),
-                              step, index) if reverse else step
-        zero = sub.constant(np.int64(0), index)
-        starts = [position if d == axis else zero for d in range(aval.ndim)]
-        element = sub.op("stablehlo.dynamic_slice", [operand, *starts],
-                         [aval] + [index] * aval.ndim, [slice_aval],
-                         {"slice_sizes": i64_array(slice_aval.shape)})[0]
-        carried = _combine(sub, kind, carried, element, slice_aval)
-        out = sub.op("stablehlo.dynamic_update_slice", [out, carried, *starts],
-                     [aval, slice_aval] + [index] * aval.ndim, [aval])[0]
-        step = sub.binary("stablehlo.add", step, sub.constant(np.int64(1), index), index)
-        return list(zip([step, carried, out, operand], avals, strict=True))
-
-    regions = [ctx.region(avals, cond), ctx.region(avals, body)]
-    return [ctx.op("stablehlo.while", state, avals, avals, regions=regions)[2]]
+    scan = _Scan(kind, aval, axis, reverse)
+    carry = scan.slice(ctx, x, scan.position(0), 1)
+    blocks, tail = divmod(n - 1, scan.k)
+    out = x
+    if blocks:
+        carry, out = scan.loop(ctx, x, carry, blocks)
+    if tail:
+        start = scan.start(blocks * scan.k, tail)
+        piece = scan.slice(ctx, x, start, tail)
+        carry, results = scan.block(ctx, carry, piece, tail)
+        index = ShapedArray((), np.dtype(np.int64))
+        starts = [ctx.constant(np.int64(start if d == axis else 0), index)
+                  for d in range(aval.ndim)]
+        out = ctx.op("stablehlo.dynamic_update_slice", [out, results, *starts],
+                     [aval, scan.aval(tail)] + [index] * aval.ndim, [aval])[0]
+    return [out]
 
 
-def _slice_at(ctx, x, aval, slice_aval, axis: int, position: int):
-    """x's slice at a static position of axis, keeping the axis (of length 1)."""
-    return ctx.op("stablehlo.slice", [x], [aval], [slice_aval], {
-        "start_indices": i64_array(position if d == axis else 0 for d in range(aval.ndim)),
-        "limit_indices": i64_array(position + 1 if d == axis else size
-                                   for d, size in enumerate(aval.shape)),
-        "strides": i64_array([1] * aval.ndim)})[0]
+class _Scan:
+    """The pieces of one cumulative lowering: positions along the axis in processing order
+    (the first element is 0, the rest 1..n-1, from the far end when reversed)."""
+
+    def __init__(self, kind, aval, axis, reverse):
+        self.kind, self.full, self.axis, self.reverse = kind, aval, axis, reverse
+        self.n = aval.shape[axis]
+        self.k = _block_size(aval, axis)
+
+    def aval(self, length: int) -> ShapedArray:
+        return self.full.update(shape=tuple(length if d == self.axis else s
+                                            for d, s in enumerate(self.full.shape)))
+
+    def position(self, step: int) -> int:
+        return self.n - 1 - step if self.reverse else step
+
+    def start(self, done: int, length: int) -> int:
+        """Where the block of `length` elements after the first one and `done` more begins."""
+        return self.n - 1 - done - length if self.reverse else 1 + done
+
+    def slice(self, ctx, x, start: int, length: int):
+        axis = self.axis
+        return ctx.op("stablehlo.slice", [x], [self.full], [self.aval(length)], {
+            "start_indices": i64_array(start if d == axis else 0 for d in range(self.full.ndim)),
+            "limit_indices": i64_array(start + length if d == axis else size
+                                       for d, size in enumerate(self.full.shape)),
+            "strides": i64_array([1] * self.full.ndim)})[0]
+
+    def block(self, ctx, carry, piece, length: int):
+        """The running results of a block of `length` elements after `carry`, in position
+        order, and the new carry."""
+        one = self.aval(1)
+        if length == 1:
+            carry = _combine(ctx, self.kind, carry, piece, one)
+            return carry, carry
+        block_aval = self.aval(length)
+        results = [None] * length
+        for j in (range(length - 1, -1, -1) if self.reverse else range(length)):
+            element = ctx.op("stablehlo.slice", [piece], [block_aval], [one], {
+                "start_indices": i64_array(j if d == self.axis else 0
+                                           for d in range(self.full.ndim)),
+                "limit_indices": i64_array(j + 1 if d == self.axis else size
+                                           for d, size in enumerate(block_aval.shape)),
+                "strides": i64_array([1] * self.full.ndim)})[0]
+            carry = _combine(ctx, self.kind, carry, element, one)
+            results[j] = carry
+        joined = ctx.op("stablehlo.concatenate", results, [one] * length, [block_aval],
+                        {"dimension": self.axis})[0]
+        return carry, joined
+
+    def loop(self, ctx, x, carry, blocks: int):
+        """A while loop over `blocks` blocks of self.k elements: (carry, out)."""
+        k, full, one = self.k, self.full, self.aval(1)
+        block_aval = self.aval(k)
+        index = ShapedArray((), np.dtype(np.int64))
+        state = [ctx.constant(np.int64(0), index), carry, x, x]     # step, carry, out, x
+        avals = [index, one, full, full]
+
+        def cond(sub, names):
+            limit = sub.constant(np.int64(blocks), index)
+            return [(sub.compare("LT", names[0], limit, index), ShapedArray((), np.dtype(bool)))]
+
+        def body(sub, names):
+            step, carried, out, operand = names
+            offset = sub.binary("stablehlo.multiply", step, sub.constant(np.int64(k), index),
+                                index)
+            first = sub.constant(np.int64(self.n - 1 - k if self.reverse else 1), index)
+            position = sub.binary("stablehlo.subtract" if self.reverse else "stablehlo.add",
+                                  first, offset, index)
+            zero = sub.constant(np.int64(0), index)
+            starts = [position if d == self.axis else zero for d in range(full.ndim)]
+            piece = sub.op("stablehlo.dynamic_slice", [operand, *starts],
+                           [full] + [index] * full.ndim, [block_aval],
+                           {"slice_sizes": i64_array(block_aval.shape)})[0]
+            carried, results = self.block(sub, carried, piece, k)
+            out = sub.op("stablehlo.dynamic_update_slice", [out, results, *starts],
+                         [full, block_aval] + [index] * full.ndim, [full])[0]
+            step = sub.binary("stablehlo.add", step, sub.constant(np.int64(1), index), index)
+            return list(zip([step, carried, out, operand], avals, strict=True))
+
+        regions = [ctx.region(avals, cond), ctx.region(avals, body)]
+        outs = ctx.op("stablehlo.while", state, avals, avals, regions=regions)
+        return outs[1], outs[2]
 
 
 def _combine(ctx, kind: str, x, y, aval):
@@ -353,143 +432,3 @@ cumsum_p = cumulative("sum", np.cumsum, jvp=linear_in(), linear=True, transpose=
 cumprod_p = cumulative("prod", np.cumprod, jvp=cumprod_jvp)
 cummax_p = cumulative("max", np.maximum.accumulate, jvp=cumulative_extremum_jvp)
 cummin_p = cumulative("min", np.minimum.accumulate, jvp=cumulative_extremum_jvp)
-
-
-# -- sort -------------------------------------------------------------------------------------
-
-def sort_shape_rule(*avals, dimension, num_keys):
-    if len({a.shape for a in avals}) != 1:
-        raise TypeError("sort operands must have one shape")
-    return [a.shape for a in avals]
-
-
-def sort_impl(*xs, dimension, num_keys):
-    if len(xs) == 1:
-        return [np.sort(xs[0], axis=dimension, kind="stable")]
-    order = np.argsort(xs[0], axis=dimension, kind="stable")
-    return [np.take_along_axis(np.asarray(x), order, axis=dimension) for x in xs]
-
-
-def _less_nan_last(sub, a, b, aval):
-    """a < b in NumPy's sort order: NaNs after every number."""
-    flag = ShapedArray((), np.dtype(bool))
-    if aval.dtype.kind == "c":
-        return _complex_less_nan_last(sub, a, b, aval)
-    less = ordered(sub, "LT", a, b, aval)
-    if aval.dtype.kind != "f":
-        return less
-    a_num = ordered(sub, "EQ", a, a, aval)
-    b_nan = ordered(sub, "NE", b, b, aval)
-    return sub.binary("stablehlo.or", less, sub.binary("stablehlo.and", a_num, b_nan, flag), flag)
-
-
-def _complex_less_nan_last(sub, a, b, aval):
-    """NumPy's sort order of complex numbers: by real part, then imaginary part, with NaNs
-    last in each (R + Rj < R + nanj < nan + Rj < nan + nanj)."""
-    (ar, ai, part), (br, bi, _) = complex_parts(sub, a, aval), complex_parts(sub, b, aval)
-    flag = ShapedArray((), np.dtype(bool))
-    both, either = (partial(sub.binary, op, aval=flag) for op in ("stablehlo.and", "stablehlo.or"))
-
-    def select(pred, on_true, on_false):
-        return sub.op("stablehlo.select", [pred, on_true, on_false], [flag] * 3, [flag])[0]
-    ai_num, bi_nan = ordered(sub, "EQ", ai, ai, part), ordered(sub, "NE", bi, bi, part)
-    br_nan = ordered(sub, "NE", br, br, part)
-    reals_tie = either(ordered(sub, "EQ", ar, br, part),
-                       both(ordered(sub, "NE", ar, ar, part), br_nan))
-    by_imag = either(ordered(sub, "LT", ai, bi, part), both(bi_nan, ai_num))
-    return select(ordered(sub, "LT", ar, br, part), either(ai_num, bi_nan),
-                  select(ordered(sub, "GT", ar, br, part), both(bi_nan, ai_num),
-                         select(reals_tie, by_imag, br_nan)))
-
-
-def sort_lowering(ctx, *xs, dimension, num_keys):
-    if len(xs) == 1 and ctx.avals_in[0].dtype.kind == "f":
-        return [_float_sort(ctx, xs[0], ctx.avals_in[0], dimension)]
-    return _comparator_sort(ctx, list(xs), ctx.avals_in, dimension)
-
-
-def _comparator_sort(ctx, xs, avals, dimension):
-    """A stable sort by the first operand in NumPy's order (NaNs last), as a comparator XLA
-    calls for every comparison."""
-    scalars = [ShapedArray((), a.dtype) for a in avals]
-    region_avals = [s for s in scalars for _ in range(2)]
-
-    def body(sub, args):
-        flag = ShapedArray((), np.dtype(bool))
-        return [(_less_nan_last(sub, args[0], args[1], scalars[0]), flag)]
-    region = ctx.region(region_avals, body)
-    return ctx.op("stablehlo.sort", xs, avals, avals,
-                  {"dimension": f"{dimension} : i64", "is_stable": "true"}, regions=[region])
-
-
-_NAN_BITS = {np.dtype(t): np.array(np.nan, t).view(f"i{np.dtype(t).itemsize}")
-             for t in (np.float16, np.float32, np.float64)}
-
-
-def _float_sort(ctx, x, aval, dimension):
-    """Floats sorted as integers: the bits of a float, with the bits after the sign flipped
-    for negative numbers, order as the floats do (XLA sorts one integer operand with a
-    plain `<`, several times faster than calling a comparator). That order tells -0.0 from
-    0.0 and one NaN from another, which NumPy's does not (a stable sort keeps their input
-    order): an array holding -0.0 or a NaN other than NumPy's own `nan` takes the comparator
-    sort instead, chosen at run time (one `case`)."""
-    key_aval = aval.update(dtype=np.dtype(f"i{aval.dtype.itemsize}"))
-    bits = ctx.op("stablehlo.bitcast_convert", [x], [aval], [key_aval])[0]
-    negative = ctx.compare("LT", bits, ctx.constant(np.zeros((), key_aval.dtype), key_aval),
-                           key_aval)
-    index = _needs_comparator(ctx, x, bits, negative, aval, key_aval)
-
-    def by_keys(sub, _names):
-        keys = _order_preserving_bits(sub, bits, negative, key_aval)
-        scalar = ShapedArray((), key_aval.dtype)
-        less = sub.region([scalar, scalar], lambda r, args: [
-            (r.compare("LT", args[0], args[1], scalar), ShapedArray((), np.dtype(bool)))])
-        keys = sub.op("stablehlo.sort", [keys], [key_aval], [key_aval],
-                      {"dimension": f"{dimension} : i64", "is_stable": "true"},
-                      regions=[less])[0]
-        back = sub.compare("LT", keys, sub.constant(np.zeros((), key_aval.dtype), key_aval),
-                           key_aval)
-        keys = _order_preserving_bits(sub, keys, back, key_aval)
-        return [(sub.op("stablehlo.bitcast_convert", [keys], [key_aval], [aval])[0], aval)]
-
-    def by_comparator(sub, _names):
-        return [(_comparator_sort(sub, [x], [aval], dimension)[0], aval)]
-    regions = [ctx.region([], by_keys), ctx.region([], by_comparator)]
-    return ctx.op("stablehlo.case", [index], [ShapedArray((), np.dtype(np.int32))], [aval],
-                  regions=regions)[0]
-
-
-def _needs_comparator(ctx, x, bits, negative, aval, key_aval):
-    """1 (an i32 branch index) when x holds -0.0 or a NaN whose bits are not NumPy's nan."""
-    flag = aval.update(dtype=np.dtype(bool))
-    odd_nan = ctx.binary("stablehlo.and", ctx.compare("NE", x, x, aval), ctx.compare(
-        "NE", bits, ctx.constant(_NAN_BITS[aval.dtype], key_aval), key_aval), flag)
-    minus_zero = ctx.binary("stablehlo.and", negative, ctx.compare(
-        "EQ", x, ctx.constant(np.zeros((), aval.dtype), aval), aval), flag)
-    unordered = ctx.binary("stablehlo.or", odd_nan, minus_zero, flag)
-    scalar = ShapedArray((), np.dtype(bool))
-    any_unordered = _reduce(ctx, "or", unordered, tuple(range(aval.ndim)), flag, scalar)
-    return ctx.op("stablehlo.convert", [any_unordered], [scalar],
-                  [ShapedArray((), np.dtype(np.int32))])[0]
-
-
-def _order_preserving_bits(ctx, bits, negative, key_aval):
-    """bits with every bit but the sign flipped where negative (its own inverse)."""
-    low = ctx.constant(np.array(np.iinfo(key_aval.dtype).max, key_aval.dtype), key_aval)
-    return ctx.select(negative, ctx.binary("stablehlo.xor", bits, low, key_aval), bits,
-                      key_aval)
-
-
-def sort_jvp(ctx, primals, tangents, *, dimension, num_keys):
-    """Sorted with the positions (an iota) alongside; each tangent taken in that order."""
-    iota = ctx.iota(primals[0].aval.shape, np.int64, dimension)
-    outs = ctx.sort(list(primals) + [iota], dimension, num_keys)
-    order = outs[-1]
-    return outs[:-1], [None if t is None else ctx.take_along_axis(t, order, dimension)
-                       for t in tangents]
-
-
-sort_p = register(Primitive("sort", sort_shape_rule, lambda *avals, **_: [a.dtype for a in avals],
-                            sort_impl, sort_lowering, multiple_results=True,
-                            weak_type_rule=lambda *avals, **_: [a.weak_type for a in avals],
-                            jvp=sort_jvp, batch=shifted("dimension")))

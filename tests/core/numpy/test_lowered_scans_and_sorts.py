@@ -1,6 +1,7 @@
 """Cumulative sums, products, maxima and minima lowered as NumPy's own loop: one XLA while
-loop over the axis doing one op per step (no reduce_window, whose work grows with the window),
-so real results are NumPy's bit for bit, float16 rounding at every step included. Float sorts
+loop over the axis, a block of elements per step combined one op at a time in NumPy's order
+(no reduce_window, whose work grows with the window), the last partial block at static
+positions, so real results are NumPy's bit for bit, float16 rounding at every step included. Float sorts
 run as integer sorts (XLA's fast path) unless -0.0 or an unusual NaN needs the comparator:
 either way NumPy's stable sort, bit for bit."""
 import re
@@ -8,6 +9,10 @@ import re
 import numpy as np
 import pytest
 from psc_jit.core import jit
+from psc_jit.core.ir import Eqn, Graph, ShapedArray, SourceInfo, Var
+from psc_jit.core.lowering import lower
+from psc_jit.core.primitives import PRIMITIVES
+from psc_jit.core.primitives.reductions import CUMULATIVE_BLOCK
 from psc_jit.core.typecheck import check_graph
 
 pytestmark = pytest.mark.xla
@@ -95,6 +100,45 @@ def test_scans_lower_to_one_while_loop_without_reduce_window(name):
     assert ops.count("while") == 1 and "dynamic_update_slice" in ops
 
 
+# Lengths around the loop's blocks: no block (all static), whole blocks, whole blocks and a tail.
+LENGTHS = sorted({2, CUMULATIVE_BLOCK + 1, 3 * CUMULATIVE_BLOCK - 1, 5 * CUMULATIVE_BLOCK + 4})
+
+
+def one_scan(name, aval, axis, reverse) -> Graph:
+    prim = PRIMITIVES[name]
+    params = {"axis": axis, "reverse": reverse}
+    x = Var(aval)
+    out = Var(prim.abstract_eval(aval, **params)[0])
+    return Graph((x,), (Eqn(prim, (x,), params, (out,), SourceInfo("<test>", 1, 0)),), (out,))
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod", "cummax", "cummin"])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("dtype", ["float16", "float64", "int8"])
+@pytest.mark.parametrize("length", LENGTHS)
+def test_scans_over_blocks_and_a_tail_are_numpys_in_both_directions(
+        compile_cached, name, reverse, dtype, length):
+    """The primitive both ways (reverse is what the gradient of cumsum runs): along the first
+    axis of a 2-D array and along the last, every element in NumPy's order."""
+    prim = PRIMITIVES[name]
+    for shape, axis in (((length,), 0), ((length, 3), 0), ((2, length), 1)):
+        x = edge_array(shape, dtype, seed=length)
+        aval = ShapedArray(x.shape, x.dtype)
+        graph = one_scan(name, aval, axis, reverse)
+        check_graph(graph)
+        got = compile_cached(lower(graph), [aval], graph.out_avals).execute([x])[0]
+        with np.errstate(all="ignore"):
+            want = prim.impl(x, axis=axis, reverse=reverse)
+        same_as_numpy(got, want, signed_zeros=name in ("cumsum", "cumprod"))
+
+
+def test_a_long_cumsum_is_numpys_bit_for_bit():
+    x = np.random.default_rng(3).standard_normal(100_003)
+    same_as_numpy(jit(np.cumsum)(x), np.cumsum(x))
+    y = x[:100_002].astype(np.float32).reshape(6, -1)
+    same_as_numpy(jit(lambda y: np.cumsum(y, axis=1))(y), np.cumsum(y, axis=1))
+
+
 
 def bits(a: np.ndarray) -> np.ndarray:
     return a.view(f"i{a.dtype.itemsize}")
@@ -137,6 +181,60 @@ def test_float_sort_lowers_to_a_key_sort_and_a_comparator_sort_chosen_at_run_tim
     check_graph(traced.graph)
     ops = re.findall(r'"stablehlo\.(\w+)"', traced.lower().as_text())
     assert ops.count("sort") == 2 and ops.count("case") == 1 and "bitcast_convert" in ops
+
+
+@pytest.mark.parametrize("name", sorted(ARRAYS))
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("shape,axis", [((12,), 0), ((12, 5), 0), ((3, 12, 2), 1)])
+def test_float_argsorts_are_numpys_stable_argsort(name, dtype, shape, axis):
+    """NaNs of any sign or payload last and alike, -0.0 as 0.0, ties in input order; the
+    sort of complex numbers (two stable sorts by their parts) keeps the bits of each part."""
+    with np.errstate(all="ignore"):
+        x = with_values(shape, dtype, seed=7, values=ARRAYS[name])
+    got = jit(lambda x: np.argsort(x, axis=axis))(x)
+    want = np.argsort(x, axis=axis, kind="stable")
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    z = np.empty(x.shape, "complex64" if dtype != "float64" else "complex128")
+    z.real, z.imag = x, np.flip(x)
+    got_z, want_z = jit(lambda z: np.sort(z, axis=axis))(z), np.sort(z, axis=axis, kind="stable")
+    assert got_z.dtype == want_z.dtype
+    np.testing.assert_array_equal(bits(got_z.real), bits(want_z.real))
+    np.testing.assert_array_equal(bits(got_z.imag), bits(want_z.imag))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "uint8", "uint16", "uint32", "bool",
+                                   "int64", "uint64"])
+@pytest.mark.parametrize("shape,axis", [((40,), 0), ((9, 7), 0), ((9, 7), 1)])
+def test_integer_argsorts_are_numpys_stable_argsort(dtype, shape, axis):
+    """Extremes of each type included (uint32's top half orders above its bottom half)."""
+    x = edge_array(shape, dtype, seed=len(shape) + axis)
+    if dtype != "bool":
+        info = np.iinfo(dtype)
+        x.flat[:4] = [info.max, info.min, info.max // 2 + 1, info.max // 2]
+    got = jit(lambda x: np.argsort(x, axis=axis))(x)
+    np.testing.assert_array_equal(got, np.argsort(x, axis=axis, kind="stable"))
+
+
+def sorts_in(text: str) -> list[str]:
+    """The operand types of each stablehlo.sort in a module's text."""
+    return re.findall(r"\}\) \{dimension = \d+ : i64, is_stable = \w+\} : \(([^)]*)\)", text)
+
+
+def test_argsort_of_32_bit_keys_is_one_integer_sort_xla_runs_natively():
+    """Key and position packed in one int64: XLA's fast path, no comparator per comparison."""
+    for dtype in ("float32", "int32", "float16", "uint8"):
+        traced = jit(np.argsort).trace(np.ones(10, dtype))
+        check_graph(traced.graph)
+        assert sorts_in(traced.lower().as_text()) == ["tensor<10xi64>"]
+
+
+def test_argsort_of_float64_compares_integer_keys():
+    text = jit(np.argsort).trace(np.ones(10)).lower().as_text()
+    assert sorts_in(text) == ["tensor<10xi64>, tensor<10xi64>"]
+    comparator = text[text.index('"stablehlo.sort"'):]
+    assert "comparison_direction LT" in comparator and "f64>, tensor<f64>) -> tensor<i1>" not in \
+        comparator.split("stablehlo.return")[0]
 
 
 @pytest.mark.parametrize("fn", [np.argmax, np.argmin], ids=lambda f: f.__name__)
