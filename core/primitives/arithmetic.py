@@ -13,15 +13,15 @@ import numpy as np
 
 from .autodiff import is_linear, partials, zero_jvp
 from .complex_functions import complex_power
-from .elementwise import (complex_parts, copysign, elementwise, in_aval, is_float, make_complex,
-                          zeros)
+from .elementwise import (complex_parts, copysign, divisor, elementwise, in_aval, is_float,
+                          make_complex, zeros)
 from .record import same_dtype_rule
 
 
 def floor_divide_lowering(ctx, x, y, **_):
     aval = in_aval(ctx)
     if is_float(aval):
-        return [_float_floor_divide(ctx, x, y, aval)]
+        return [_float_floor_divide(ctx, x, divisor(ctx, y, aval), aval)]
     zero = zeros(ctx, aval)
     one = ctx.constant(np.ones((), aval.dtype), aval)
     y_is_zero = ctx.compare("EQ", y, zero, aval)
@@ -84,7 +84,7 @@ def divide_lowering(ctx, x, y, **_):
     aval = in_aval(ctx)
     if aval.dtype.kind == "c":
         return [_complex_divide(ctx, x, y, aval)]
-    return [ctx.binary("stablehlo.divide", x, y, aval)]
+    return [ctx.binary("stablehlo.divide", x, divisor(ctx, y, aval), aval)]
 
 
 def _complex_divide(ctx, x, y, aval):

@@ -16,7 +16,7 @@ import warnings
 from pathlib import Path
 
 from cellgen import Scenario
-from cell_oracle import Outcome, compare_step, run_source
+from cell_oracle import Outcome, compare_step, difference, inexact_tolerance, run_source
 
 HERE = Path(__file__).resolve().parent
 
@@ -44,6 +44,7 @@ def run_scenario(shell, scenario: Scenario, label: str) -> Outcome:
             steps.append((f"change {i}", change))
         steps.append((f"run {i + 1}", None))
     line = f"--quiet --no-compare --name {label} {scenario.flags}"
+    rtol = inexact_tolerance(f"{scenario.setup}\n{scenario.cell}", "\n".join(scenario.changes))
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         for step, source in steps:
@@ -58,18 +59,14 @@ def run_scenario(shell, scenario: Scenario, label: str) -> Outcome:
                     outcome.fallbacks.append(report.fallback_reason)
                 elif report is not None and not report.compiled and got[1] is None:
                     outcome.failure = ("fallback", f"{step}: not compiled and no reason given")
-            failure = compare_step(step, names, plain, shell.user_ns, (want[1], got[1]))
-            if failure is None and source is None and (d := value_difference(want[0], got[0])):
+            failure = compare_step(step, names, plain, shell.user_ns, (want[1], got[1]), rtol)
+            if failure is None and source is None and \
+                    (d := difference(want[0], got[0], "value", rtol)):
                 failure = ("value", f"{step}: the cell's value: {d}")
             outcome.failure = outcome.failure or failure
             if outcome.failure or (source is not None and want[1] is not None):
                 break
     return outcome
-
-
-def value_difference(want, got):
-    from cell_oracle import difference
-    return difference(want, got, "value")
 
 
 def magic_run(shell, line: str, cell: str):
@@ -86,7 +83,11 @@ def serve() -> None:
     for count, line in enumerate(sys.stdin):
         scenario = Scenario(**{k: tuple(v) if k == "changes" else v
                                for k, v in json.loads(line).items()})
-        outcome = run_scenario(shell, scenario, f"fuzz{count}")
+        try:
+            outcome = run_scenario(shell, scenario, f"fuzz{count}")
+        except Exception as err:    # noqa: BLE001 (the oracle's own error: reported, not a crash)
+            outcome = Outcome(failure=("oracle", f"the oracle raised {type(err).__name__}: "
+                                                 f"{err}"))
         protocol.write(json.dumps(dataclasses.asdict(outcome)) + "\n")
         protocol.flush()
 
@@ -114,16 +115,27 @@ class Worker:
             fields = json.loads(answer)
             failure = fields.pop("failure")
             return Outcome(**fields, failure=tuple(failure) if failure else None)
+        hung = self.process.poll() is None
         code = self.stop()
-        return Outcome(failure=("crash", f"the worker died (exit code {code}) or hung"))
+        if hung:
+            return Outcome(failure=("hang", f"no answer in {self.timeout:.0f} s"))
+        return Outcome(failure=("crash", f"the worker died (exit code {code})"))
 
     def _read_line(self) -> str:
+        """The worker's answer, or "" when it died or gave none in `timeout` seconds (waiting
+        on until the worker exits, when it closed its output)."""
         import selectors
         with selectors.DefaultSelector() as selector:
             selector.register(self.process.stdout, selectors.EVENT_READ)
             if not selector.select(self.timeout):
                 return ""
-        return self.process.stdout.readline()
+        line = self.process.stdout.readline()
+        if not line:
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        return line
 
     def stop(self):
         if self.process is None:
