@@ -34,6 +34,8 @@ log = logging.getLogger("psc_jit")
 MAGIC = b"psc_jit executable 1\n"
 SUFFIX = ".xla"
 DEFAULT_MAX_BYTES = 1 << 30
+# A temporary file older than this is left by a writer that died mid-write: it is deleted.
+STALE_TEMPORARY_SECONDS = 3600.0
 ENV_VAR = "PSC_JIT_CACHE_DIR"
 OFF_VALUES = ("", "off", "none", "0", "false")
 
@@ -226,6 +228,7 @@ class DiskCache:
         return sorted(found)
 
     def _evict(self) -> None:
+        self._remove_stale_temporaries()
         files = self._files()
         total = sum(size for _, size, _ in files)
         for _, size, path in files:
@@ -236,6 +239,21 @@ class DiskCache:
                 self.evictions += 1
                 log.info("psc_jit disk cache: evicted %s (%d bytes)", path.name, size)
             total -= size
+
+    def _remove_stale_temporaries(self) -> None:
+        """Delete `.tmp-*` files of writers that died before renaming them into place, so
+        that crashes do not grow the directory past its cap unseen."""
+        directory = self.directory()
+        if directory is None:
+            return
+        cutoff = time.time() - STALE_TEMPORARY_SECONDS
+        with contextlib.suppress(OSError):
+            for path in directory.glob(".tmp-*" + SUFFIX):
+                with contextlib.suppress(OSError):
+                    if path.stat().st_mtime < cutoff:
+                        path.unlink()
+                        log.info("psc_jit disk cache: removed %s, left by a writer that "
+                                 "stopped mid-write", path.name)
 
     def clear(self) -> int:
         """Delete every entry; how many were deleted."""

@@ -76,7 +76,7 @@ def test_quickstart_first_run_says_it_compiled():
 
 
 def test_quickstart_results_agree_with_numpy():
-    text = runner.cell_text(quickstart_cells("np.allclose(p, p_numpy)")[0])
+    text = runner.cell_text(quickstart_cells("np.allclose(h, h_numpy)")[0])
     assert "float64" in text and text.rstrip().endswith("True, True)"), text
 
 

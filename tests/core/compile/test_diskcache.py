@@ -113,3 +113,53 @@ def test_a_loaded_executable_computes_what_the_compiled_one_did(tmp_path):
     assert origin is not None and origin.compile_seconds > 0 and cache.hits == 1
     x = np.arange(12.0).reshape(4, 3) / 7
     np.testing.assert_array_equal(loaded.execute([x])[0], compiled.execute([x])[0])
+
+
+def test_a_temporary_file_left_by_a_dead_writer_is_removed_later(tmp_path):
+    cache = fresh(tmp_path)
+    cache.store("a" * 64, bytes(100), 1.0, False)
+    directory = tmp_path / "cache"
+    dead = directory / ".tmp-dead.xla"
+    recent = directory / ".tmp-writing.xla"
+    dead.write_bytes(bytes(5000))
+    recent.write_bytes(bytes(5000))
+    os.utime(dead, (time.time() - 2 * 3600,) * 2)
+    cache.store("b" * 64, bytes(100), 1.0, False)
+    assert not dead.exists(), "a writer's leftover from hours ago is still there"
+    assert recent.exists(), "a file another process may still be writing was deleted"
+    assert cache.load("a" * 64) is not None and cache.load("b" * 64) is not None
+
+
+WRITER = """
+import sys
+from psc_jit.core import DiskCache
+cache = DiskCache(sys.argv[1], max_bytes=int(sys.argv[2]))
+me = int(sys.argv[3])
+for step in range(40):
+    key = format(step % 12, "x") * 64          # both writers store the same keys too
+    assert cache.store(key, bytes([me, step]) * 400, 1.0, False)
+    cache.load(format((step * 7) % 12, "x") * 64)
+"""
+
+
+def test_two_processes_storing_at_once_leave_whole_entries_within_the_cap(tmp_path):
+    import subprocess
+    import sys
+    directory, cap = tmp_path / "shared", 6000
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(directory), str(cap),
+                                 str(me)], stderr=subprocess.PIPE, text=True)
+               for me in (1, 2)]
+    for writer in writers:
+        _, err = writer.communicate(timeout=120)
+        assert writer.returncode == 0, err
+    entries = [path for path in directory.iterdir() if not path.name.startswith(".")]
+    assert entries and sum(path.stat().st_size for path in entries) <= cap
+    assert not [path for path in directory.iterdir() if path.name.startswith(".tmp-")]
+    reader = DiskCache(directory, max_bytes=cap)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DiskCacheWarning)
+        for path in entries:
+            entry = reader.load(path.stem)
+            assert entry is not None, f"{path.name} is not a whole entry"
+            writer, step = entry.payload[:2]
+            assert writer in (1, 2) and entry.payload == bytes([writer, step]) * 400
