@@ -6,19 +6,20 @@ between runs) the two namespaces must hold the same values, dtypes and types, th
 (none missing, none extra), arrays that alias in one alias in the other, and the same
 exception (type and message) or none. A fallback is fine when it gives its reason.
 
-Values are compared exactly, with one rule for rounding (`inexact_tolerance`): when the
-scenario's code applies an operation whose last bits neither library fixes (INEXACT:
-`np.exp`, `np.tanh`, `**`, and sums, products and means of floats), a float or complex element
-that is finite and non-zero in the plain result may differ from it by up to INEXACT_ULPS
-units of the narrowest float type the scenario uses (its relative spacing, `eps`). Why:
+Values are compared exactly, with one rule for rounding (`rounding`): a name the cell binds
+or updates from an operation whose last bits neither library fixes (INEXACT: `np.exp`,
+`np.tanh`, `**`, and sums, products and means of floats), or from a name so rounded, or that
+may share memory with one, may hold float or complex elements that differ from the plain
+ones, where those are finite and non-zero, by up to INEXACT_ULPS units of the narrowest float
+type the scenario uses (relative: INEXACT_ULPS * eps). Why:
 transcendental functions are not correctly rounded in either library (NumPy's own accuracy
 tests allow 1-4 ulp per function and CPU path, test_umath_accuracy.py: exp float32 3, log
 float32 4, tanh 2; the Array API suite compares such results with rel_tol=0.25), and the order
 of a reduction is free (NumPy sums pairwise in blocks of 8, XLA in its own tree). A float32
 result widened to float64 keeps its float32 error, hence the narrowest type. Everything else
-stays exact, with or without such an operation: dtypes and types, integers and bools, which
-elements are NaN, infinities, zeros and their signs, and every value of a scenario without an
-inexact operation (+, -, *, / and sqrt are correctly rounded on both sides).
+stays exact: dtypes and types, integers and bools, which elements are NaN, infinities, zeros
+and their signs, and every name no inexact operation reached (+, -, *, / and sqrt are
+correctly rounded on both sides; the setup's helpers use only those).
 """
 from __future__ import annotations
 
@@ -65,18 +66,100 @@ INEXACT_ULPS = 16       # two implementations of up to 4 ulp each, and a short s
 FLOAT_NAMES = ("float16", "float32")    # of the setup's arrays and the drawn casts
 
 
-def inexact_tolerance(code: str, context: str = "") -> float:
-    """The relative difference allowed to a rounded float element (see the module's rule):
-    0 when `code` (the cell and the functions it calls) applies no inexact operation; the
-    narrowest float type is looked for in the code and its `context` (values set between runs)."""
-    if not INEXACT.search(code):
-        return 0.0
-    narrowest = next((name for name in FLOAT_NAMES if name in code + context), "float64")
-    return INEXACT_ULPS * float(np.finfo(narrowest).eps)
+@dataclass(frozen=True)
+class Rounding:
+    """The names whose floats may be rounded (see the module's rule; VALUE: the cell's value),
+    and the relative difference allowed to them."""
+    rtol: float = 0.0
+    names: frozenset[str] = frozenset()
+
+    def of(self, name: str) -> float:
+        return self.rtol if name in self.names else 0.0
+
+
+EXACT = Rounding()
+VALUE = "<the cell's value>"
+
+
+def rounding(setup: str, cell: str, changes=()) -> Rounding:
+    """Which names of the scenario went through an inexact operation in the cell (directly, by
+    reading such a name, or as an alias of one), and in units of which float type."""
+    names = rounded_names(cell, alias_groups(setup, cell, *changes))
+    if not names:
+        return EXACT
+    context = "\n".join((setup, cell, *changes))
+    narrowest = next((name for name in FLOAT_NAMES if name in context), "float64")
+    return Rounding(INEXACT_ULPS * float(np.finfo(narrowest).eps), names)
+
+
+def rounded_names(cell: str, groups: dict[str, set[str]]) -> frozenset[str]:
+    """The names bound or updated from an inexact operation or from a rounded name: statements
+    of loops and branches count whichever way they run, until nothing changes."""
+    statements = list(_flat(ast.parse(cell).body))
+    found: set[str] = set()
+    grew = True
+    while grew:
+        grew = False
+        for stmt in statements:
+            value, targets = _value_and_targets(stmt)
+            if value is None:
+                continue
+            reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+            if isinstance(stmt, ast.AugAssign):
+                reads |= targets
+            if INEXACT.search(ast.unparse(value)) or reads & found:
+                new = set().union(*(groups.get(t, {t}) for t in targets)) - found
+                found |= new
+                grew = grew or bool(new)
+    return frozenset(found)
+
+
+def _flat(statements):
+    for stmt in statements:
+        yield stmt
+        for block in ("body", "orelse"):
+            yield from _flat(getattr(stmt, block, []))
+
+
+def _value_and_targets(stmt) -> tuple[ast.expr | None, set[str]]:
+    if isinstance(stmt, ast.Assign):
+        return stmt.value, set().union(*(_roots(t) for t in stmt.targets))
+    if isinstance(stmt, ast.AugAssign):
+        return stmt.value, _roots(stmt.target)
+    if isinstance(stmt, ast.Expr):      # `L.append(x)` updates L; another is the cell's value
+        call = stmt.value
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+            return call, _roots(call.func.value)
+        return call, {VALUE}
+    return None, set()
+
+
+def _roots(target) -> set[str]:
+    """The names a target binds or updates (`x`, `x[0]`, `cfg.out`, `a, b`)."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return set().union(*(_roots(t) for t in target.elts))
+    while isinstance(target, (ast.Subscript, ast.Attribute)):
+        target = target.value
+    return {target.id} if isinstance(target, ast.Name) else set()
+
+
+def alias_groups(*sources: str) -> dict[str, set[str]]:
+    """name -> the names that may share its memory (`b = a`, `b = a[..., 1:]` anywhere)."""
+    groups: dict[str, set[str]] = {}
+    for source in sources:
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                    isinstance(node.targets[0], ast.Name):
+                other = node.value.value if isinstance(node.value, ast.Subscript) else node.value
+                if isinstance(other, ast.Name):
+                    group = groups.get(node.targets[0].id, {node.targets[0].id}) | \
+                        groups.get(other.id, {other.id})
+                    groups.update((name, group) for name in group)
+    return groups
 
 
 def difference(want, got, where: str, rtol: float = 0.0) -> str | None:
-    """Why `got` is not `want` (None when they agree); `rtol` from `inexact_tolerance`."""
+    """Why `got` is not `want` (None when they agree); `rtol`: the rounding allowed it."""
     if callable(want) and callable(got):
         return None     # functions and classes: defined by the same code on both sides
     if type(want).__qualname__ != type(got).__qualname__ and \
@@ -121,13 +204,14 @@ def _value_difference(want: np.ndarray, got: np.ndarray, where: str, rtol: float
     return None if same else f"{where}: {shown[0]!r} != {shown[1]!r}"
 
 
-def namespace_difference(names, plain: dict, magic: dict, rtol: float = 0.0) -> str | None:
+def namespace_difference(names, plain: dict, magic: dict,
+                         allowed: Rounding = EXACT) -> str | None:
     for name in sorted(names):
         want, got = plain.get(name, MISSING), magic.get(name, MISSING)
         if (want is MISSING) != (got is MISSING):
             return f"{name}: {'unbound' if want is MISSING else 'bound'} plain, " \
                    f"{'unbound' if got is MISSING else 'bound'} compiled"
-        if want is not MISSING and (d := difference(want, got, name, rtol)):
+        if want is not MISSING and (d := difference(want, got, name, allowed.of(name))):
             return d
     return alias_difference(names, plain, magic)
 
@@ -145,11 +229,11 @@ def alias_difference(names, plain: dict, magic: dict) -> str | None:
 
 
 def compare_step(step: str, names, plain: dict, magic: dict, errors,
-                 rtol: float = 0.0) -> tuple[str, str] | None:
+                 allowed: Rounding = EXACT) -> tuple[str, str] | None:
     want, got = (describe_error(e) for e in errors)
     if want != got:
         return "exception", f"{step}: plain {want or 'no error'}; compiled {got or 'no error'}"
-    diff = namespace_difference(names, plain, magic, rtol)
+    diff = namespace_difference(names, plain, magic, allowed)
     return None if diff is None else (_category(diff), f"{step}: {diff}")
 
 

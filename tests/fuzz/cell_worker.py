@@ -16,7 +16,7 @@ import warnings
 from pathlib import Path
 
 from cellgen import Scenario
-from cell_oracle import Outcome, compare_step, difference, inexact_tolerance, run_source
+from cell_oracle import VALUE, Outcome, compare_step, difference, rounding, run_source
 
 HERE = Path(__file__).resolve().parent
 
@@ -44,7 +44,7 @@ def run_scenario(shell, scenario: Scenario, label: str) -> Outcome:
             steps.append((f"change {i}", change))
         steps.append((f"run {i + 1}", None))
     line = f"--quiet --no-compare --name {label} {scenario.flags}"
-    rtol = inexact_tolerance(f"{scenario.setup}\n{scenario.cell}", "\n".join(scenario.changes))
+    allowed = rounding(scenario.setup, scenario.cell, scenario.changes)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         for step, source in steps:
@@ -59,9 +59,10 @@ def run_scenario(shell, scenario: Scenario, label: str) -> Outcome:
                     outcome.fallbacks.append(report.fallback_reason)
                 elif report is not None and not report.compiled and got[1] is None:
                     outcome.failure = ("fallback", f"{step}: not compiled and no reason given")
-            failure = compare_step(step, names, plain, shell.user_ns, (want[1], got[1]), rtol)
+            failure = compare_step(step, names, plain, shell.user_ns, (want[1], got[1]),
+                                   allowed)
             if failure is None and source is None and \
-                    (d := difference(want[0], got[0], "value", rtol)):
+                    (d := difference(want[0], got[0], "value", allowed.of(VALUE))):
                 failure = ("value", f"{step}: the cell's value: {d}")
             outcome.failure = outcome.failure or failure
             if outcome.failure or (source is not None and want[1] is not None):

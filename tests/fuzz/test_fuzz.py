@@ -5,7 +5,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from cellgen import Scenario, scenarios
-from cell_oracle import compare_step, difference, inexact_tolerance, namespace_difference
+from cell_oracle import VALUE, compare_step, difference, namespace_difference, rounding
 from cell_worker import Worker
 
 pytestmark = [pytest.mark.ipython, pytest.mark.xla]
@@ -80,11 +80,11 @@ def test_drawn_scenarios_parse_and_name_what_they_bind(scenario):
 
 
 def test_the_oracle_allows_rounding_only_after_an_inexact_operation():
-    assert inexact_tolerance("x0 = a + 1\nx1 = a / 3 * w") == 0.0
-    f64 = inexact_tolerance("x0 = np.exp(a)")
-    f32 = inexact_tolerance("a = np.ones(3, dtype=np.float32)\nx0 = a.mean()")
+    assert not rounding("a = np.ones(3)", "x0 = a + 1\nx1 = a / 3 * w").names
+    f64 = rounding("a = np.ones(3)", "x0 = np.exp(a)").rtol
+    f32 = rounding("a = np.ones(3, dtype=np.float32)", "x0 = a.mean()").rtol
     assert f64 == 16 * np.finfo(np.float64).eps and f32 == 16 * np.finfo(np.float32).eps
-    assert inexact_tolerance("x0 = a ** 1.5", "a = a.astype(np.float32)") == f32
+    assert rounding("", "x0 = a ** 1.5", ["a = a.astype(np.float32)"]).rtol == f32
     # a float32 exp widened to float64 (w + np.exp(a)) keeps its float32 error
     assert difference(np.array([0.08208500]), np.array([0.08208501]), "y", f32) is None
     assert difference(np.array([0.08208500]), np.array([0.08208501]), "y", f64) is not None
@@ -98,3 +98,15 @@ def test_the_oracle_allows_rounding_only_after_an_inexact_operation():
     assert difference(np.array([0.0]), np.array([1e-30]), "y", f32) is not None
     assert "sign of a zero" in difference(np.array([-0.0]), np.array([0.0]), "y", f32)
     assert difference({"k": [np.float32(1)]}, {"k": [np.float32(1 + 1e-7)]}, "d", f32) is None
+
+
+def test_only_names_an_inexact_operation_reached_may_be_rounded():
+    cell = ("x0 = a / 3\nx1 = np.exp(w)\nx2 = x1 + 1\nx3 = x0 * 2\nfor i in range(n):\n"
+            "    a += x2\nL.append(x3)\nd['0'] = x2.sum()\nx3 + 1")
+    # x0 reads a, which the loop rounds for the re-runs: all but i and n
+    assert rounding("b = a", cell).names == {"x0", "x1", "x2", "x3", "a", "b", "d", "L", VALUE}
+    assert rounding("b = a", "x0 = a / 3\nx1 = np.exp(w)\nx2 = x0 * 2").names == {"x1"}
+    assert rounding("b = w", "x0 = a.sum()\nw *= x0").names == {"x0", "w", "b"}
+    assert rounding("", "x0 = a\nx0 += np.tanh(w)").names == {"x0", "a"}
+    assert rounding("", "x0 = np.exp(a)\nx0 + 1").names == {"x0", VALUE}
+    assert rounding("", "cfg.out = a.mean()\nL.append(a)").names == {"cfg"}
