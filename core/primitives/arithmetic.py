@@ -82,9 +82,10 @@ def remainder_lowering(ctx, x, y, **_):
 
 def divide_lowering(ctx, x, y, **_):
     aval = in_aval(ctx)
+    y = divisor(ctx, y, aval)
     if aval.dtype.kind == "c":
         return [_complex_divide(ctx, x, y, aval)]
-    return [ctx.binary("stablehlo.divide", x, divisor(ctx, y, aval), aval)]
+    return [ctx.binary("stablehlo.divide", x, y, aval)]
 
 
 def _complex_divide(ctx, x, y, aval):
@@ -124,7 +125,7 @@ def reciprocal_lowering(ctx, x, **_):
     if aval.dtype.kind == "c":
         return [_complex_reciprocal(ctx, x, aval)]
     one = ctx.constant(np.ones((), aval.dtype), aval)
-    return [ctx.binary("stablehlo.divide", one, x, aval)]
+    return [ctx.binary("stablehlo.divide", one, divisor(ctx, x, aval), aval)]
 
 
 def _complex_reciprocal(ctx, z, aval):

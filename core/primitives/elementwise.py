@@ -105,11 +105,12 @@ def _sum(ctx, op_name: str, x, y, subtract: bool):
     return _zero_sum_sign(ctx, result, x, y, subtract, aval)
 
 
-def divisor(ctx, y, aval, i: int = 1):
-    """Input i as a float divisor XLA divides by: a constant goes through an optimization
-    barrier, since XLA rewrites x / c into x * (1 / c), which is not x / c correctly rounded
-    (float32 -57.5 / 24 is -2.3958333; -57.5 * (1 / 24) is -2.3958335)."""
-    if aval.dtype.kind not in "fc" or not ctx.is_constant(i):
+def divisor(ctx, y, aval):
+    """y as a float divisor: through an optimization barrier, since XLA's simplifier rewrites
+    x / c and x / broadcast(b) into x * (1 / c), which is not x / c correctly rounded
+    (float32 -57.5 / 24 is -2.3958333; -57.5 * (1 / 24) is -2.3958335). XLA drops the barrier
+    after simplifying, so the division still fuses with what feeds it."""
+    if aval.dtype.kind not in "fc":
         return y
     return ctx.unary("stablehlo.optimization_barrier", y, aval)
 
