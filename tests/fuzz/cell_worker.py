@@ -81,6 +81,8 @@ def serve() -> None:
     protocol = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)       # what cells print must not mix with the outcomes
     shell = fresh_shell()
+    protocol.write("ready\n")       # the parent's timeout counts from here, not the load
+    protocol.flush()
     for count, line in enumerate(sys.stdin):
         scenario = Scenario(**{k: tuple(v) if k == "changes" else v
                                for k, v in json.loads(line).items()})
@@ -94,10 +96,13 @@ def serve() -> None:
 
 
 class Worker:
-    """A worker process that runs scenarios one after another; restarted after a crash."""
+    """A worker process that runs scenarios one after another; restarted after a crash.
+    `timeout`: seconds one scenario may take; `load_timeout`: seconds a new worker may take to
+    load IPython, psc_jit and jaxlib (long on a loaded machine), counted apart."""
 
-    def __init__(self, timeout: float = 300.0):
+    def __init__(self, timeout: float = 300.0, load_timeout: float = 900.0):
         self.timeout = timeout
+        self.load_timeout = load_timeout
         self.process = None
 
     def start(self):
@@ -105,13 +110,17 @@ class Worker:
         self.process = subprocess.Popen([sys.executable, str(HERE / "cell_worker.py")],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL, text=True, env=env)
+        if self._read_line(self.load_timeout) != "ready\n":
+            code = self.stop()
+            raise RuntimeError(f"the fuzz worker did not start (exit code {code}) within "
+                               f"{self.load_timeout:.0f} s")
 
     def run(self, scenario: Scenario) -> Outcome:
         if self.process is None or self.process.poll() is not None:
             self.start()
         self.process.stdin.write(json.dumps(dataclasses.asdict(scenario)) + "\n")
         self.process.stdin.flush()
-        answer = self._read_line()
+        answer = self._read_line(self.timeout)
         if answer:
             fields = json.loads(answer)
             failure = fields.pop("failure")
@@ -122,13 +131,13 @@ class Worker:
             return Outcome(failure=("hang", f"no answer in {self.timeout:.0f} s"))
         return Outcome(failure=("crash", f"the worker died (exit code {code})"))
 
-    def _read_line(self) -> str:
-        """The worker's answer, or "" when it died or gave none in `timeout` seconds (waiting
-        on until the worker exits, when it closed its output)."""
+    def _read_line(self, timeout: float) -> str:
+        """The worker's next line, or "" when it died or gave none in `timeout` seconds
+        (waiting on until the worker exits, when it closed its output)."""
         import selectors
         with selectors.DefaultSelector() as selector:
             selector.register(self.process.stdout, selectors.EVENT_READ)
-            if not selector.select(self.timeout):
+            if not selector.select(timeout):
                 return ""
         line = self.process.stdout.readline()
         if not line:

@@ -36,6 +36,16 @@ def test_a_crash_is_a_failure_with_its_cell(worker):
     assert worker.run(Scenario("a = np.ones(3)", "y = a * 2", ())).failure is None
 
 
+def test_a_hang_is_told_from_a_crash_and_the_load_is_not_timed():
+    slow = Worker(timeout=10.0)
+    try:
+        assert slow.run(Scenario("K = 1", "y = K", ())).failure is None
+        outcome = slow.run(Scenario("import time", "time.sleep(60)", ()))
+        assert outcome.failure == ("hang", "no answer in 10 s")
+    finally:
+        slow.stop()
+
+
 def test_the_worker_reports_a_fallback_with_its_reason(worker):
     outcome = worker.run(Scenario("a = np.arange(4.0)", "y = float(a[1])", ()))
     assert outcome.failure is None and outcome.runs == 1
