@@ -8,7 +8,9 @@ time of the same cell with `np` bound to `jax.numpy`, NumPy arrays in and out (o
 cells jax can trace: no in-place updates, no Python loops over traced values; `nan`
 otherwise), the speed-ups over plain NumPy of psc (plain/jit) and of jax (plain/jax), and
 compile time (trace + lower + XLA compile). Every workload by default. Times are the best of
-N runs in milliseconds.
+N runs in milliseconds. Cells jax cannot trace as written (branches and loops on traced values,
+in-place updates) are timed through their hand-written jax.numpy peer in bench/jax_peers.py
+("jax: peer" in the last column).
 """
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ import sys
 import time
 
 import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))     # bench/jax_peers.py
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 WORKLOADS = ROOT.parent / "shared" / "workloads"
@@ -58,15 +62,17 @@ def plain_runner(cell: str, inputs: dict):
     return run
 
 
-def jax_runner(cell: str, inputs: dict, outputs: list[str]):
-    """jax.jit of the cell with np = jax.numpy, or None when jax is absent or cannot trace it."""
+def jax_runner(name: str, cell: str, inputs: dict, outputs: list[str]):
+    """(jax.jit of the cell with np = jax.numpy, or of its hand-written peer in
+    bench/jax_peers.py when jax cannot trace the cell as written; which one), or (None, "")
+    when jax is absent or neither traces."""
     try:
         import jax
         import jax.numpy as jnp
     except ImportError:
-        return None
+        return None, ""
     jax.config.update("jax_enable_x64", True)
-    traced = {k: v for k, v in inputs.items() if isinstance(v, np.ndarray)}
+    traced = {k: v for k, v in inputs.items() if isinstance(v, (np.ndarray, float))}
     static = {k: v for k, v in inputs.items() if k not in traced}
     code = compile(cell, "<jax>", "exec")
 
@@ -74,13 +80,42 @@ def jax_runner(cell: str, inputs: dict, outputs: list[str]):
         ns = {"np": jnp, **static, **arrays}
         exec(code, ns)
         return [ns[n] for n in outputs]
-    fn = jax.jit(body)
-    device_inputs = {k: jnp.asarray(v) for k, v in traced.items()}
-    try:
-        jax.block_until_ready(fn(**device_inputs))
-    except Exception:   # noqa: BLE001 - any trace failure means "not comparable"
+    for fn, kind in ((jax.jit(body), "cell"), (_jax_peer(name, static), "peer")):
+        if fn is not None and _traces(jax, fn, traced):
+            return (lambda fn=fn: [np.asarray(out) for out in fn(**traced)]), kind
+    return None, ""
+
+
+def _jax_peer(name: str, static: dict):
+    import jax
+    from jax_peers import PEERS
+    peer = PEERS.get(name)
+    if peer is None:
         return None
-    return lambda: [np.asarray(out) for out in fn(**traced)]     # NumPy out, as psc gives
+    return jax.jit(functools.partial(peer, jax.numpy, jax.lax, **static))
+
+
+def _traces(jax, fn, traced: dict) -> bool:
+    try:
+        jax.block_until_ready(fn(**{k: jax.numpy.asarray(v) for k, v in traced.items()}))
+    except Exception:   # noqa: BLE001 - any trace failure means "not comparable"
+        return False
+    return True
+
+
+def peer_agrees(run, expected: dict, outputs: list[str]) -> bool:
+    """Whether the jax peer's outputs have the plain cell's values (a check on the peer)."""
+    got = run()
+    return all(np.allclose(np.asarray(expected[n], dtype=float), np.asarray(g, dtype=float),
+                           rtol=1e-6, atol=1e-9, equal_nan=True)
+               for n, g in zip(outputs, got, strict=True))
+
+
+def plain_outputs(cell: str, inputs: dict) -> dict:
+    ns = {"np": np, **copy.deepcopy(inputs)}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(cell, ns)
+    return ns
 
 
 def jit_call_ms(jitted, call_args: dict, repeat: int) -> float:
@@ -134,12 +169,15 @@ def main() -> int:
         call_args = {n: arguments[n] for n in names}
         jit_ms = jit_call_ms(jitted, call_args, args.repeat)
 
-        jax_fn = jax_runner(w.CELL, inputs, w.OUTPUTS)
+        jax_fn, jax_kind = jax_runner(name, w.CELL, inputs, w.OUTPUTS)
         jax_ms = best_ms(jax_fn, args.repeat) if jax_fn else float("nan")
+        if jax_kind == "peer" and not peer_agrees(jax_fn, plain_outputs(w.CELL, inputs),
+                                                  w.OUTPUTS):
+            jax_kind = "peer DISAGREES"
         ran = "compiled" if report.compiled else f"fallback: {report.fallback_reason[:40]}"
         print(f"{name:22} {plain_ms:9.3f} {magic_ms:9.3f} {jit_ms:9.3f} {jax_ms:9.3f} "
               f"{plain_ms / jit_ms:9.2f} {plain_ms / jax_ms:9.2f} {jax_ms / jit_ms:8.2f} "
-              f"{compile_s:9.3f}  {ran}")
+              f"{compile_s:9.3f}  {ran}{'; jax: ' + jax_kind if jax_kind != 'cell' else ''}")
     return 0
 
 

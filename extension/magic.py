@@ -2,7 +2,6 @@
 call the runner, display the view."""
 from __future__ import annotations
 
-import dataclasses
 import functools
 
 from IPython.core.error import UsageError
@@ -73,8 +72,7 @@ class PscJitMagics(Magics):
         is bound as dOUT_dNAME too.
         """
         __tracebackhide__ = True    # IPython shows the cell's line, not ours
-        options = dataclasses.replace(self._options(line),
-                                      budget=self.settings.timing_budget)
+        options = self._options(line, self.settings.timing_budget)
         from .display import progress_display, show_report
         with progress_display(enabled=not options.quiet) as progress:
             report, value = self.runner.run(cell, options, cell_id=self._cell_id(),
@@ -84,8 +82,9 @@ class PscJitMagics(Magics):
         return value
 
     @functools.lru_cache(maxsize=256)       # noqa: B019 (one magics object per shell)
-    def _options(self, line: str) -> Options:
-        """The options of a magic line (parsed once per distinct line: re-runs skip it)."""
+    def _options(self, line: str, budget: float = Options.budget) -> Options:
+        """The options of a magic line with the session's timing budget (parsed and built once
+        per distinct line and budget: re-runs skip both)."""
         args = parse_argstring(self.psc_jit, line)
         static, traced = _names(args.static), _names(args.traced)
         if static & traced:
@@ -95,7 +94,7 @@ class PscJitMagics(Magics):
             raise UsageError("--wrt names the inputs of a gradient: give --grad OUT too")
         return Options(static=static, traced=traced, compare=args.compare,
                        strict=args.strict, quiet=args.quiet, name=args.name, grad=args.grad,
-                       wrt=_ordered_names(args.wrt))
+                       wrt=_ordered_names(args.wrt), budget=budget)
 
     def _cell_id(self) -> str | None:
         kernel = getattr(self.shell, "kernel", None)

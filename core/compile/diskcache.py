@@ -320,16 +320,18 @@ class FromDisk:
 
 
 def load_or_compile(key: str, text: str, in_avals, out_avals, compile_fn,
-                    cache: DiskCache | None = None):
+                    cache: DiskCache | None = None, inline: bool = False):
     """(executable, FromDisk or None): the entry for `key` from the disk cache when it has a
-    usable one, else `compile_fn()` (its executable then stored for later sessions)."""
+    usable one (loaded to run inline when `inline`, see `xla.Executable`), else
+    `compile_fn()` (its executable then stored for later sessions)."""
     from . import xla
     cache = DISK_CACHE if cache is None else cache
     start = time.perf_counter()
     entry = cache.load(key)
     if entry is not None:
         try:
-            executable = xla.deserialize(entry.payload, in_avals, out_avals, entry.lapack)
+            executable = xla.deserialize(entry.payload, in_avals, out_avals, entry.lapack,
+                                         inline)
         except xla.XlaError as err:
             cache.discard(key, str(err))
         else:

@@ -1,5 +1,6 @@
 """How long XLA will take to compile a graph, estimated before it is asked to, and the refusal
-of a program over the budget (`core.budget`).
+of a program over the budget (`core.budget`); and whether a run of it is known to be short
+(`runs_briefly`, at the end).
 
 The estimate is a model of XLA's CPU compile time measured on this project's graphs (see
 bench/loop_compile.py). XLA fuses chains of elementwise and data-movement operations into
@@ -13,8 +14,10 @@ from 2 s to 381 s). It is meant to tell a second from an hour, not to be exact.
 """
 from __future__ import annotations
 
+import math
+
 from .. import budget
-from ..ir import Graph, SourceInfo, Var, subgraphs
+from ..ir import Graph, Literal, SourceInfo, Var, subgraphs
 from ..tracing import BudgetExceeded
 
 SECONDS_BASE = 0.05
@@ -105,3 +108,143 @@ def _duration(seconds: float) -> str:
     if seconds < 7200:
         return f"{seconds / 60:.0f} minutes"
     return f"{seconds / 3600:.0f} hours"
+
+
+# -- how long a run takes: whether it may run on the calling thread ---------------------------
+
+INLINE_SECONDS = 0.05      # a program estimated to run at most this long runs inline
+BYTES_PER_SECOND = 1e10     # what the estimate charges for memory traffic (a low guess)
+FLOPS_PER_SECOND = 1e10     # and for arithmetic in contractions and factorizations
+FACTORIZATIONS = frozenset({"cholesky", "triangular_solve", "lu", "eigh", "svd", "geqrf",
+                            "householder_product", "householder_apply"})
+
+
+def runs_briefly(graph: Graph) -> bool:
+    """Whether a run of this program is known to take at most about INLINE_SECONDS whatever
+    its input values: every loop in it has a trip count fixed when it was traced, and its
+    estimated memory traffic and arithmetic are small. Such a program runs on the calling
+    thread (`xla.Executable`), where an interrupt would wait for its end; any other runs where
+    an interrupt stops the wait at once. Meant to tell a millisecond from a second."""
+    seconds = run_seconds(graph)
+    return seconds is not None and seconds <= INLINE_SECONDS
+
+
+def run_seconds(graph: Graph) -> float | None:
+    """A generous estimate of one run's time; None when it depends on the input values (a
+    while loop with neither a trip count nor a counter bound, see `_counter_bound`)."""
+    total = 0.0
+    producers: dict[int, object] = {}
+    for eqn in graph.eqns:
+        seconds = _eqn_seconds(eqn, producers)
+        if seconds is None:
+            return None
+        total += seconds
+        producers.update((id(v), eqn) for v in eqn.outs)
+    return total
+
+
+def _eqn_seconds(eqn, producers: dict) -> float | None:
+    if eqn.prim.name == "while_loop":
+        trips = eqn.params.get("trip_count")
+        if trips is None:
+            trips = _counter_bound(eqn, producers)
+        bodies = [run_seconds(sub) for sub in subgraphs(eqn)]
+        if trips is None or None in bodies:
+            return None
+        return (trips + 1) * sum(bodies)
+    branches = [run_seconds(sub) for sub in subgraphs(eqn)]
+    if None in branches:
+        return None
+    return max(branches, default=0.0) + _traffic(eqn) / BYTES_PER_SECOND + \
+        _arithmetic(eqn) / FLOPS_PER_SECOND
+
+
+def _traffic(eqn) -> int:
+    return sum(a.aval.nbytes for a in eqn.inputs) + sum(v.aval.nbytes for v in eqn.outs)
+
+
+def _arithmetic(eqn) -> float:
+    if eqn.prim.name == "dot_general":
+        lhs_contracting = eqn.params["contracting"][0]
+        lhs = eqn.inputs[0].aval
+        contracted = math.prod(lhs.shape[d] for d in lhs_contracting)
+        return 2.0 * eqn.outs[0].aval.size * contracted
+    if eqn.prim.name in FACTORIZATIONS:
+        largest = max(eqn.inputs, key=lambda a: a.aval.size).aval
+        side = max(largest.shape[-2:], default=1)
+        return 10.0 * largest.size * side
+    if eqn.prim.name in ("sort", "fft"):
+        size = max(a.aval.size for a in eqn.inputs)
+        return 10.0 * size * max(math.log2(max(size, 2)), 1.0)
+    return 0.0
+
+
+# -- a bound on a while loop's trips from a counter in its condition --------------------------
+
+PASS_THROUGH = frozenset({"convert_element_type", "broadcast_in_dim", "reshape"})
+
+
+def _counter_bound(eqn, producers: dict) -> int | None:
+    """The most trips a while loop can make when its condition is a conjunction with a term
+    `counter < N` (or `<= N`) for a literal N, the body adds 1 to that counter and nothing
+    else to it, and it starts from a constant (`while err > tol and it < 100: ...; it += 1`);
+    None otherwise."""
+    params = eqn.params
+    cond, body = params["cond_graph"], params["body_graph"]
+    carried = eqn.inputs[params["cond_nconsts"] + params["body_nconsts"]:]
+    cond_carried = cond.in_vars[params["cond_nconsts"]:]
+    body_carried = body.in_vars[params["body_nconsts"]:]
+    bounds = []
+    for k, limit in _counter_limits(cond, cond_carried):
+        start = _constant(carried[k], producers)
+        if start is not None and _adds_one(body, body_carried[k], body.out_atoms[k]):
+            bounds.append(max(limit - start, 0))
+    return min(bounds, default=None)
+
+
+def _counter_limits(cond: Graph, carried) -> list[tuple[int, int]]:
+    """(index of a carried value, N) for each term `carried < N` the condition requires."""
+    producers = {id(v): e for e in cond.eqns for v in e.outs}
+    position = {id(v): k for k, v in enumerate(carried)}
+    found, pending = [], [cond.out_atoms[0]]
+    while pending:
+        eqn = producers.get(id(_through(pending.pop(), producers)))
+        if eqn is None:
+            continue
+        name = eqn.prim.name
+        if name == "logical_and":
+            pending.extend(eqn.inputs)
+        elif name in ("less", "less_equal"):
+            counter, limit = _through(eqn.inputs[0], producers), eqn.inputs[1]
+            if id(counter) in position and _integer_literal(limit) is not None:
+                found.append((position[id(counter)],
+                              _integer_literal(limit) + (name == "less_equal")))
+    return found
+
+
+def _adds_one(body: Graph, counter, result) -> bool:
+    producers = {id(v): e for e in body.eqns for v in e.outs}
+    eqn = producers.get(id(_through(result, producers)))
+    return (eqn is not None and eqn.prim.name == "add" and
+            _through(eqn.inputs[0], producers) is counter and
+            _integer_literal(eqn.inputs[1]) == 1)
+
+
+def _through(atom, producers: dict):
+    """The atom a chain of casts, broadcasts to a scalar and reshapes starts from."""
+    while isinstance(atom, Var) and atom.aval.shape == ():
+        eqn = producers.get(id(atom))
+        if eqn is None or eqn.prim.name not in PASS_THROUGH or eqn.inputs[0].aval.shape != ():
+            break
+        atom = eqn.inputs[0]
+    return atom
+
+
+def _constant(atom, producers: dict) -> int | None:
+    return _integer_literal(_through(atom, producers))
+
+
+def _integer_literal(atom) -> int | None:
+    if isinstance(atom, Literal) and atom.aval.shape == () and atom.aval.dtype.kind in "iu":
+        return int(atom.value)
+    return None

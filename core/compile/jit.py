@@ -29,7 +29,7 @@ from ..tree_util import LEAF, unflatten
 from . import xla
 from .cache import EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, executable_key
 from .diskcache import FromDisk, load_or_compile
-from .estimate import check_compile_budget
+from .estimate import check_compile_budget, runs_briefly
 from .kernels import parse_optimized_hlo
 from .report import CallBreakdown
 from .signature import CallSpec, call_spec, fast_key
@@ -80,14 +80,17 @@ class Lowered:
                              xla.target_description())
         origin = []
 
+        inline = runs_briefly(self.graph)
+
         def compile_now():
             check_compile_budget(self.graph, unroll_notes(self.traced.graph, limit=0))
             return xla.compile_stablehlo(self.text, self.graph.in_avals, self.graph.out_avals,
-                                         waiting)
+                                         waiting, inline)
 
         def load_or_compile_now():
             executable, from_disk = load_or_compile(key, self.text, self.graph.in_avals,
-                                                    self.graph.out_avals, compile_now)
+                                                    self.graph.out_avals, compile_now,
+                                                    inline=inline)
             origin.append(from_disk)
             return executable
         executable, hit = EXECUTABLE_CACHE.get_or_compile(key, self.traced.name,
@@ -322,6 +325,9 @@ class Jitted:
         self.reader = reader or self.name
         self._signature = _python_signature(fun)
         self._params = _positional_params(self._signature)
+        self._by_keyword = frozenset(
+            p.name for p in (self._signature.parameters.values() if self._signature else ())
+            if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD)
         params = list(self._signature.parameters) if self._signature else []
         self.static_names = frozenset(static_argnames) | frozenset(
             params[i] for i in static_argnums if i < len(params))
@@ -373,22 +379,39 @@ class Jitted:
     def __call__(self, *args, **kwargs):
         if current_trace() is not None:     # inside another trace (grad(jit(f))): join it
             return self.call_with(self.arguments(args, kwargs))
-        found = None if kwargs else self.find_fast(args)
+        positional = self._positional(args, kwargs)
+        found = None if positional is None else self.find_fast(positional)
         if found is not None:
             record, leaves = found
             TRACE_CACHE.record_hit(record)
             self._last = (True, None, record)
             return record.entry.run(leaves)
         spec = self.spec(args, kwargs)
-        record, leaves, reason = self.find(spec, args if not kwargs else None)
+        record, leaves, reason = self.find(spec, positional)
         if record is None:
             record, reason = self.compile_for(spec, reason=reason)
             leaves = self.leaves_after_compile(record, spec)
-            self.remember(args if not kwargs else None, spec)
+            self.remember(positional, spec)
         else:
             TRACE_CACHE.record_hit(record)
         self._last = (reason is None, reason, record)
         return record.entry.run(leaves)
+
+    def _positional(self, args: tuple, kwargs: dict) -> tuple | None:
+        """The call's arguments in parameter order when the keywords given are exactly the
+        parameters after the positional ones (so `f(x=a, y=b)` re-runs by the fast key as
+        `f(a, b)` does); None when only binding the signature can tell."""
+        if not kwargs:
+            return args
+        if self._params is None:
+            return None
+        rest = self._params[len(args):]
+        if len(rest) != len(kwargs) or not self._by_keyword.issuperset(rest):
+            return None
+        try:
+            return args + tuple(kwargs[p] for p in rest)
+        except KeyError:
+            return None
 
     def find_fast(self, args) -> tuple[CacheRecord, Sequence] | None:
         """The cache entry whose guards hold for a call with these positional arguments, by

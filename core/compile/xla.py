@@ -61,26 +61,32 @@ _CLIENT_LOCK = threading.Lock()
 
 
 @functools.cache
-def _client():
-    """One CPU client per process: buffers and executables of two clients do not mix, so
-    creating it is serialized (two threads' first calls must not make two)."""
+def _client(inline: bool):
+    """The process's CPU clients: the asynchronous one (XLA runs a program on a thread of its
+    own while the caller waits in slices it can interrupt) and the inline one (the program
+    runs on the calling thread: no hand-off to XLA's thread and back, which costs a small
+    call tens of µs, but an interrupt waits for the run's end; see `Executable`). Buffers and
+    executables of two clients do not mix (NumPy arrays pass between them), so creating each
+    is serialized (two threads' first calls must not make two). `inline` has no default: the
+    cache keys on the arguments as given, and `_client()` beside `_client(False)` would make
+    a second asynchronous client."""
     with _CLIENT_LOCK:
-        return _make_client()
+        return _make_client(inline)
 
 
 @functools.cache
-def _make_client():
+def _make_client(inline: bool):
     _, _jax, xla_client = _jaxlib()
-    return xla_client.make_cpu_client()
+    return xla_client.make_cpu_client(asynchronous=not inline)
 
 
 @functools.cache
-def _device():
-    return _client().devices()[0]
+def _device(inline: bool):
+    return _client(inline).devices()[0]
 
 
 def platform() -> str:
-    return _client().platform
+    return _client(False).platform
 
 
 @functools.cache
@@ -98,12 +104,12 @@ def target_description() -> str:
                     break
     except OSError:
         flags = host.processor()
-    return "\n".join((_client().platform_version, host.machine(), flags,
+    return "\n".join((_client(False).platform_version, host.machine(), flags,
                       os.environ.get("XLA_FLAGS", "")))
 
 
 @functools.cache
-def _sharding():
+def _sharding(inline: bool):
     _, _jax, xla_client = _jaxlib()
 
     class DeviceSharding(_jax.SingleDeviceSharding):
@@ -120,7 +126,7 @@ def _sharding():
         def _device_assignment(self):
             return (self._device,)
 
-    return DeviceSharding(_device())
+    return DeviceSharding(_device(inline))
 
 
 @dataclass(frozen=True)
@@ -215,15 +221,19 @@ class ResultView:
 
 
 class Executable:
-    """A compiled XLA program with fixed input and output types."""
+    """A compiled XLA program with fixed input and output types, loaded into the inline client
+    (`inline`: it runs on the calling thread; for programs whose run is known to be short,
+    see `estimate.runs_briefly`) or into the asynchronous one (a run an interrupt can stop)."""
 
-    def __init__(self, loaded, in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]):
+    def __init__(self, loaded, in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray],
+                 inline: bool = False):
         _, _jax, _ = _jaxlib()
         self._loaded = loaded
+        self.inline = inline
         self.in_avals = tuple(in_avals)
         self.out_avals = tuple(out_avals)
-        sharding = _sharding()
-        devices = [_device()]
+        sharding = _sharding(inline)
+        devices = [_device(inline)]
         self._put_args = [(aval, sharding, devices) for aval in self.in_avals]
         slots = [InputSlot(aval) for aval in self.in_avals]
         self._large = slots if any(slot.large for slot in slots) else []   # [] : none staged
@@ -292,7 +302,7 @@ class Executable:
                            s.temp_size_in_bytes, s.generated_code_size_in_bytes)
 
     def serialize(self) -> bytes:
-        return _client().serialize_executable(self._loaded)
+        return _client(self.inline).serialize_executable(self._loaded)
 
 
 SPIN_SECONDS = 2e-4     # a run's wait first looks without sleeping (most calls end by then)
@@ -358,8 +368,10 @@ WAIT_SLICE = 0.05      # seconds between looks at a running compile (and at inte
 
 def compile_stablehlo(text: str, in_avals: Sequence[ShapedArray],
                       out_avals: Sequence[ShapedArray],
-                      waiting: Callable[[float], None] | None = None) -> Executable:
-    """Compile a StableHLO module (text) for the CPU device.
+                      waiting: Callable[[float], None] | None = None,
+                      inline: bool = False) -> Executable:
+    """Compile a StableHLO module (text) for the CPU device (run by the inline client when
+    `inline`, see `Executable`).
 
     XLA compiles in a worker thread (jaxlib releases the GIL meanwhile) while this thread waits
     in short slices, so an interrupt (Kernel -> Interrupt: KeyboardInterrupt in the main thread)
@@ -369,7 +381,7 @@ def compile_stablehlo(text: str, in_avals: Sequence[ShapedArray],
     _, _jax, xla_client = _jaxlib()
     if uses_lapack(text):
         register_lapack_targets()
-    client, devices = _client(), _jax.DeviceList((_device(),))
+    client, devices = _client(inline), _jax.DeviceList((_device(inline),))
     outcome: dict = {}
 
     def work():
@@ -385,7 +397,7 @@ def compile_stablehlo(text: str, in_avals: Sequence[ShapedArray],
     if "error" in outcome:
         raise XlaError(f"XLA could not compile the lowered module: {outcome['error']}"
                        ) from outcome["error"]
-    return Executable(outcome["loaded"], in_avals, out_avals)
+    return Executable(outcome["loaded"], in_avals, out_avals, inline)
 
 
 def _wait(worker: threading.Thread, waiting) -> None:
@@ -404,16 +416,18 @@ def uses_lapack(text: str) -> bool:
 
 
 def deserialize(data: bytes, in_avals: Sequence[ShapedArray],
-                out_avals: Sequence[ShapedArray], lapack: bool = True) -> Executable:
-    """An executable serialized by `Executable.serialize` (in this or an earlier process).
+                out_avals: Sequence[ShapedArray], lapack: bool = True,
+                inline: bool = False) -> Executable:
+    """An executable serialized by `Executable.serialize` (in this or an earlier process, by
+    either client), loaded into the inline client when `inline` (see `Executable`).
     `lapack`: whether the program calls LAPACK kernels (registered first; loading SciPy's
     LAPACK takes tenths of a second, so say False when the program is known not to)."""
     _, _jax, xla_client = _jaxlib()
     if lapack:
         register_lapack_targets()
     try:
-        loaded = _client().deserialize_executable(data, _jax.DeviceList((_device(),)),
-                                                  xla_client.CompileOptions())
+        loaded = _client(inline).deserialize_executable(
+            data, _jax.DeviceList((_device(inline),)), xla_client.CompileOptions())
     except Exception as err:   # jaxlib raises its own XlaRuntimeError; keep its text
         raise XlaError(f"XLA could not load the serialized executable: {err}") from err
-    return Executable(loaded, in_avals, out_avals)
+    return Executable(loaded, in_avals, out_avals, inline)

@@ -103,3 +103,33 @@ def test_magic_rerun_reports_hit_and_keeps_the_miss_history():
     assert [e.detail for e in report.cache_events if e.kind == "miss"] == [
         "first run of this cell"]
     assert report.cache_entries[0].hits == 149
+
+
+def test_keyword_calls_re_run_by_the_fast_key(monkeypatch):
+    f = jit(add_scaled)
+    a, b = np.ones(4), np.arange(4.0)
+    np.testing.assert_array_equal(f(a, b=b, k=2), a + 2 * b)
+    built = []
+    monkeypatch.setattr(type(f), "spec", lambda self, args, kwargs: built.append(kwargs) or
+                        call_spec_of(self, args, kwargs))
+    np.testing.assert_array_equal(f(k=2, b=b, a=np.zeros(4)), 2 * b)   # any keyword order
+    np.testing.assert_array_equal(f(a, b, 2), a + 2 * b)
+    assert f.last_call.cache_hit and built == []        # no signature was bound for these
+    f(a, b=b, k=3)
+    assert f.last_call.miss_reason == "k: 2 → 3 (static)"
+    with pytest.raises(TypeError):
+        f(a, b=b, c=2)
+
+
+def test_a_positional_only_parameter_given_by_keyword_is_refused_as_python_does():
+    def scaled(a, /, k):
+        return a * k
+    f = jit(scaled)
+    f(np.ones(2), 3)
+    with pytest.raises(TypeError):
+        f(a=np.ones(2), k=3)
+
+
+def call_spec_of(jitted, args, kwargs):
+    from psc_jit.core.compile.signature import call_spec
+    return call_spec(jitted.arguments(args, kwargs), jitted.static_names, jitted.traced_names)
