@@ -19,7 +19,8 @@ The layout is the pipeline; each layer imports only the layers above it in this 
                        loops), a notebook cell as a function
     compile/           jit and the staged API, the trace and executable caches, the one
                        module that imports jaxlib (compile/xla.py), the fused kernels of the
-                       optimized module, run reports and timing
+                       optimized module, run reports, timing and measured time per
+                       kernel (jaxlib's profiler)
     transform/         grad, value_and_grad, vjp, jvp, jacfwd, jacrev, vmap: interpreters of
                        the graphs driven by each primitive's rules of differentiation and
                        batching
@@ -34,6 +35,7 @@ from .compile.cache import (EXECUTABLE_CACHE, TRACE_CACHE, CacheEvent, CacheReco
 from .compile.diskcache import DISK_CACHE, DiskCache, DiskCacheWarning, FromDisk
 from .compile.jit import CallReport, Compiled, Fallback, Jitted, Lowered, Traced, jit
 from .compile.kernels import FusionModel, Kernel, SourceLine, parse_optimized_hlo
+from .compile.profile import KernelTimes, profile_call
 from .compile.report import CallBreakdown, RunReport, Timings
 from .compile.signature import CallSpec
 from .compile.timing import copy_inputs, largest_difference, time_runs
@@ -65,7 +67,8 @@ __all__ = [
     "TRACE_CACHE", "EXECUTABLE_CACHE", "DISK_CACHE", "DiskCache", "DiskCacheWarning",
     "FromDisk", "CacheEvent", "CacheRecord", "Signature", "StaticLeaf",
     "TracedLeaf", "FusionModel", "Kernel", "SourceLine", "parse_optimized_hlo",
-    "RunReport", "Timings", "CallBreakdown", "time_runs", "largest_difference", "copy_inputs",
+    "RunReport", "Timings", "CallBreakdown", "KernelTimes", "profile_call", "time_runs",
+    "largest_difference", "copy_inputs",
     "fmt_seconds", "fmt_bytes", "fmt_count", "fmt_speedup",
     "CellAnalysis", "analyze_cell", "make_cell_function", "parse_cell", "roll_loops",
     "cell_function",

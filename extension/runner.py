@@ -27,7 +27,8 @@ log = logging.getLogger("psc_jit")
 
 # What a run's `progress` callback is told, in order (a cache hit only runs).
 # (while XLA compiles, the callback also hears how long it has been at it).
-PROGRESS_STAGES = ("trace", "lower", "compile", "run", "time plain Python", "time compiled")
+PROGRESS_STAGES = ("trace", "lower", "compile", "run", "time plain Python", "time compiled",
+                   "profile kernels")
 
 
 _last_report: RunReport | None = None
@@ -296,7 +297,8 @@ class CellRunner:
                        sum(report.stage_seconds.get(k, 0.0) for k in _BEFORE_RUN),
                        max(diffs.values()) if diffs else None, diffs,
                        report.cost.get("flops"), report.cost.get("bytes accessed"),
-                       self._breakdown(program, compiled, arguments))
+                       self._breakdown(program, compiled, arguments),
+                       self._kernel_times(program, compiled, arguments))
 
     @staticmethod
     def _breakdown(program, compiled, arguments, runs: int = 5):
@@ -309,6 +311,14 @@ class CellRunner:
             if best is None or breakdown.measured < best.measured:
                 best = breakdown
         return best
+
+    def _kernel_times(self, program, compiled, arguments):
+        """What each fused kernel took, from one call under jaxlib's profiler (on copies when
+        the program updates inputs in place): only on a timed run, never on a plain re-run."""
+        self._progress("profile kernels")
+        fresh = arguments if not compiled.mutates else copy_inputs(arguments)
+        _, _, times = program.jitted.profile_call(*(fresh[n] for n in program.inputs))
+        return times
 
     def _check_gradient(self, analysis, options) -> None:
         inputs = tuple(n for n in analysis.inputs if n in self.user_ns)

@@ -1,7 +1,8 @@
 """The explorer: the traced graph before fusion and XLA's kernels after it, side by side and
 cross-highlighted with the cell's source, built from stock ipywidgets.
 
-Choosing a kernel (in the list, costliest first) highlights its IR equations in both graphs
+Choosing a kernel (in the list, costliest first: by estimated bytes or flops, or by the time
+measured in one profiled call, which can also colour the kernels) highlights its IR equations in both graphs
 and the cell lines they came from; choosing a line highlights its equations and the kernels
 they went into; a search does the same for names, kinds, ops or line numbers. Python
 observers re-render the affected HTML children, so it works in any live kernel with
@@ -17,7 +18,7 @@ import ipywidgets
 from .digraph import HIGHLIGHT_FILL
 from .graphs import fused_dot, fused_html, graph_html, ir_dot, too_big_to_draw
 from .selection import Highlight, for_kernel, for_line, for_query, kernel_choices, line_choices
-from .source import kernel_table_html, source_html
+from .source import kernel_table_html, measured_times, source_html
 from .svg import svg_or_hint
 
 __all__ = ["Explorer"]
@@ -53,10 +54,19 @@ class Explorer:
         self.kernel_select = ipywidgets.Select(
             options=[NONE, *kernel_choices(report)], value=None,
             rows=min(8, 1 + len(kernel_choices(report))), layout=_layout(width="98%"))
+        measured = measured_times(report) is not None
         self.sort_by = ipywidgets.ToggleButtons(
-            options=[("by bytes", "bytes"), ("by flops", "flops")], value="bytes",
-            tooltips=["estimated bytes moved", "estimated floating-point operations"],
+            options=[("by bytes", "bytes"), ("by flops", "flops"),
+                     *([("by time", "time")] if measured else [])], value="bytes",
+            tooltips=["estimated bytes moved", "estimated floating-point operations",
+                      *(["measured in one profiled call"] if measured else [])],
             style={"button_width": "80px"})
+        self.colour_by = ipywidgets.ToggleButtons(
+            options=[("one per kernel", "kernel"), ("by measured time", "time")],
+            value="kernel", tooltips=["a colour per kernel", "pale to red: measured time"],
+            style={"button_width": "120px"},
+            layout=_layout(display=None if measured else "none"))
+        self.measured_note = ipywidgets.HTML(_count(_measured_note(report)))
         self.line_select = ipywidgets.Select(
             options=[NONE, *line_choices(report)], value=None,
             rows=min(5, 1 + len(line_choices(report))), layout=_layout(width="98%"))
@@ -76,7 +86,9 @@ class Explorer:
         self.status = ipywidgets.HTML()
         for widget, name in ((self.kernel_select, "psc-kernel-select"),
                              (self.line_select, "psc-line-select"), (self.search, "psc-search"),
-                             (self.zoom, "psc-zoom"), (self.status, "psc-status")):
+                             (self.zoom, "psc-zoom"), (self.status, "psc-status"),
+                             (self.colour_by, "psc-colour-by"),
+                             (self.measured_note, "psc-measured-note")):
             widget.add_class(name)
 
     def _build_panes(self) -> None:
@@ -95,9 +107,10 @@ class Explorer:
                                layout=_layout(flex_flow="row wrap", align_items="center"))
 
     def _kernel_column(self) -> ipywidgets.Widget:
-        title = ipywidgets.HTML("<b>Kernels, costliest first</b> (estimated)")
-        return ipywidgets.VBox([ipywidgets.HBox([title, self.sort_by]), self.kernel_select],
-                               layout=_layout(width="50%"))
+        title = ipywidgets.HTML("<b>Kernels, costliest first</b> (estimated, or measured)")
+        return ipywidgets.VBox([ipywidgets.HBox([title, self.sort_by]),
+                                ipywidgets.HBox([self.measured_note, self.colour_by]),
+                                self.kernel_select], layout=_layout(width="50%"))
 
     def _source_column(self) -> ipywidgets.Widget:
         title = ipywidgets.HTML("<b>Cell source</b>, each line in its kernel's colour")
@@ -112,6 +125,7 @@ class Explorer:
         self.sort_by.observe(self._on_sort, "value")
         for widget in (self.view, self.collapse_loops, self.collapse_kernels, self.fit):
             widget.observe(lambda _change: self.refresh_graphs(), "value")
+        self.colour_by.observe(lambda _change: self.refresh(), "value")
         self.zoom.observe(self._on_zoom, "value")
 
     def _on_kernel(self, change) -> None:
@@ -175,10 +189,12 @@ class Explorer:
         self.refresh_lists()
 
     def refresh_lists(self) -> None:
+        colour_by = self.colour_by.value
         self.kernel_table.value = (
-            "<b>Every kernel</b>: kind, fused ops, shapes, estimated bytes and flops, lines"
-            + kernel_table_html(self.report, self.sort_by.value, self.highlight.kernels))
-        self.source.value = source_html(self.report, self.highlight.lines)
+            "<b>Every kernel</b>: kind, fused ops, shapes, estimated bytes and flops, measured "
+            "time, lines" + kernel_table_html(self.report, self.sort_by.value,
+                                               self.highlight.kernels, colour_by))
+        self.source.value = source_html(self.report, self.highlight.lines, colour_by)
 
     def refresh_graphs(self) -> None:
         view = self.view.value
@@ -216,7 +232,7 @@ class Explorer:
         if too_big_to_draw(report) and not self.collapse_kernels.value:
             return _count("Too many equations to draw each one; tick 'collapse kernels'.")
         dot = fused_dot(report, self.highlight.kernels, self.highlight.labels,
-                        self.collapse_kernels.value)
+                        self.collapse_kernels.value, self.colour_by.value)
         return _count(f"{report.n_kernels} kernels") + svg_or_hint(dot, self._zoom())
 
     def _status_html(self) -> str:
@@ -226,6 +242,14 @@ class Explorer:
                     "line.</span>")
         return (f'<span style="background:{HIGHLIGHT_FILL}; padding:1px 6px">'
                 f"{html.escape(self.highlight.describe())}</span>")
+
+
+def _measured_note(report) -> str:
+    """One line on the kernels' measured time: what was measured, or why nothing was."""
+    measured = report.measured
+    if measured is None:
+        return "Measured time: not timed (a timed run, --compare, measures each kernel)."
+    return f"Measured time: {measured.describe()}"
 
 
 def _offers(select, value) -> bool:

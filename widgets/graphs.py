@@ -12,7 +12,7 @@ from psc_jit.core.ir import Graph
 from .graph_dot import graph_to_dot
 from .kernel_dot import kernels_to_dot
 from .markup import notice_html, paragraph_html, section_html
-from .source import kernel_table_html, source_html
+from .source import kernel_table_html, measured_times, report_colours, source_html
 from .summary import fusion_text, status_text
 from .svg import svg_or_hint
 
@@ -44,14 +44,17 @@ def ir_dot(report, highlight_labels: Iterable[str] = (), collapse_loops: bool = 
 
 
 def fused_dot(report, highlight_kernels: Iterable[str] = (), highlight_labels: Iterable[str] = (),
-              collapse: bool = False) -> str:
-    """The fused kernels of a run as DOT (clusters, or one node per kernel)."""
+              collapse: bool = False, colour_by: str = "kernel") -> str:
+    """The fused kernels of a run as DOT (clusters, or one node per kernel), each filled with
+    its own colour or (`colour_by="time"`) by measured time, labelled with that time."""
     graph = report.graph
     inputs, outputs = ((input_names(report.signature, graph), _output_names(report))
                        if graph is not None else ((), ()))
     return kernels_to_dot(report.kernels, graph, highlight_kernels, highlight_labels,
                           collapse=collapse, input_names=inputs, output_names=outputs,
-                          source_text=cell_lines(report))
+                          source_text=cell_lines(report),
+                          colours=report_colours(report, colour_by),
+                          measured=measured_times(report))
 
 
 def too_big_to_draw(report) -> bool:

@@ -1,8 +1,9 @@
 """XLA's fused kernels as DOT: one cluster per kernel (name, kind, fused ops, estimated bytes
-and flops, source lines) holding the IR equations it fused, nested where a kernel runs in
-another's body (a loop's), or one node per kernel when collapsed; edges where the IR's data
-flow links them. Also the kernel words the table and the explorer's lists share: colours,
-op summaries, lines, labels."""
+and flops, measured time when profiled, source lines) holding the IR equations it fused,
+nested where a kernel runs in another's body (a loop's), or one node per kernel when
+collapsed; edges where the IR's data flow links them. Also the kernel words the table and
+the explorer's lists share: colours (one per kernel, or by measured time), op summaries,
+lines, labels."""
 from __future__ import annotations
 
 import dataclasses
@@ -18,15 +19,38 @@ from .digraph import (HIGHLIGHT_FILL, INPUT_FILL, OUTPUT_FILL, PALETTE, Edge, ad
                       add_node, hl_class, new_cluster, new_digraph)
 from .graph_dot import (add_io_nodes, avals_text, eqn_node_id, eqn_tooltip, line_text,
                         named_subgraphs)
-from .units import fmt_bytes, fmt_count
+from .units import fmt_bytes, fmt_count, fmt_seconds
 
-__all__ = ["kernels_to_dot", "kernel_colours", "kernel_labels", "ops_summary", "lines_text"]
+__all__ = ["kernels_to_dot", "kernel_colours", "time_colours", "kernel_labels", "ops_summary",
+           "lines_text"]
 
 
 def kernel_colours(model) -> dict[str, str]:
     """Kernel name -> its colour (the Fused graph and the source view agree)."""
     names = dict.fromkeys(kernel.name for kernel in model.all_kernels())
     return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(names)}
+
+
+TIME_COLD, TIME_HOT = (255, 243, 224), (229, 57, 53)   # no time .. the slowest kernel
+UNMEASURED = "#eeeeee"
+
+
+def time_colours(model, measured) -> dict[str, str]:
+    """Kernel name -> a colour from pale (no time) to red (the slowest kernel), by measured
+    time; kernels the profile has no time for are grey."""
+    slowest = max(measured.seconds.values(), default=0.0)
+    colours = {}
+    for kernel in model.all_kernels():
+        seconds = measured.of(kernel.name)
+        colours[kernel.name] = UNMEASURED if seconds is None else _heat(
+            seconds / slowest if slowest else 0.0)
+    return colours
+
+
+def _heat(fraction: float) -> str:
+    channels = (round(cold + (hot - cold) * fraction)
+                for cold, hot in zip(TIME_COLD, TIME_HOT, strict=True))
+    return "#" + "".join(f"{channel:02x}" for channel in channels)
 
 
 def ops_summary(fused_ops: Iterable[str], limit: int = 6) -> str:
@@ -43,10 +67,13 @@ def lines_text(kernel, filename: str | None = None) -> str:
     return ", ".join(map(str, lines))
 
 
-def _kernel_cluster_label(kernel) -> str:
+def _kernel_cluster_label(kernel, measured=None) -> str:
     rows = [f"{kernel.name} · {kernel.kind}", ops_summary(kernel.fused_ops),
             f"{kernel.shape} · {fmt_bytes(kernel.bytes_estimate)} · "
             f"{fmt_count(kernel.flops_estimate, 'flop')}"]
+    seconds = measured.of(kernel.name) if measured is not None else None
+    if seconds is not None:
+        rows.append(f"measured {fmt_seconds(seconds)}")
     lines = lines_text(kernel)
     word = "lines" if "," in lines else "line"
     return "\n".join(rows + ([f"{word} {lines}"] if lines else []))
@@ -83,20 +110,23 @@ class _KernelDot:
     lit_labels: frozenset[str] = frozenset()
     collapse: bool = False
     source_text: dict | None = None
+    measured: Any = None              # core's KernelTimes: a "measured" row per kernel
 
 
 def kernels_to_dot(model, graph: Graph | None, highlight_kernels: Iterable[str] = (),
                    highlight_labels: Iterable[str] = (), collapse: bool = False,
                    input_names: Iterable[str] = (), output_names: Iterable[str] = (),
-                   source_text: dict | None = None) -> str:
-    """One cluster per kernel (name, kind, fused ops, bytes, flops, lines) holding the IR
-    equations it fused, or one node per kernel when `collapse`; edges between kernels where
-    the IR's data flow links them. Highlighted kernels and equations have class `psc_hl`."""
+                   source_text: dict | None = None, colours: dict[str, str] | None = None,
+                   measured=None) -> str:
+    """One cluster per kernel (name, kind, fused ops, bytes, flops, measured time, lines)
+    holding the IR equations it fused, or one node per kernel when `collapse`; edges between
+    kernels where the IR's data flow links them. Kernels are filled with `colours` (default:
+    one pastel each). Highlighted kernels and equations have class `psc_hl`."""
     eqns = _eqns_by_label(graph)
-    ctx = _KernelDot(eqns, kernel_colours(model), {}, {}, itertools.count(),
+    ctx = _KernelDot(eqns, colours or kernel_colours(model), {}, {}, itertools.count(),
                      lit_kernels=frozenset(highlight_kernels),
                      lit_labels=frozenset(highlight_labels), collapse=collapse,
-                     source_text=source_text)
+                     source_text=source_text, measured=measured)
     dot = new_digraph("kernels")
     for kernel in model.kernels:
         if collapse:
@@ -133,7 +163,7 @@ def _kernel_cluster(kernel, ctx: _KernelDot,
     """`cluster_k{index}`: the kernel's own equations, then its body's kernels' clusters."""
     index = next(ctx.counter)
     ctx.enclosing[index] = enclosing
-    cluster = new_cluster(f"cluster_k{index}", _kernel_cluster_label(kernel),
+    cluster = new_cluster(f"cluster_k{index}", _kernel_cluster_label(kernel, ctx.measured),
                           style="rounded,filled",
                           **_kernel_style(kernel, ctx, _kernel_lit(kernel, ctx)))
     placed = _placed_labels(kernel)
@@ -158,7 +188,7 @@ def _add_collapsed_kernel(dot: graphviz.Digraph, kernel, ctx: _KernelDot) -> Non
     lit = any(k.name in ctx.lit_kernels for k in _walk_kernels(kernel))
     lit = lit or bool(ctx.lit_labels.intersection(labels))
     hidden = f"\n({len(dict.fromkeys(labels))} IR equations inside)" if labels else ""
-    add_node(dot, f"k{index}", label=_kernel_cluster_label(kernel) + hidden,
+    add_node(dot, f"k{index}", label=_kernel_cluster_label(kernel, ctx.measured) + hidden,
              tooltip=f"{kernel.name}: " + ", ".join(dict.fromkeys(labels)),
              style="rounded,filled", **_kernel_style(kernel, ctx, lit))
 

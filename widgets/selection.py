@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from .kernel_dot import kernel_labels
-from .source import kernels_by_cost
+from .source import kernels_by_cost, measured_times
 from .units import fmt_bytes, fmt_count
 
 __all__ = ["Highlight", "for_kernel", "for_line", "for_query", "kernel_choices", "line_choices"]
@@ -145,12 +145,13 @@ def _for_label(report, label: str) -> Highlight:
 
 def kernel_choices(report, sort_by: str = "bytes") -> list[tuple[str, str]]:
     """(option text, kernel name), costliest first: `add_tanh_fusion · loop · 4.7 KiB · 600
-    flop`."""
+    flop` (the text stays the same from run to run: measured times are in the table, and
+    `sort_by="time"` orders by them)."""
     if report.kernels is None:
         return []
     return [(f"{k.name} · {k.kind} · {fmt_bytes(k.bytes_estimate)} · "
              f"{fmt_count(k.flops_estimate, 'flop')}", k.name)
-            for k in kernels_by_cost(report.kernels, sort_by)]
+            for k in kernels_by_cost(report.kernels, sort_by, measured_times(report))]
 
 
 def line_choices(report, width: int = 60) -> list[tuple[str, int]]:

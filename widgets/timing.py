@@ -1,5 +1,6 @@
 """The Timing tab (plain Python against compiled: medians and spreads, compile and first
-call, speed-up, achieved rates, agreement, a bar chart) and the notebook-wide comparison of
+call, speed-up, one call part by part, each fused kernel's measured time, achieved rates,
+agreement, a bar chart) and the notebook-wide comparison of
 `%psc_timings` (the latest timing of each cell, a table and a log-scale chart)."""
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from typing import Any, Iterable
 from .markup import notice_html, paragraph_html, table_html, wrap_html
 from .units import fmt_bytes, fmt_count, fmt_seconds, fmt_speedup
 
-__all__ = ["timing_html", "timing_chart_svg", "breakdown_chart_svg", "timings_overview_html", "timings_overview_text",
-           "timings_chart_svg", "latest_timed"]
+__all__ = ["timing_html", "timing_chart_svg", "breakdown_chart_svg", "timings_overview_html",
+           "timings_overview_text", "timings_chart_svg", "latest_timed", "kernel_time_items"]
 
 
 def timing_html(report) -> str:
@@ -30,7 +31,29 @@ def _timing_items(report) -> list[tuple[str, str]]:
     items += [("compile (trace + lower + XLA)", _compile_text(report)),
               ("first compiled call", fmt_seconds(timings.first_call_seconds)),
               ("speed-up", fmt_speedup(timings.speedup))]
-    return items + _breakdown_items(timings) + _rate_items(report) + _difference_items(timings)
+    return (items + _breakdown_items(timings) + kernel_time_items(report) + _rate_items(report)
+            + _difference_items(timings))
+
+
+SHOWN_KERNELS = 8
+
+
+def kernel_time_items(report, shown: int = SHOWN_KERNELS) -> list[tuple[str, str]]:
+    """What each fused kernel took in one profiled call, slowest first (at most `shown`), or
+    in one line why no kernel was measured."""
+    measured = report.measured
+    if measured is None:
+        return []
+    items = [("kernels (measured)", measured.describe())]
+    if not measured.available:
+        return items
+    for name, seconds in measured.slowest(shown):
+        runs = measured.runs.get(name, 1)
+        times = f" · {runs:,} runs" if runs != 1 else ""
+        items.append((f"· {name}", f"{fmt_seconds(seconds)} ({measured.share(name):.0%} of "
+                                   f"XLA execution){times}"))
+    hidden = len(measured.seconds) - shown
+    return items + ([("· …", f"{hidden} more in the Explorer")] if hidden > 0 else [])
 
 
 def _breakdown_items(timings) -> list[tuple[str, str]]:

@@ -31,6 +31,7 @@ from .cache import EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, execut
 from .diskcache import FromDisk, load_or_compile
 from .estimate import check_compile_budget, runs_briefly
 from .kernels import parse_optimized_hlo
+from .profile import EVENT_BUDGET, KernelTimes, profile_call
 from .report import CallBreakdown
 from .signature import CallSpec, call_spec, fast_key
 from .trace import OutSpec, TraceResult, trace_function
@@ -509,17 +510,27 @@ class Jitted:
         """Call a compiled entry (it must be cached) with the clock read between the parts
         of the call: (result, CallBreakdown). The call happens: in-place updates land."""
         start = time.perf_counter()
-        found = self.find_fast(args)
-        if found is None:
-            record, leaves, _ = self.find(self.spec(args, {}), args)
-            if record is None or isinstance(record.entry, Fallback):
-                raise LookupError(f"{self.name} has no compiled entry for this call")
-        else:
-            record, leaves = found
+        record, leaves = self.compiled_entry(args)
         marks = [start]
         result = record.entry.run(leaves, marks)
         marks.append(time.perf_counter())
         return result, CallBreakdown.from_marks(marks, record.entry.copies(leaves))
+
+    def profile_call(self, *args, max_events: int = EVENT_BUDGET
+                     ) -> tuple[Any, CallBreakdown, KernelTimes]:
+        """`time_call` under jaxlib's profiler: also what each fused kernel took (opt-in, one
+        call; see `profile.profile_call`)."""
+        return profile_call(self, *args, max_events=max_events)
+
+    def compiled_entry(self, args) -> tuple[CacheRecord, Sequence]:
+        """The cached compiled entry for a call with these positional arguments, and the
+        leaves to run it with; LookupError when there is none (not compiled, or a fallback)."""
+        found = self.find_fast(args)
+        record, leaves = found if found is not None else \
+            self.find(self.spec(args, {}), args)[:2]
+        if record is None or isinstance(record.entry, Fallback):
+            raise LookupError(f"{self.name} has no compiled entry for this call")
+        return record, leaves
 
     def lower(self, *args, **kwargs) -> Lowered:
         return self.trace(*args, **kwargs).lower()

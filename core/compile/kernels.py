@@ -47,6 +47,7 @@ class Kernel:
     bytes_estimate: int
     flops_estimate: int
     body: tuple[Kernel, ...] = ()
+    trip_count: int | None = None       # a loop's iterations, when XLA knows them
 
 
 @dataclass(frozen=True)
@@ -372,8 +373,18 @@ def _kernel(module: _Module, computation: _Computation, inst: _Instruction,
         operand_shapes=operand_shapes,
         bytes_estimate=sum(map(_shape_bytes, (*operand_shapes, inst.shape))),
         flops_estimate=_flops(inst.shape, fused_ops, body),
-        body=body,
+        body=body, trip_count=_trip_count(inst),
     )
+
+
+_TRIP_COUNT = re.compile(r'"known_trip_count"\s*:\s*\{\s*"n"\s*:\s*"?(\d+)')
+
+
+def _trip_count(inst: _Instruction) -> int | None:
+    """A while loop's iteration count, from XLA's `known_trip_count` (None: unknown)."""
+    found = _TRIP_COUNT.search(inst.attr("backend_config") or "") \
+        if inst.opcode == "while" else None
+    return int(found[1]) if found else None
 
 
 def _kind(inst: _Instruction) -> str:

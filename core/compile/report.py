@@ -96,6 +96,7 @@ class Timings:
     flops: float | None = None                # XLA's cost analysis, per compiled run
     bytes_accessed: float | None = None
     breakdown: CallBreakdown | None = None    # one compiled call, part by part
+    kernel_times: Any = None                  # profile.KernelTimes of one profiled call
 
     @property
     def plain_median(self) -> float:
@@ -144,6 +145,12 @@ class RunReport:
     def breakdown(self) -> CallBreakdown | None:
         """One compiled call split into dispatch, transfer, execution, outputs (when timed)."""
         return self.timings.breakdown if self.timings else None
+
+    @property
+    def measured(self):
+        """What each fused kernel took in one profiled call (profile.KernelTimes: seconds per
+        kernel name, or a note saying why there are none); None when the run was not timed."""
+        return self.timings.kernel_times if self.timings else None
 
     @property
     def agreement(self) -> float | None:

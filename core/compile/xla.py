@@ -3,7 +3,8 @@
 jaxlib's Python surface is not a public API, so every use of it is here, against a pinned
 and tested range. It offers: compile StableHLO text to an executable; execute it with NumPy
 arrays in and out; the optimized HLO text (after fusion); XLA's cost analysis; memory stats;
-serialize and deserialize.
+serialize and deserialize; one call under jaxlib's profiler (each thunk XLA:CPU ran, by
+its HLO instruction's name, with its time).
 """
 from __future__ import annotations
 
@@ -303,6 +304,94 @@ class Executable:
 
     def serialize(self) -> bytes:
         return _client(self.inline).serialize_executable(self._loaded)
+
+    @functools.cached_property
+    def module_name(self) -> str:
+        """The HLO module's name: the profiler tags each thunk's event with it."""
+        return self._loaded.hlo_modules()[0].name
+
+
+# -- the profiler: what each thunk of XLA:CPU's runtime took ----------------------------------
+
+@dataclass(frozen=True)
+class ThunkEvent:
+    """One run of one thunk: `name` is the HLO instruction it runs (a fusion, a loop, ...)."""
+    name: str
+    start_ns: int
+    duration_ns: int
+
+
+@dataclass(frozen=True)
+class ThunkTrace:
+    """The thunk events of one module seen by one profiler session. `note` says in one line
+    why there are none (no profiler, another session active, ...) or what was left unread."""
+    events: tuple[ThunkEvent, ...] = ()
+    note: str | None = None
+
+
+_PROFILE_LOCK = threading.Lock()
+_CPU_PLANE = "/host:CPU"
+
+
+def profiled(run: Callable[[], object], module: str, max_events: int
+             ) -> tuple[object, ThunkTrace]:
+    """`run()` inside one session of jaxlib's profiler: (its result, the thunk events of HLO
+    module `module`, at most `max_events`). The profiler records at its lowest host level (no
+    Python tracer, no HLO protos). When it cannot run, `run()` still runs, unprofiled, and
+    the trace's note says why; the profiler never makes the run fail."""
+    try:
+        _jaxlib()
+        from jaxlib import _profile_data, _profiler
+    except ImportError as err:
+        return run(), ThunkTrace(note=f"jaxlib {jaxlib_version()} has no profiler ({err})")
+    if not _PROFILE_LOCK.acquire(blocking=False):
+        return run(), ThunkTrace(note="not profiled: another psc_jit profile is running")
+    try:
+        session = _start_session(_profiler)
+        if isinstance(session, str):
+            return run(), ThunkTrace(note=session)
+        try:
+            result = run()
+        finally:
+            data = session.stop()
+        return result, _thunk_trace(_profile_data, data, module, max_events)
+    finally:
+        _PROFILE_LOCK.release()
+
+
+def _start_session(_profiler):
+    options = _profiler.ProfileOptions()
+    options.python_tracer_level = 0
+    options.host_tracer_level = 1
+    options.enable_hlo_proto = False
+    try:
+        return _profiler.ProfilerSession(options)
+    except Exception as err:    # jaxlib raises its own JaxRuntimeError (ALREADY_EXISTS: ...)
+        return f"not profiled: jaxlib's profiler did not start ({err})"
+
+
+def _thunk_trace(_profile_data, data: bytes, module: str, max_events: int) -> ThunkTrace:
+    try:
+        plane = _profile_data.ProfileData.from_serialized_xspace(data) \
+            .find_plane_with_name(_CPU_PLANE)
+    except Exception as err:    # jaxlib's own error type for a profile it cannot read
+        return ThunkTrace(note=f"jaxlib's profile could not be read ({err})")
+    events, left = [], 0
+    for line in plane.lines if plane is not None else ():
+        for event in line.events:
+            stats = dict(event.stats)
+            if stats.get("hlo_module") != module or "hlo_op" not in stats:
+                continue
+            if len(events) >= max_events:
+                left += 1
+                continue
+            events.append(ThunkEvent(str(stats["hlo_op"]), int(event.start_ns),
+                                     int(event.duration_ns)))
+    if not events:
+        return ThunkTrace(note="jaxlib's profiler recorded no kernel of this program")
+    note = f"{left:,} kernel runs past the budget of {max_events:,} were not read" \
+        if left else None
+    return ThunkTrace(tuple(events), note)
 
 
 SPIN_SECONDS = 2e-4     # a run's wait first looks without sleeping (most calls end by then)
