@@ -37,6 +37,9 @@ from .sources import (FETCH_ERRORS, Guard, ImplicitInput, Missing, Source, descr
                       key_aval, modes_text, short_repr, strict_error_modes, value_key)
 
 
+BAKED_DEPTH = 3     # levels of attributes and items guarded of an object read unseen
+
+
 # -- the reads of one trace -------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -164,8 +167,10 @@ class Recorder:
             self._by_source[key] = expected
             self.items.append(Guard(source, test, expected))
 
-    def guard_baked(self, value, source: Source) -> None:
-        """Guard a value that code psc_jit cannot see reads (so it is baked into the trace)."""
+    def guard_baked(self, value, source: Source, depth: int = BAKED_DEPTH) -> None:
+        """Guard a value that code psc_jit cannot see reads (so it is baked into the trace);
+        an object, dict or list of the user's is guarded through its attributes or items (a
+        few levels deep), since which of them the code reads is not seen either."""
         if isinstance(value, np.ndarray) and value.nbytes <= BAKED_CONTENT_BYTES:
             self.guard(source, "content", (value.dtype, value.shape, value.tobytes()))
         elif isinstance(value, (float, complex, np.generic)) and not isinstance(value, bool):
@@ -175,6 +180,20 @@ class Recorder:
             if test is not None:
                 self.guard(source, test, getattr(value, "__func__", value)
                            if test == "identity" else value)
+            elif depth > 0 and not isinstance(value, (type, types.ModuleType)):
+                self._guard_parts(value, source, depth - 1)
+
+    def _guard_parts(self, value, source: Source, depth: int) -> None:
+        if type(value) in (list, dict):
+            self._container(value, source)
+            items = value.items() if type(value) is dict else enumerate(value)
+            parts = [(source.then("item", k), v) for k, v in items]
+        else:
+            self.guard(source, "identity", value)
+            parts = [(source.then("attr", k), v) for k, v in sorted(
+                vars(value).items()) if isinstance(k, str)] if hasattr(value, "__dict__") else []
+        for part_source, part in parts:
+            self.guard_baked(part, part_source, depth)
 
     def source_of(self, obj) -> Source | None:
         found = self._sources.get(id(obj))

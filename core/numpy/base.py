@@ -94,12 +94,10 @@ def result_type(*xs) -> np.dtype:
     return np.result_type(*(_weak_sample(x) for x in xs))
 
 
-def kind_of_result(ndim: int, inputs) -> str:
-    if ndim:
-        return "array"
-    if inputs and all(is_weak(x) for x in inputs):
-        return "python"
-    return "scalar"
+def kind_of_result(ndim: int) -> str:
+    """The kind of a NumPy function's result: an array, or a NumPy scalar, even of Python
+    scalars (np.sum(2.0) and np.dot(2.0, 3.0) are np.float64)."""
+    return "array" if ndim else "scalar"
 
 
 def as_kind(t: Tracer, kind: str) -> Tracer:

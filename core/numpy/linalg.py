@@ -83,7 +83,7 @@ def conj_transpose(x: Tracer) -> Tracer:
 
 
 def cast(x: Tracer, dtype) -> Tracer:
-    return as_kind(convert(x, dtype), kind_of_result(x.ndim, [x]))
+    return as_kind(convert(x, dtype), kind_of_result(x.ndim))
 
 
 def numpy_constant(fn, *arrays, **kwargs):

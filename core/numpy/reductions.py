@@ -54,7 +54,7 @@ def _check_out_shape(name: str, out, shape) -> None:
                      f"shape: {tuple(shape_of(out))} instead of {tuple(shape)}")
 
 
-def _reduce(prim, x, axis, keepdims, dtype=None, out_kind=None):
+def _reduce(prim, x, axis, keepdims, dtype=None):
     x = ensure_tracer(x)
     axes = reduction_axes(axis, x.ndim)
     if dtype is not None:
@@ -62,7 +62,7 @@ def _reduce(prim, x, axis, keepdims, dtype=None, out_kind=None):
     result = bind(prim, x, axes=axes)
     if keepdims:
         result = reshape(result, keepdims_shape(x.shape, axes))
-    return as_kind(result, out_kind or kind_of_result(result.ndim, [x]))
+    return as_kind(result, kind_of_result(result.ndim))
 
 
 def _check_nonempty(x, axes, name):
@@ -209,7 +209,7 @@ def _arg_reduce(prim, a, axis, keepdims, name):
     result = bind(prim, a, axis=ax, index_dtype=np.dtype(np.int64))
     if keepdims:
         result = reshape(result, keepdims_shape(a.shape, (ax,)))
-    return as_kind(result, kind_of_result(result.ndim, [a]))
+    return as_kind(result, kind_of_result(result.ndim))
 
 
 @implements(np.argmax)

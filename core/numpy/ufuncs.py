@@ -12,6 +12,7 @@ from ..primitives import select_p, ufunc_primitives
 from ..tracing import DataDependentShapeError, Tracer, bind, current_trace
 from .affine import track
 from .base import (WEAK_PYTHON_TYPE, as_kind, assign_into, broadcast_to, convert, convert_result,
+                   copy_of,
                    dtype_of, elementwise, ensure_tracer, implements, is_weak,
                    refuse_raising_error_state, resolve_type, result_type, shape_of,
                    unsupported)
@@ -136,7 +137,8 @@ def _multi_output_ufunc(ufunc, inputs):
 
 
 def _positive(x):
-    return _ufunc_value(np.add, (x, 0)) if dtype_of(x) != np.bool_ else x
+    """A copy (NumPy's loop copies: np.positive(-0.0) is -0.0, where -0.0 + 0 is +0.0)."""
+    return copy_of(ensure_tracer(x)) if dtype_of(x) != np.bool_ else x
 
 
 def _trunc(x):
@@ -155,7 +157,35 @@ def _power(x, y):
     if not isinstance(y, Tracer) and np.ndim(y) == 0 and not isinstance(y, np.ndarray) \
             and y == 2 and dtype_of(x).kind in "fc" and result_type(x, y) == dtype_of(x):
         return _ufunc_value(np.multiply, (x, x))
-    return primitive_ufunc(np.power, (x, y))
+    dtype = result_type(x, y)
+    is_array = isinstance(x, np.ndarray) or isinstance(x, Tracer) and x.kind == "array"
+    if not is_array or dtype not in _FAST_POWERS_DTYPES or int(np.prod(shape_of(y))) != 1:
+        return primitive_ufunc(np.power, (x, y))
+    return _fast_power(convert(x, dtype), y, np.broadcast_shapes(shape_of(x), shape_of(y)))
+
+
+# NumPy's float power loops, when the exponent is one number (its inner-loop stride
+# is 0), computes these exponents with other operations than C's pow (POWER_FAST_PATH in
+# loops_umath_fp.dispatch.c.src): (-0.0) ** 0.5 is -0.0, not pow's +0.0, and sqrt is
+# correctly rounded where pow is not. A NumPy scalar's own `**` is C's pow.
+_FAST_POWERS_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+_FAST_POWERS = ((2.0, lambda b: call_ufunc(np.multiply, b, b)),
+                (0.5, lambda b: call_ufunc(np.sqrt, b)),
+                (1.0, lambda b: call_ufunc(np.positive, b)),
+                (-1.0, lambda b: call_ufunc(np.divide, 1.0, b)),
+                (0.0, lambda b: np_where(True, 1.0, b)))
+
+
+def _fast_power(base, y, shape):
+    if not isinstance(y, Tracer):
+        value = float(np.asarray(y).reshape(()))
+        fast = next((op for v, op in _FAST_POWERS if v == value), None)
+        result = primitive_ufunc(np.power, (base, y)) if fast is None else fast(base)
+        return broadcast_to(ensure_tracer(result), shape)
+    result = primitive_ufunc(np.power, (base, y))
+    for value, op in _FAST_POWERS:
+        result = np_where(call_ufunc(np.equal, y, value), op(base), result)
+    return result
 
 
 def _float_power(x, y):

@@ -13,15 +13,15 @@ import numpy as np
 
 from .autodiff import is_linear, partials, zero_jvp
 from .complex_functions import complex_power
-from .elementwise import (complex_parts, copysign, elementwise, in_aval, is_float, make_complex,
-                          zeros)
+from .elementwise import (complex_parts, copysign, divisor, elementwise, in_aval, is_float,
+                          make_complex, zeros)
 from .record import same_dtype_rule
 
 
 def floor_divide_lowering(ctx, x, y, **_):
     aval = in_aval(ctx)
     if is_float(aval):
-        return [_float_floor_divide(ctx, x, y, aval)]
+        return [_float_floor_divide(ctx, x, divisor(ctx, y, aval), aval)]
     zero = zeros(ctx, aval)
     one = ctx.constant(np.ones((), aval.dtype), aval)
     y_is_zero = ctx.compare("EQ", y, zero, aval)
@@ -82,6 +82,7 @@ def remainder_lowering(ctx, x, y, **_):
 
 def divide_lowering(ctx, x, y, **_):
     aval = in_aval(ctx)
+    y = divisor(ctx, y, aval)
     if aval.dtype.kind == "c":
         return [_complex_divide(ctx, x, y, aval)]
     return [ctx.binary("stablehlo.divide", x, y, aval)]
@@ -124,7 +125,7 @@ def reciprocal_lowering(ctx, x, **_):
     if aval.dtype.kind == "c":
         return [_complex_reciprocal(ctx, x, aval)]
     one = ctx.constant(np.ones((), aval.dtype), aval)
-    return [ctx.binary("stablehlo.divide", one, x, aval)]
+    return [ctx.binary("stablehlo.divide", one, divisor(ctx, x, aval), aval)]
 
 
 def _complex_reciprocal(ctx, z, aval):

@@ -105,6 +105,16 @@ def _sum(ctx, op_name: str, x, y, subtract: bool):
     return _zero_sum_sign(ctx, result, x, y, subtract, aval)
 
 
+def divisor(ctx, y, aval):
+    """y as a float divisor: through an optimization barrier, since XLA's simplifier rewrites
+    x / c and x / broadcast(b) into x * (1 / c), which is not x / c correctly rounded
+    (float32 -57.5 / 24 is -2.3958333; -57.5 * (1 / 24) is -2.3958335). XLA drops the barrier
+    after simplifying, so the division still fuses with what feeds it."""
+    if aval.dtype.kind not in "fc":
+        return y
+    return ctx.unary("stablehlo.optimization_barrier", y, aval)
+
+
 def _may_be_a_zero_constant(ctx, i) -> bool:
     if not ctx.is_constant(i):
         return False
@@ -320,6 +330,11 @@ def convert_lowering(ctx, x, *, new_dtype, weak_type=False):
         return [x]
     if aval_out.dtype == np.bool_:
         return [ctx.compare("NE", x, zeros(ctx, aval_in), aval_in)]
+    if aval_in.dtype == np.bool_ and is_float(aval_out):
+        # A select, not a convert: XLA rewrites convert(bool) * x into select(bool, x, 0),
+        # which loses NumPy's False * -0.5 == -0.0 and False * inf == nan.
+        one = ctx.constant(np.ones((), aval_out.dtype), aval_out)
+        return [ctx.select(x, one, zeros(ctx, aval_out), aval_out)]
     if aval_in.dtype.kind == "c" and aval_out.dtype.kind != "c":
         part = aval_in.update(dtype=np.real(np.zeros((), aval_in.dtype)).dtype)
         x = ctx.unary("stablehlo.real", x, aval_in, part)

@@ -15,7 +15,7 @@ from ..ir import ShapedArray
 from ..lowering import i64_array
 from .autodiff import linear_in
 from .batching import shifted
-from .elementwise import extremum, ordered
+from .elementwise import extremum, is_float, map_parts, ordered
 from .record import Primitive, register
 
 
@@ -75,8 +75,20 @@ def reduce_lowering(kind: str, ctx, x, *, axes):
         wide, wide_out = aval.update(dtype=np.dtype(np.float32)), out.update(dtype=np.float32)
         x = ctx.unary("stablehlo.convert", x, aval, wide)
         total = reduce_along(ctx, kind, x, axes, wide, wide_out)
-        return [ctx.unary("stablehlo.convert", total, wide_out, out)]
-    return [reduce_along(ctx, kind, x, axes, aval, out)]
+        total = ctx.unary("stablehlo.convert", total, wide_out, out)
+    else:
+        total = reduce_along(ctx, kind, x, axes, aval, out)
+    return [_positive_zero(ctx, total, out) if kind == "sum" and is_float(out) else total]
+
+
+def _positive_zero(ctx, total, aval):
+    """A zero sum as +0.0: NumPy's add.reduce starts from +0.0, so no sum of its is -0.0 (not
+    even of [-0.0], of one element or of none); XLA folds a sum over one element into that
+    element."""
+    if aval.dtype.kind == "c":
+        return map_parts(ctx, partial(_positive_zero, ctx), total, aval)
+    zero = ctx.constant(np.zeros((), aval.dtype), aval)
+    return ctx.select(ctx.compare("EQ", total, zero, aval), zero, total, aval)
 
 
 def reduce_along(ctx, kind: str, x, axes, aval, out):

@@ -1,7 +1,5 @@
 """Every failure `make fuzz` found, minimised: the scenario (setup, cell, changes between
-re-runs) must end as plain Python does, compared by the fuzzer's own oracle.
-
-The xfail ones are open, and belong to work done apart (values: the sign of a zero)."""
+re-runs) must end as plain Python does, compared by the fuzzer's own oracle."""
 import itertools
 
 import pytest
@@ -139,16 +137,73 @@ def test_an_attribute_set_in_the_cell_gets_the_value_not_a_tracer(shell, value):
                   f"cfg.out = {value}", ["a = a + 1"])
 
 
-@pytest.mark.xfail(strict=True, reason="XLA's algebraic simplifier turns convert(bool) * x into "
-                   "select(bool, x, 0): False * -0.5 gives +0.0 where NumPy gives -0.0")
 def test_a_bool_array_times_a_negative_float_keeps_the_sign_of_zero(shell):
     ends_as_plain(shell, "a = np.array([False, True])\ns = -0.5", "x0 = a * s")
 
 
-@pytest.mark.xfail(strict=True, reason="a sum over one element is that element for XLA (-0.0), "
-                   "where NumPy adds it to +0.0 and gives +0.0")
+BOOL_TIMES = ["x0 = a * w", "x0 = w * a", "w *= a", "x0 = (2 >= w) * w", "w *= (2 >= w)",
+              "x0 = a * -0.5", "x0 = np.multiply(w, a)", "x0 = a * w.astype(np.float32)",
+              "x0 = np.where(a, 1.0, 0.0) * w", "x0 = (a * w).sum()"]
+
+
+@pytest.mark.parametrize("cell", BOOL_TIMES)
+def test_false_times_a_float_is_numpys_signed_zero_or_nan(shell, cell):
+    """False * x is 0.0 * x: -0.0 for a negative x, NaN for inf and NaN (XLA's simplifier
+    would make it select(bool, x, 0))."""
+    ends_as_plain(shell, "a = np.array([False, True, False, False, False])\n"
+                  "w = np.array([-2.5, -0.5, np.inf, np.nan, 3.0])", cell, ["w = -w"])
+
+
 def test_a_sum_of_one_negative_zero_is_positive_zero(shell):
     ends_as_plain(shell, "w = np.array([-2.5, 0.0], dtype=np.float32)", "x0 = w.prod().sum()")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex128"])
+@pytest.mark.parametrize("cell", ["x0 = w.sum()", "x0 = w[:1].sum()", "x0 = w[:0].sum()",
+                                  "x0 = np.sum(w[:, None], axis=-1)", "x0 = w.mean()",
+                                  "x0 = np.sum(w[0])", "x0 = w.reshape(2, 2).sum(axis=0)"])
+def test_numpys_sums_start_from_positive_zero(shell, cell, dtype):
+    """NumPy's add.reduce starts from +0.0: no sum is -0.0, over one element or none either
+    (a cumulative sum starts from the first element and keeps it)."""
+    ends_as_plain(shell, f"w = np.full(4, -0.0, dtype=np.{dtype})", cell, ["w = -w"])
+
+
+def test_a_cumulative_sum_keeps_a_negative_zero(shell):
+    ends_as_plain(shell, "w = np.full(4, -0.0)", "x0 = np.cumsum(w)\nx1 = np.cumsum(w[:1])")
+
+
+@pytest.mark.parametrize("cell", ["a += a.mean()", "x0 = a / 3.0", "x0 = a / np.float32(1.5)",
+                                  "x0 = a // 0.3", "x0 = a % 0.3", "x0 = a.astype(np.float64) / 10",
+                                  "x0 = np.divide(a, 7)"])
+def test_a_division_by_a_constant_is_correctly_rounded(shell, cell):
+    """XLA rewrites x / c into x * (1 / c), off by an ulp (float32 -57.5 / 24): the compiled
+    division stays a division, as exact as NumPy's."""
+    ends_as_plain(shell, "a = np.full((2, 3, 4), -2.5, dtype=np.float32)\na[1, 2, 3] = 0",
+                  cell, ["a = a * 1.1"])
+
+
+@pytest.mark.parametrize("cell", ["x0 = np.sum(K, axis=-1)", "x0 = np.sum(K)", "x0 = np.max(K)",
+                                  "x0 = np.prod(s) + 1", "x0 = np.dot(K, K)", "x0 = np.argmax(K)",
+                                  "x0 = np.sum(True)"])
+def test_numpy_functions_of_python_scalars_give_numpy_scalars(shell, cell):
+    """np.sum(2.0) is np.float64(2.0), not the Python float 2.0."""
+    ends_as_plain(shell, "K = 2.0\ns = 3", cell, ["K = 4.0", "s = -1"])
+
+
+@pytest.mark.parametrize("cell", ["x0 = g(2)", "x0 = np.abs(g(2))", "x0 = g(a)", "x0 = g(2) + s",
+                                  "x0 = h(2)", "x0 = h2(a)"])
+@pytest.mark.parametrize("change", ["cfg.scale = 0.25", "cfg.scale = np.float32(3)",
+                                    "cfg.inner.k = 5", "D['k'] = 7.0", "L2[0] = 9.0"])
+def test_what_a_helper_without_source_reads_through_a_global_object_is_guarded(
+        shell, cell, change):
+    """Helpers defined where Python keeps no source (exec'd code, as the fuzzer's setup) run
+    as they are, and the trace bakes in what they read: the attributes and items of the
+    globals they name are guarded, so a changed one re-traces."""
+    ends_as_plain(shell, "a = np.arange(3.0)\ns = 2.0\nclass Cfg:\n    pass\ncfg = Cfg()\n"
+                  "cfg.scale = 0.5\ncfg.inner = Cfg()\ncfg.inner.k = 2\nD = {'k': 1.0}\n"
+                  "L2 = [1.0]\ndef g(v):\n    return v - cfg.scale\n"
+                  "def h(v):\n    return v * cfg.inner.k + D['k']\n"
+                  "def h2(v):\n    return v + L2[0]", cell, [change])
 
 
 def test_a_name_bound_to_an_output_aliases_it(shell):
@@ -259,3 +314,16 @@ def test_an_update_after_a_traced_loop_compiles_when_the_loop_ran(shell, after):
     outcome = ends_as_plain(shell, ALIAS_SETUP, f"i = 0\nx0 = a\nfor i in range(n):\n"
                             f"    x0 = x0 * 2\n{after}", ["n = 2", "n = 0", "n = 1"], "--traced n")
     assert len(outcome.fallbacks) == 1 and "no pass" in outcome.fallbacks[0]
+
+
+@pytest.mark.parametrize("cell", ["x0 = w ** K", "x0 = np.power(w, K)", "x0 = w ** 0.5",
+                                  "x0 = w ** 1", "x0 = w ** -1.0", "x0 = w ** 0",
+                                  "x0 = w.astype(np.float32) ** K", "x0 = np.positive(w)",
+                                  "x0 = (a * s) ** K"])
+def test_an_array_to_one_number_is_numpys_fast_power(shell, cell):
+    """NumPy's power loop computes x ** 0.5 as sqrt(x) (so (-0.0) ** 0.5 is -0.0), x ** 1 as
+    x, x ** -1 as 1 / x, x ** 0 as 1 and x ** 2 as x * x, for an exponent known at trace
+    time or one read at run time."""
+    ends_as_plain(shell, "w = np.array([-0.0, 2.0, np.inf, np.nan, -2.0, 9.0])\nK = 0.5\n"
+                  "a = np.array([False, True])\ns = -0.5",
+                  cell, ["K = 1.0", "K = 2.0", "K = -1.0", "K = 0.0", "K = 0.5"])
