@@ -126,10 +126,10 @@ def _value_and_targets(stmt) -> tuple[ast.expr | None, set[str]]:
         return stmt.value, set().union(*(_roots(t) for t in stmt.targets))
     if isinstance(stmt, ast.AugAssign):
         return stmt.value, _roots(stmt.target)
-    if isinstance(stmt, ast.Expr):      # `L.append(x)` updates L; another is the cell's value
-        call = stmt.value
+    if isinstance(stmt, ast.Expr):      # the cell's value (the last one is shown), and
+        call = stmt.value               # `L.append(x)` updates L (`np.exp(a)` updates nothing)
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
-            return call, _roots(call.func.value)
+            return call, (_roots(call.func.value) - {"np"}) | {VALUE}
         return call, {VALUE}
     return None, set()
 

@@ -119,4 +119,6 @@ def test_only_names_an_inexact_operation_reached_may_be_rounded():
     assert rounding("b = w", "x0 = a.sum()\nw *= x0").names == {"x0", "w", "b"}
     assert rounding("", "x0 = a\nx0 += np.tanh(w)").names == {"x0", "a"}
     assert rounding("", "x0 = np.exp(a)\nx0 + 1").names == {"x0", VALUE}
+    assert rounding("", "x0 = 2\nnp.exp(a)").names == {VALUE}     # a NumPy call as the value
+    assert rounding("", "x0 = 2\nnp.add(a, 1)").names == frozenset()
     assert rounding("", "cfg.out = a.mean()\nL.append(a)").names == {"cfg"}
