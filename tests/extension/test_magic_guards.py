@@ -7,24 +7,14 @@ import textwrap
 import numpy as np
 import psc_jit
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
 
 pytestmark = [pytest.mark.ipython, pytest.mark.xla]
 
-NAMES = ("Model", "m", "C", "cfg", "K", "W", "f", "g", "make", "set_k", "x", "y", "um", "fake", "pair",
-         "params", "idx", "Config", "n")
-
 
 @pytest.fixture
-def shell():
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "psc_jit")
-    ip.run_cell("import numpy as np")
-    ip.user_ns["x"] = np.arange(1.0, 7.0)
-    yield ip
-    for name in NAMES:
-        ip.user_ns.pop(name, None)
-    ip.user_ns["np"] = np
+def shell(magic_shell):
+    magic_shell.user_ns["x"] = np.arange(1.0, 7.0)
+    return magic_shell
 
 
 def magic(shell, cell: str, name: str):

@@ -10,22 +10,13 @@ import warnings
 import numpy as np
 import psc_jit
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
 
 pytestmark = [pytest.mark.ipython, pytest.mark.xla]
 
-NAMES = ("a", "b", "c", "d", "L", "G", "obj", "p", "x", "y", "h", "k", "w", "C", "j", "i",
-         "counter", "count", "last", "keep")
-
 
 @pytest.fixture
-def shell():
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "psc_jit")
-    ip.run_cell("import numpy as np")
-    yield ip
-    for name in NAMES:
-        ip.user_ns.pop(name, None)
+def shell(magic_shell):
+    return magic_shell
 
 
 def run(shell, cell, line="--quiet"):

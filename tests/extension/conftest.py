@@ -1,0 +1,18 @@
+"""The IPython shell the magic tests run cells in: IPython's one InteractiveShell with the
+extension loaded and NumPy imported; after a test the namespace is as it was before it (names
+the test added removed, names it rebound, `np` too, given back), so tests never see each
+other's values."""
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+
+@pytest.fixture
+def magic_shell():
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "psc_jit")
+    ip.run_cell("import numpy as np")
+    before = dict(ip.user_ns)
+    yield ip
+    for name in set(ip.user_ns) - set(before):
+        del ip.user_ns[name]
+    ip.user_ns.update(before)
