@@ -20,10 +20,21 @@ result widened to float64 keeps its float32 error, hence the narrowest type. Eve
 stays exact: dtypes and types, integers and bools, which elements are NaN, infinities, zeros
 and their signs, and every name no inexact operation reached (+, -, *, / and sqrt are
 correctly rounded on both sides; the setup's helpers use only those).
+
+A relative allowance cannot follow a rounding through cancellation: `(K ** a) % 2` turns one
+ulp of 46.77 into 5e-6 relative of 0.77. So a value that differs past it is checked once
+more (`rounding_explains`): the plain scenario is replayed with every inexact operation of
+the cell rounded ROUNDING_ULPS units up or down (each call site one way, every combination
+of up to ROUNDING_SITES sites, a fixed sample beyond), and the compiled element must lie
+between the smallest and largest replayed values (with the relative allowance), or equal a
+replayed one where it is not a finite non-zero float. Compiled code then equals what plain
+Python gives for some rounding of its inexact operations, element by element.
 """
 from __future__ import annotations
 
 import ast
+import itertools
+import random
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -243,3 +254,157 @@ def _category(diff: str) -> str:
         if words in diff:
             return category
     return "value"
+
+
+ROUNDING_ULPS = 4       # per inexact operation: NumPy's own accuracy tests allow up to 4
+ROUNDING_SITES = 5      # all 2 ** n directions up to this many call sites, a sample beyond
+ROUNDER = "__rounded__"
+
+
+class _MarkInexact(ast.NodeTransformer):
+    """Wraps each inexact operation of a cell (INEXACT) in a call of ROUNDER with its site."""
+
+    def __init__(self):
+        self.sites = 0
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        return self._wrap(node) if isinstance(node.op, ast.Pow) else node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        is_inexact = INEXACT.search(ast.unparse(node.func) + "(")
+        return self._wrap(node) if is_inexact else node
+
+    def _wrap(self, node):
+        self.sites += 1
+        call = ast.Call(ast.Name(ROUNDER, ast.Load()), [node, ast.Constant(self.sites - 1)], [])
+        return ast.copy_location(call, node)
+
+
+def marked_cell(cell: str) -> tuple[str, int]:
+    """The cell with its inexact operations wrapped in ROUNDER calls, and how many there are."""
+    marker = _MarkInexact()
+    tree = ast.fix_missing_locations(marker.visit(ast.parse(cell)))
+    return ast.unparse(tree), marker.sites
+
+
+def shifted(value, direction: int, ulps: int = ROUNDING_ULPS):
+    """`value` moved `ulps` units of its own float type up (+1) or down (-1): its finite
+    non-zero float elements only, its type and dtype kept."""
+    if isinstance(value, complex) or (isinstance(value, (np.ndarray, np.generic))
+                                      and value.dtype.kind == "c"):
+        moved = shifted(np.real(value), direction, ulps) + \
+            1j * shifted(np.imag(value), direction, ulps)
+        return type(value)(moved) if not isinstance(value, np.ndarray) else \
+            moved.astype(value.dtype)
+    if isinstance(value, float) or (isinstance(value, (np.ndarray, np.generic))
+                                    and value.dtype.kind == "f"):
+        array = np.asarray(value)
+        with np.errstate(all="ignore"):
+            step = np.where(np.isfinite(array) & (array != 0),
+                            direction * ulps * np.abs(np.spacing(array)), 0).astype(array.dtype)
+            moved = array + step
+        return moved if isinstance(value, np.ndarray) else type(value)(moved[()])
+    return value
+
+
+def rounding_directions(sites: int) -> list[tuple[int, ...]]:
+    if sites <= ROUNDING_SITES:
+        return list(itertools.product((-1, 1), repeat=sites))
+    draw = random.Random(sites)
+    return [tuple(draw.choice((-1, 1)) for _ in range(sites)) for _ in range(2 ** ROUNDING_SITES)]
+
+
+def replays(setup: str, cell: str, steps: list[str | None]) -> list[tuple[dict, object]]:
+    """(namespace, the last run's value) after `steps` (a change's source, or None: a run of
+    the cell), replayed plain from `setup` once per combination of rounding directions of the
+    cell's inexact operations; a replay that raises where the first did not is left out."""
+    marked, sites = marked_cell(cell)
+    found = []
+    for directions in rounding_directions(sites):
+        ns: dict = {"np": np, ROUNDER: lambda v, site, d=directions: shifted(v, d[site])}
+        if run_source(setup, ns)[1] is not None:
+            continue
+        value, error = None, None
+        for source in steps:
+            value, error = run_source(source or marked, ns)
+        if error is None:
+            found.append((ns, value))
+    return found
+
+
+def envelope_difference(candidates: list, got, where: str, rtol: float) -> str | None:
+    """Why `got` is none of `candidates` (plain values under the roundings of `replays`, the
+    unrounded one first), element by element; None when each element is explained."""
+    first = candidates[0]
+    if any(difference(c, got, where, rtol) is None for c in candidates):
+        return None
+    if isinstance(first, (list, tuple)) and all(isinstance(c, type(first)) and len(c) ==
+                                                len(first) for c in candidates) \
+            and len(got) == len(first):
+        return next((d for i in range(len(first)) if (d := envelope_difference(
+            [c[i] for c in candidates], got[i], f"{where}[{i}]", rtol))), None)
+    if isinstance(first, dict) and all(isinstance(c, dict) and set(c) == set(first)
+                                       for c in candidates) and set(got) == set(first):
+        return next((d for k in first if (d := envelope_difference(
+            [c[k] for c in candidates], got[k], f"{where}[{k!r}]", rtol))), None)
+    if not all(_same_kind_of_number(c, got) for c in candidates):
+        return difference(first, got, where, rtol)
+    stack = np.stack([np.asarray(c) for c in candidates])
+    if _elements_explained(stack, np.asarray(got), rtol).all():
+        return None
+    return difference(first, got, where, rtol)
+
+
+def _same_kind_of_number(want, got) -> bool:
+    """Both numbers or arrays of one type, dtype and shape (elements aside)."""
+    numbers = (np.ndarray, np.generic, float, complex, int)
+    return isinstance(want, numbers) and isinstance(got, numbers) and \
+        (type(want).__qualname__ == type(got).__qualname__ or
+         {type(want), type(got)} == {float, np.float64}) and \
+        np.result_type(want) == np.result_type(got) and np.shape(want) == np.shape(got)
+
+
+def _elements_explained(stack: np.ndarray, got: np.ndarray, rtol: float) -> np.ndarray:
+    """Which elements of `got` equal a candidate's (in `stack`, one per row: signs of zeros
+    and NaN included), or lie, finite and non-zero, within the candidates' range widened by
+    `rtol`."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        same = np.zeros(got.shape, bool)
+        for candidate in stack:
+            same |= (candidate == got) & (np.signbit(np.real(candidate)) ==
+                                          np.signbit(np.real(got)))
+            same |= np.isnan(candidate) & np.isnan(got) if got.dtype.kind in "fc" else False
+        if got.dtype.kind not in "fc":
+            return same
+        parts = (np.real, np.imag) if got.dtype.kind == "c" else (np.real,)
+        inside = np.ones(got.shape, bool)
+        for part in parts:
+            low, high, value = part(stack).min(0), part(stack).max(0), part(got)
+            slack = rtol * np.maximum(np.abs(low), np.abs(high))
+            inside &= np.isfinite(value) & (value != 0) & np.isfinite(low) & \
+                np.isfinite(high) & (low - slack <= value) & (value <= high + slack)
+        return same | inside
+
+
+def rounding_explains(setup: str, cell: str, steps: list[str | None], names,
+                      plain: dict, magic: dict, values, allowed: Rounding) -> bool:
+    """Whether every name (and the cell's value, `values`: plain's and compiled's) compiled
+    is what plain gives under some rounding of the cell's inexact operations (`replays`)."""
+    found = replays(setup, cell, steps)
+    if not found:
+        return False
+    for name in sorted(names):
+        want, got = plain.get(name, MISSING), magic.get(name, MISSING)
+        if want is MISSING or got is MISSING:
+            if (want is MISSING) != (got is MISSING):
+                return False
+            continue
+        candidates = [want] + [ns.get(name, MISSING) for ns, _ in found]
+        candidates = [c for c in candidates if c is not MISSING]
+        if envelope_difference(candidates, got, name, allowed.of(name)) is not None:
+            return False
+    candidates = [values[0]] + [value for _, value in found]
+    return envelope_difference(candidates, values[1], "value", allowed.of(VALUE)) is None

@@ -122,3 +122,29 @@ def test_only_names_an_inexact_operation_reached_may_be_rounded():
     assert rounding("", "x0 = 2\nnp.exp(a)").names == {VALUE}     # a NumPy call as the value
     assert rounding("", "x0 = 2\nnp.add(a, 1)").names == frozenset()
     assert rounding("", "cfg.out = a.mean()\nL.append(a)").names == {"cfg"}
+
+
+def test_the_oracle_replays_roundings_through_cancellation_and_nothing_more():
+    """(K ** a) % 2: one ulp of the float32 power is 5e-6 relative of the remainder; plain
+    replayed with its power rounded down gives it, so it is explained; a value off by 1e-4 is
+    not, nor an integer that no rounding gives."""
+    from cell_oracle import marked_cell, rounding_explains, shifted
+    assert marked_cell("x1 = (K ** a) % 2\ny = np.exp(a).sum()")[1] == 3
+    assert shifted(np.float32(1.0), 1) == np.float32(1.0) + 4 * np.finfo(np.float32).eps
+    assert np.array_equal(shifted(np.array([0.0, -0.0, np.inf]), -1), [0.0, -0.0, np.inf])
+    assert type(shifted(2.0, 1)) is float and type(shifted(np.float32(2), 1)) is np.float32
+    setup = "a = np.array([3.5, -2.5], dtype=np.float32)\nK = 3.0"
+    cell = "x1 = (K ** a) % 2\nx2 = np.floor(K ** a).astype(np.int64)"
+    plain = {"np": np}
+    exec(setup, plain)
+    exec(cell, plain)
+    names, allowed = {"a", "K", "x1", "x2"}, rounding(setup, cell)
+
+    def explained(**changed):
+        return rounding_explains(setup, cell, [None], names, plain, {**plain, **changed},
+                                 (None, None), allowed)
+    up = np.float32(np.float32(3.0) ** np.float32(3.5) + 2 * np.spacing(np.float32(46.7))) % 2
+    assert explained(x1=np.array([up, plain["x1"][1]], np.float32))
+    assert not explained(x1=plain["x1"] + np.float32(1e-4))
+    assert not explained(x2=plain["x2"] + 1)
+    assert not explained(x1=plain["x1"].astype(np.float64))
