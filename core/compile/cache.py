@@ -164,6 +164,7 @@ class CacheRecord:
     created: float = field(default_factory=time.time)
     guards: str = ""
     alive: bool = True
+    hits_when_placed: int = field(default=0, repr=False)    # see TraceCache._evict_least_recent
 
     @functools.cached_property
     def signature_text(self) -> str:
@@ -229,10 +230,11 @@ class TraceCache(_Observable):
 
     def record_hit(self, record: CacheRecord) -> None:
         """Count a hit. Hits are told to subscribers but not kept in the event history (they
-        are counted per record), so that re-runs never push a miss's reason out of it."""
+        are counted per record), so that re-runs never push a miss's reason out of it. A hit
+        does not reorder the LRU (it is on the path of every cached call): the count tells
+        eviction that the record was used (`_evict_least_recent`)."""
         record.hits += 1
         self.hits += 1
-        self._lru.move_to_end(record)
         if self._subscribers:
             event = CacheEvent("trace", "hit", record.owner)
             for callback in self._subscribers:
@@ -260,13 +262,24 @@ class TraceCache(_Observable):
         while len(variants) > self.MAX_VARIANTS:
             self._evict(variants[-1])
         while len(self._lru) > self.maxsize:
-            self._evict(next(iter(self._lru)))
+            self._evict_least_recent()
         return record
 
     def resize(self, maxsize: int) -> None:
         self.maxsize = maxsize
         while len(self._lru) > self.maxsize:
-            self._evict(next(iter(self._lru)))
+            self._evict_least_recent()
+
+    def _evict_least_recent(self) -> None:
+        """Evict the record used least recently: the LRU's oldest, where a record hit since it
+        was put at the end goes back to the end instead (its hits are its uses)."""
+        while True:
+            record = next(iter(self._lru))
+            if record.hits == record.hits_when_placed:
+                self._evict(record)
+                return
+            record.hits_when_placed = record.hits
+            self._lru.move_to_end(record)
 
     def _evict(self, record: CacheRecord) -> None:
         owner_key, signature = self._lru.pop(record)

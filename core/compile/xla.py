@@ -162,13 +162,30 @@ class ResultView:
                            {"__slots__": ("owner",)})
 
     @staticmethod
-    def of(aval: ShapedArray) -> ResultView:
-        return ResultView(aval) if aval.nbytes else EmptyResultView(aval)
+    def of(aval: ShapedArray, inline: bool) -> ResultView:
+        """`inline`: the result comes from the inline client, whose runs have ended when they
+        return (no wait: asking costs a small call about a microsecond)."""
+        if not aval.nbytes:
+            return EmptyResultView(aval)
+        return InlineResultView(aval) if inline else ResultView(aval)
 
     def __call__(self, result) -> np.ndarray:
         try:                           # the execution may be asynchronous: wait for the values
             if not result.is_ready():
                 result.block_until_ready()
+            address = result.unsafe_buffer_pointer()    # (a failed run's result has none)
+        except Exception as err:       # jaxlib raises its own JaxRuntimeError; keep its text
+            raise _run_failed(err) from err
+        memory = self.holder.from_address(address)
+        memory.owner = result
+        return np.ndarray(self.shape, self.dtype, memory)
+
+
+class InlineResultView(ResultView):
+    """A result of the inline client: its run ended on the calling thread before it returned."""
+
+    def __call__(self, result) -> np.ndarray:
+        try:
             address = result.unsafe_buffer_pointer()    # (a failed run's result has none)
         except Exception as err:       # jaxlib raises its own JaxRuntimeError; keep its text
             raise _run_failed(err) from err
@@ -207,7 +224,7 @@ class Executable:
         self._large = slots if any(slot.large for slot in slots) else []   # [] : none staged
         self._handlers = [_jax.array_result_handler(aval, sharding, True, _skip_checks=True)
                           for aval in self.out_avals]
-        self._results = [ResultView.of(aval) for aval in self.out_avals]
+        self._results = [ResultView.of(aval, inline) for aval in self.out_avals]
         self._put = _jax.batched_device_put
         self._zero_copy = _jax.HostBufferSemantics.ZERO_COPY
         self._run = loaded.execute_sharded

@@ -23,17 +23,26 @@ correctly rounded on both sides; the setup's helpers use only those).
 
 A relative allowance cannot follow a rounding through cancellation: `(K ** a) % 2` turns one
 ulp of 46.77 into 5e-6 relative of 0.77. So a value that differs past it is checked once
-more (`rounding_explains`): the plain scenario is replayed with every inexact operation of
+more (`replay_explains`): the plain scenario is replayed with every inexact operation of
 the cell rounded ROUNDING_ULPS units up or down (each call site one way, every combination
 of up to ROUNDING_SITES sites, a fixed sample beyond), and the compiled element must lie
 between the smallest and largest replayed values (with the relative allowance), or equal a
 replayed one where it is not a finite non-zero float. Compiled code then equals what plain
 Python gives for some rounding of its inexact operations, element by element.
+
+XLA's CPU client runs programs with subnormal floats flushed to zero (results) and read as
+zero (operands), as jax.jit does on the CPU; psc_jit documents it (README). The replays are
+therefore run twice: as NumPy runs, and with the processor's flush-to-zero and
+denormals-are-zero modes set (`flushing_subnormals`), so that NumPy flushes as XLA does.
 """
 from __future__ import annotations
 
 import ast
+import contextlib
+import ctypes
+import ctypes.util
 import itertools
+import platform
 import random
 import re
 import warnings
@@ -319,19 +328,53 @@ def rounding_directions(sites: int) -> list[tuple[int, ...]]:
 def replays(setup: str, cell: str, steps: list[str | None]) -> list[tuple[dict, object]]:
     """(namespace, the last run's value) after `steps` (a change's source, or None: a run of
     the cell), replayed plain from `setup` once per combination of rounding directions of the
-    cell's inexact operations; a replay that raises where the first did not is left out."""
+    cell's inexact operations, with subnormals kept and flushed; a replay that raises is left
+    out."""
     marked, sites = marked_cell(cell)
     found = []
-    for directions in rounding_directions(sites):
-        ns: dict = {"np": np, ROUNDER: lambda v, site, d=directions: shifted(v, d[site])}
-        if run_source(setup, ns)[1] is not None:
-            continue
-        value, error = None, None
-        for source in steps:
-            value, error = run_source(source or marked, ns)
-        if error is None:
-            found.append((ns, value))
+    for flush in (False, True):
+        for directions in rounding_directions(sites):
+            with flushing_subnormals(flush):
+                found += _replay(setup, marked, steps, directions)
     return found
+
+
+def _replay(setup: str, marked: str, steps, directions) -> list[tuple[dict, object]]:
+    ns: dict = {"np": np, ROUNDER: lambda v, site: shifted(v, directions[site])}
+    if run_source(setup, ns)[1] is not None:
+        return []
+    value, error = None, None
+    for source in steps:
+        value, error = run_source(source or marked, ns)
+    return [] if error is not None else [(ns, value)]
+
+
+# The processor's modes that flush subnormal results to zero and read subnormal operands as
+# zero: x86-64 MXCSR's FTZ and DAZ bits (the last word of glibc's fenv_t), AArch64 FPCR's FZ.
+_FLUSH_BITS = {"x86_64": (8, 7, 0x8040), "aarch64": (2, 0, 1 << 24)}
+
+
+@contextlib.contextmanager
+def flushing_subnormals(on: bool = True):
+    """NumPy's arithmetic on this thread with subnormals flushed to zero, as XLA:CPU runs
+    (`on`); a no-op when off, and an error where the modes are unknown."""
+    if not on:
+        yield
+        return
+    words, index, bits = _FLUSH_BITS[platform.machine()]
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    env = (ctypes.c_uint32 * words)()
+    if libm.fegetenv(env):
+        raise OSError("fegetenv failed")
+    saved = env[index]
+    env[index] = saved | bits
+    libm.fesetenv(env)
+    try:
+        yield
+    finally:
+        libm.fegetenv(env)
+        env[index] = (env[index] & ~bits) | (saved & bits)
+        libm.fesetenv(env)
 
 
 def envelope_difference(candidates: list, got, where: str, rtol: float) -> str | None:
@@ -389,10 +432,11 @@ def _elements_explained(stack: np.ndarray, got: np.ndarray, rtol: float) -> np.n
         return same | inside
 
 
-def rounding_explains(setup: str, cell: str, steps: list[str | None], names,
-                      plain: dict, magic: dict, values, allowed: Rounding) -> bool:
+def replay_explains(setup: str, cell: str, steps: list[str | None], names,
+                    plain: dict, magic: dict, values, allowed: Rounding) -> bool:
     """Whether every name (and the cell's value, `values`: plain's and compiled's) compiled
-    is what plain gives under some rounding of the cell's inexact operations (`replays`)."""
+    is what plain gives under some rounding of the cell's inexact operations, with subnormals
+    kept or flushed (`replays`)."""
     found = replays(setup, cell, steps)
     if not found:
         return False

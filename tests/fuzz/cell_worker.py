@@ -16,7 +16,7 @@ import warnings
 from pathlib import Path
 
 from cellgen import Scenario
-from cell_oracle import (VALUE, Outcome, compare_step, difference, rounding, rounding_explains,
+from cell_oracle import (VALUE, Outcome, compare_step, difference, replay_explains, rounding,
                          run_source)
 
 HERE = Path(__file__).resolve().parent
@@ -46,7 +46,7 @@ def run_scenario(shell, scenario: Scenario, label: str) -> Outcome:
         steps.append((f"run {i + 1}", None))
     line = f"--quiet --no-compare --name {label} {scenario.flags}"
     allowed = rounding(scenario.setup, scenario.cell, scenario.changes)
-    replayed: list[str | None] = []     # the steps after the setup, for rounding_explains
+    replayed: list[str | None] = []     # the steps after the setup, for replay_explains
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         for step, source in steps:
@@ -68,9 +68,9 @@ def run_scenario(shell, scenario: Scenario, label: str) -> Outcome:
                 failure = ("value", f"{step}: the cell's value: {d}")
             if step != "setup":
                 replayed.append(source)
-            if failure is not None and failure[0] == "value" and allowed.names and \
-                    rounding_explains(scenario.setup, scenario.cell, replayed, names, plain,
-                                      shell.user_ns, (want[0], got[0]), allowed):
+            if failure is not None and failure[0] == "value" and \
+                    replay_explains(scenario.setup, scenario.cell, replayed, names, plain,
+                                    shell.user_ns, (want[0], got[0]), allowed):
                 failure = None
             outcome.failure = outcome.failure or failure
             if outcome.failure or (source is not None and want[1] is not None):

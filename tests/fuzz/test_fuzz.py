@@ -128,7 +128,7 @@ def test_the_oracle_replays_roundings_through_cancellation_and_nothing_more():
     """(K ** a) % 2: one ulp of the float32 power is 5e-6 relative of the remainder; plain
     replayed with its power rounded down gives it, so it is explained; a value off by 1e-4 is
     not, nor an integer that no rounding gives."""
-    from cell_oracle import marked_cell, rounding_explains, shifted
+    from cell_oracle import marked_cell, replay_explains, shifted
     assert marked_cell("x1 = (K ** a) % 2\ny = np.exp(a).sum()")[1] == 3
     assert shifted(np.float32(1.0), 1) == np.float32(1.0) + 4 * np.finfo(np.float32).eps
     assert np.array_equal(shifted(np.array([0.0, -0.0, np.inf]), -1), [0.0, -0.0, np.inf])
@@ -141,10 +141,20 @@ def test_the_oracle_replays_roundings_through_cancellation_and_nothing_more():
     names, allowed = {"a", "K", "x1", "x2"}, rounding(setup, cell)
 
     def explained(**changed):
-        return rounding_explains(setup, cell, [None], names, plain, {**plain, **changed},
+        return replay_explains(setup, cell, [None], names, plain, {**plain, **changed},
                                  (None, None), allowed)
     up = np.float32(np.float32(3.0) ** np.float32(3.5) + 2 * np.spacing(np.float32(46.7))) % 2
     assert explained(x1=np.array([up, plain["x1"][1]], np.float32))
     assert not explained(x1=plain["x1"] + np.float32(1e-4))
     assert not explained(x2=plain["x2"] + 1)
     assert not explained(x1=plain["x1"].astype(np.float64))
+
+
+def test_the_oracle_flushes_subnormals_only_when_asked():
+    from cell_oracle import flushing_subnormals
+    tiny = np.array([5.877472e-39], np.float32)
+    with flushing_subnormals():
+        assert (tiny * np.float32(0.5))[0] == 0 and (tiny + 0)[0] == 0
+    assert (tiny * np.float32(0.5))[0] == np.float32(2.938736e-39)
+    with flushing_subnormals(False):
+        assert (tiny + 0)[0] == tiny[0]

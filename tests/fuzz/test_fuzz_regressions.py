@@ -335,3 +335,11 @@ def test_a_rounded_power_amplified_by_a_remainder_ends_as_plain(shell):
     power rounds down, which the oracle's replay with rounded inexact operations finds."""
     ends_as_plain(shell, "a = np.array([0.5, -2.5, -2.5, -2.5], dtype=np.float32)\nK = 2.0",
                   "a[0] += 1.5\nx0 = a\nx1 = ((K ** a) % 2)", ["K = 3.0"])
+
+
+def test_a_subnormal_result_is_flushed_as_xla_flushes_it(shell):
+    """XLA's CPU client flushes subnormal float results to zero (as jax.jit does; README):
+    the fourth run reaches 0.5 ** 128 = 2.9e-39 in float32 plain and 0 compiled, which is
+    what NumPy gives with the processor's flush-to-zero mode set: the oracle replays it so."""
+    ends_as_plain(shell, "a = np.array([[-2.5, -0.5], [-2.5, -1.0]], dtype=np.float32)\nK = 2.0",
+                  "a[:] *= a[::-1]\na[:] *= a[0]", ["K = 3.0", "K = 3.0", "K = 3.0"])
