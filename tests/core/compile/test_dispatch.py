@@ -5,7 +5,7 @@ through the runner without a notebook)."""
 import numpy as np
 import pytest
 from psc_jit.core import TRACE_CACHE, jit
-from psc_jit.core.compile.cache import TraceCache
+from psc_jit.core.compile.cache import Signature, TraceCache
 from psc_jit.runner import CellRunner, Options
 
 pytestmark = pytest.mark.xla
@@ -133,3 +133,20 @@ def test_a_positional_only_parameter_given_by_keyword_is_refused_as_python_does(
 def call_spec_of(jitted, args, kwargs):
     from psc_jit.core.compile.signature import call_spec
     return call_spec(jitted.arguments(args, kwargs), jitted.static_names, jitted.traced_names)
+
+
+def test_a_record_hit_since_it_was_placed_outlives_one_that_was_not():
+    """Hits do not reorder the LRU (they are on every cached call's path); eviction reads
+    their count instead: a record used since it was placed goes back to the end (a second
+    chance), the unused one goes."""
+    cache = TraceCache(maxsize=2)
+    first = cache.insert("f", "f", Signature(0, ()), object())
+    second = cache.insert("f", "f", Signature(1, ()), object())
+    cache.record_hit(first)
+    third = cache.insert("f", "f", Signature(2, ()), object())
+    assert first.alive and not second.alive and third.alive
+    fourth = cache.insert("f", "f", Signature(3, ()), object())
+    assert first.alive and not third.alive          # first went back behind third
+    fifth = cache.insert("f", "f", Signature(4, ()), object())
+    assert not first.alive and fourth.alive and fifth.alive     # no hit since
+    assert cache.evictions == 3 and cache.hits == 1 and first.hits == 1
