@@ -515,16 +515,16 @@ def _masked_assign(x: Tracer, idx: tuple, value) -> None:
     data = in_data_coordinates(value, target, MASKED_VALUE_HINT)
     if isinstance(data, Tracer) and data.ndim > view.ndim:
         raise target.refuse("assigning an array with more axes to x[mask]", MASKED_VALUE_HINT)
-    new = fit_value(data, view.shape, x.dtype)
+    new = fit_value(data, view.shape, x.dtype, masked=True)
     if view.size:
         view.assign(np_where(target.mask_in_data(), new, view))
 
 
 # -- writing ----------------------------------------------------------------------------------
 
-def fit_value(value, shape, dtype, advanced: bool = False) -> Tracer:
+def fit_value(value, shape, dtype, advanced: bool = False, masked: bool = False) -> Tracer:
     """value cast (as NumPy's setitem casts) and broadcast to shape, or NumPy's error (which
-    words it differently for advanced indices)."""
+    words it differently for advanced indices; a boolean mask casts as they do)."""
     shape = tuple(shape)
     value_shape = value.shape if isinstance(value, Tracer) else tuple(np.shape(value))
     fitted = value_shape
@@ -537,7 +537,7 @@ def fit_value(value, shape, dtype, advanced: bool = False) -> Tracer:
                              f"{_shape_text(shape)}")
         raise ValueError(f"could not broadcast input array from shape {_shape_text(value_shape)} "
                          f"into shape {_shape_text(shape)}")
-    value = _cast_for_setitem(value, np.dtype(dtype))
+    value = _cast_for_setitem(value, np.dtype(dtype), advanced or masked)
     return broadcast_to(reshape(value, fitted), shape)
 
 
@@ -551,16 +551,23 @@ def _shape_text(shape) -> str:
     return "(" + ",".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 
 
-def _cast_for_setitem(value, dtype: np.dtype) -> Tracer:
+def _cast_for_setitem(value, dtype: np.dtype, advanced: bool = False) -> Tracer:
+    """value cast to dtype as NumPy's setitem casts it. A float scalar into an integer array
+    goes through int() (NaN, infinity and values out of range raise) when it is a Python
+    float, or a NumPy float written through a basic index into signed integers; other
+    values are cast as astype casts them."""
     if not isinstance(value, Tracer):
-        if np.ndim(value) == 0 and not isinstance(value, np.ndarray):
+        if np.ndim(value) == 0 and not isinstance(value, np.ndarray) and \
+                not (advanced and isinstance(value, np.generic)):
             np.empty((), dtype)[()] = value     # NumPy's own error (complex into real, nan into int)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
             return ensure_tracer(np.asarray(value).astype(dtype))
     if value.dtype.kind == "c" and dtype.kind != "c" and value.kind == "python":
         np.empty((), dtype)[()] = 1j     # NumPy's TypeError for a Python complex into reals
-    if value.dtype.kind == "f" and dtype.kind in "iu" and value.kind == "python":
+    if value.dtype.kind == "f" and dtype.kind in "iu" and (
+            value.kind == "python" or value.kind == "scalar" and dtype.kind == "i"
+            and not advanced):
         require_int_convertible(value, dtype)
     if value.dtype.kind == "c" and dtype.kind != "c":
         warnings.warn("Casting complex values to real discards the imaginary part",

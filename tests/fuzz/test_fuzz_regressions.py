@@ -343,3 +343,17 @@ def test_a_subnormal_result_is_flushed_as_xla_flushes_it(shell):
     what NumPy gives with the processor's flush-to-zero mode set: the oracle replays it so."""
     ends_as_plain(shell, "a = np.array([[-2.5, -0.5], [-2.5, -1.0]], dtype=np.float32)\nK = 2.0",
                   "a[:] *= a[::-1]\na[:] *= a[0]", ["K = 3.0", "K = 3.0", "K = 3.0"])
+
+
+@pytest.mark.parametrize("cell", ["a[0] = np.abs(w.prod())", "a[0:1] = w.prod()",
+                                  "a[...] = w.prod()", "a[0] += w.prod()", "a[[0]] = w.prod()",
+                                  "a[a == 0] = w.prod()", "u[0] = -w.prod()",
+                                  "a[1] = w.sum() / 0", "a[[0]] = np.float64(1e30)"])
+def test_a_float_scalar_into_integers_converts_as_numpy_setitem_does(shell, cell):
+    """NumPy writes a NumPy float scalar into signed integers through a basic index with
+    int(): NaN, infinity and values out of range raise (OverflowError: Python int too large
+    to convert to C long); through an integer-array index or a mask, and into unsigned
+    integers, it casts as astype does. The fuzzer found `a[0] = np.abs(b.prod())`."""
+    ends_as_plain(shell, "a = np.zeros(4, dtype=np.int64)\nu = np.zeros(4, dtype=np.uint8)\n"
+                  "w = np.full(24, 1.5, dtype=np.float32)", cell,
+                  ["w = w + 8", "a = np.zeros(4, dtype=np.int64)"])
