@@ -41,6 +41,7 @@ from .compile.signature import CallSpec
 from .compile.timing import copy_inputs, largest_difference, time_runs
 from .compile.units import fmt_bytes, fmt_count, fmt_seconds, fmt_speedup
 from .compile.xla import XlaError
+from .compile.hostmemory import align_new_arrays
 from .compile.hostmemory import aligned_copy as aligned
 from .control.api import cond, fori_loop, scan, switch, while_loop
 from .control.cell import CellAnalysis, analyze_cell, make_cell_function, parse_cell
@@ -61,7 +62,8 @@ __all__ = [
     "fori_loop", "while_loop", "cond", "switch", "scan",
     "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "vmap",
     "TraceError", "ConcretizationError", "UnsupportedError", "DataDependentShapeError",
-    "BudgetExceeded", "LoweringError", "XlaError", "aligned", "Budget", "budget",
+    "BudgetExceeded", "LoweringError", "XlaError", "aligned", "align_new_arrays", "Budget",
+    "budget",
     "current_budget", "set_budget",
     "GraphTypeError", "check_graph",
     "TRACE_CACHE", "EXECUTABLE_CACHE", "DISK_CACHE", "DiskCache", "DiskCacheWarning",

@@ -41,6 +41,8 @@ def _report_text(report, printer, cycle) -> None:
 
 
 def unload_ipython_extension(ipython) -> None:
+    from .core import align_new_arrays
+    align_new_arrays(False)
     magics = ipython.magics_manager.registry.pop("PscJitMagics", None)
     if magics is not None:
         ipython.magics_manager.magics["cell"].pop("psc_jit", None)

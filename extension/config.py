@@ -12,7 +12,8 @@ from __future__ import annotations
 from traitlets import Bool, Float, Int, Unicode, observe
 from traitlets.config import Configurable
 
-from .core import DISK_CACHE, EXECUTABLE_CACHE, TRACE_CACHE, current_budget, set_budget
+from .core import (DISK_CACHE, EXECUTABLE_CACHE, TRACE_CACHE, align_new_arrays,
+                   current_budget, set_budget)
 
 
 class PscJit(Configurable):
@@ -52,6 +53,16 @@ class PscJit(Configurable):
     def _disk_cache_changed(self, change) -> None:
         DISK_CACHE.configure(self.cache_dir or None, enabled=self.disk_cache,
                              max_bytes=self.disk_cache_bytes)
+
+    align_arrays = Bool(True, help=(
+        "Allocate NumPy arrays made after the extension loads 64-byte aligned, so that they go "
+        "into compiled cells without a copy (NumPy's own allocator aligns to 16 bytes, and "
+        "XLA copies such an input on every call). Arrays made before keep their memory."
+    )).tag(config=True)
+
+    @observe("align_arrays")
+    def _align_arrays_changed(self, change) -> None:
+        align_new_arrays(change["new"])
 
     @observe("cache_size")
     def _cache_size_changed(self, change) -> None:

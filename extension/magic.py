@@ -10,7 +10,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from .config import PscJit
-from .core import DISK_CACHE, EXECUTABLE_CACHE, TRACE_CACHE
+from .core import DISK_CACHE, EXECUTABLE_CACHE, TRACE_CACHE, align_new_arrays
 from .runner import CellRunner, Options
 
 
@@ -40,6 +40,7 @@ class PscJitMagics(Magics):
         super().__init__(shell)
         self.runner = CellRunner(shell.user_ns)
         self.settings = _settings(shell)
+        align_new_arrays(self.settings.align_arrays)
 
     @magic_arguments()
     @argument("--static", action="append", metavar="NAMES",

@@ -1,7 +1,10 @@
-"""Host memory the CPU client reads in place: 64-byte-aligned arrays, and the staging
-buffers a large misaligned input is copied into (one memcpy into memory already mapped,
-instead of jaxlib's fresh allocation on every call). No jaxlib here: compile/xla.py uses it."""
+"""Host memory the CPU client reads in place: 64-byte-aligned arrays, NumPy's allocations
+made 64-byte aligned (`align_new_arrays`), and the staging buffers a large misaligned input
+is copied into (one memcpy into memory already mapped, instead of jaxlib's fresh allocation
+on every call). No jaxlib here: compile/xla.py uses it."""
 from __future__ import annotations
+
+import logging
 
 import numpy as np
 
@@ -56,3 +59,25 @@ class InputSlot:
 
     def release(self, buffer: np.ndarray) -> None:
         self._pool.append(buffer)
+
+
+_REPLACED: list = []     # the NumPy memory handler align_new_arrays replaced, while it is on
+
+
+def align_new_arrays(on: bool = True) -> bool:
+    """Make the data of every NumPy array allocated from now on (in this thread's context)
+    start on an ALIGNMENT-byte boundary, so that it goes into compiled calls without a copy
+    (NumPy's own allocator gives 16 bytes; jaxlib copies such an input on every call); `on`
+    False puts NumPy's allocator back. Arrays keep the allocator that made them, so arrays of
+    both kinds live and die side by side. Returns whether new arrays are aligned: False also
+    when the compiled helper (core/compile/_aligned_numpy.c) was not built."""
+    try:
+        from . import _aligned_numpy
+    except ImportError as err:
+        logging.getLogger("psc_jit").info("NumPy arrays stay 16-byte aligned: %s", err)
+        return False
+    if on and not _REPLACED:
+        _REPLACED.append(_aligned_numpy.install())
+    elif not on and _REPLACED:
+        _aligned_numpy.restore(_REPLACED.pop())
+    return bool(_REPLACED)

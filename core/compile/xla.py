@@ -154,38 +154,23 @@ class ResultView:
     buffers), and the CPU client aligns it to 64 bytes, so it can be passed on to the next
     compiled call without a copy."""
 
-    def __init__(self, aval: ShapedArray):
+    def __init__(self, aval: ShapedArray, inline: bool = False):
         self.shape = aval.shape
         self.dtype = np.dtype(aval.dtype)
         self.nbytes = aval.nbytes
         self.holder = type("XlaResultMemory", (ctypes.c_char * self.nbytes,),
                            {"__slots__": ("owner",)})
+        self.wait = not inline      # an inline run has ended when it returns: no wait (asking
+        #                             costs a small call about a microsecond)
 
     @staticmethod
     def of(aval: ShapedArray, inline: bool) -> ResultView:
-        """`inline`: the result comes from the inline client, whose runs have ended when they
-        return (no wait: asking costs a small call about a microsecond)."""
-        if not aval.nbytes:
-            return EmptyResultView(aval)
-        return InlineResultView(aval) if inline else ResultView(aval)
+        return ResultView(aval, inline) if aval.nbytes else EmptyResultView(aval)
 
     def __call__(self, result) -> np.ndarray:
         try:                           # the execution may be asynchronous: wait for the values
-            if not result.is_ready():
+            if self.wait and not result.is_ready():
                 result.block_until_ready()
-            address = result.unsafe_buffer_pointer()    # (a failed run's result has none)
-        except Exception as err:       # jaxlib raises its own JaxRuntimeError; keep its text
-            raise _run_failed(err) from err
-        memory = self.holder.from_address(address)
-        memory.owner = result
-        return np.ndarray(self.shape, self.dtype, memory)
-
-
-class InlineResultView(ResultView):
-    """A result of the inline client: its run ended on the calling thread before it returned."""
-
-    def __call__(self, result) -> np.ndarray:
-        try:
             address = result.unsafe_buffer_pointer()    # (a failed run's result has none)
         except Exception as err:       # jaxlib raises its own JaxRuntimeError; keep its text
             raise _run_failed(err) from err

@@ -78,3 +78,18 @@ def _plain_doubling(y, n):
     for k in range(n):
         y = y * 2.0 + k
     return y
+
+
+def test_arrays_made_after_loading_are_aligned_unless_turned_off(shell):
+    from numpy._core.multiarray import get_handler_name
+    shell.run_cell("fresh = np.ones(1001)")
+    assert shell.user_ns["fresh"].ctypes.data % 64 == 0
+    shell.run_line_magic("config", "PscJit.align_arrays = False")
+    try:
+        assert get_handler_name() == "default_allocator"
+        shell.run_cell("offsets = {np.ones(n).ctypes.data % 64 for n in range(100, 200)}")
+        assert shell.user_ns["offsets"] != {0}
+    finally:
+        shell.run_line_magic("config", "PscJit.align_arrays = True")
+    assert get_handler_name() == "psc_jit_aligned_64"
+    shell.user_ns.pop("fresh")
