@@ -1,14 +1,17 @@
 """Host memory the CPU client reads in place: 64-byte-aligned arrays, NumPy's allocations
 made 64-byte aligned (`align_new_arrays`), and the staging buffers a large misaligned input
 is copied into (one memcpy into memory already mapped, instead of jaxlib's fresh allocation
-on every call). No jaxlib here: compile/xla.py uses it."""
+on every call); and the memory XLA wrote, as writable arrays (`ResultView`). No jaxlib here:
+compile/xla.py uses it."""
 from __future__ import annotations
 
+import ctypes
 import logging
 
 import numpy as np
 
 from ..ir import ShapedArray
+from .errors import run_failed
 
 ALIGNMENT = 64          # the CPU client reads an input in place only at this alignment
 STAGE_FROM_BYTES = 1 << 16   # below this, jaxlib's own copy of a misaligned input is as cheap
@@ -81,3 +84,50 @@ def align_new_arrays(on: bool = True) -> bool:
     elif not on and _REPLACED:
         _aligned_numpy.restore(_REPLACED.pop())
     return bool(_REPLACED)
+
+
+class ResultView:
+    """Makes one XLA result buffer the memory of a writable ndarray, without a copy.
+
+    jaxlib exposes a result only read-only (its buffer protocol refuses writers), so the
+    ndarray is built on a ctypes array at the buffer's address; the ctypes object holds the
+    jaxlib array, so XLA's buffer lives exactly as long as the ndarray (or any view of it)
+    does. The buffer is the result's alone: XLA allocates every output of every execution
+    afresh (nothing is donated or aliased to inputs, and distinct outputs get distinct
+    buffers), and the CPU client aligns it to 64 bytes, so it can be passed on to the next
+    compiled call without a copy."""
+
+    def __init__(self, aval: ShapedArray, inline: bool = False):
+        self.shape = aval.shape
+        self.dtype = np.dtype(aval.dtype)
+        self.nbytes = aval.nbytes
+        self.holder = type("XlaResultMemory", (ctypes.c_char * self.nbytes,),
+                           {"__slots__": ("owner",)})
+        self.wait = not inline      # an inline run has ended when it returns: no wait (asking
+        #                             costs a small call about a microsecond)
+
+    @staticmethod
+    def of(aval: ShapedArray, inline: bool) -> ResultView:
+        return ResultView(aval, inline) if aval.nbytes else EmptyResultView(aval)
+
+    def __call__(self, result) -> np.ndarray:
+        try:                           # the execution may be asynchronous: wait for the values
+            if self.wait and not result.is_ready():
+                result.block_until_ready()
+            address = result.unsafe_buffer_pointer()    # (a failed run's result has none)
+        except Exception as err:       # jaxlib raises its own JaxRuntimeError; keep its text
+            raise run_failed(err) from err
+        memory = self.holder.from_address(address)
+        memory.owner = result
+        return np.ndarray(self.shape, self.dtype, memory)
+
+
+class EmptyResultView(ResultView):
+    """A result with no elements: a fresh empty array (its buffer has no address)."""
+
+    def __call__(self, result) -> np.ndarray:
+        try:
+            result.block_until_ready()
+        except Exception as err:       # jaxlib raises its own JaxRuntimeError; keep its text
+            raise run_failed(err) from err
+        return np.empty(self.shape, self.dtype)

@@ -9,7 +9,6 @@ its HLO instruction's name, with its time).
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
 import operator
 import os
@@ -21,15 +20,12 @@ from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 
 from ..ir import ShapedArray
-from .hostmemory import InputSlot
+from .errors import XlaError, run_failed as _run_failed
+from .hostmemory import InputSlot, ResultView
 from .thunks import ThunkTrace, thunk_events
 from .waiting import poll_until_ready
 
 SUPPORTED_JAXLIB = ((0, 10, 2), (0, 11, 0))     # [lowest, first unsupported)
-
-
-class XlaError(Exception):
-    pass
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
@@ -141,53 +137,6 @@ class MemoryStats:
     output_bytes: int
     temp_bytes: int
     generated_code_bytes: int
-
-
-class ResultView:
-    """Makes one XLA result buffer the memory of a writable ndarray, without a copy.
-
-    jaxlib exposes a result only read-only (its buffer protocol refuses writers), so the
-    ndarray is built on a ctypes array at the buffer's address; the ctypes object holds the
-    jaxlib array, so XLA's buffer lives exactly as long as the ndarray (or any view of it)
-    does. The buffer is the result's alone: XLA allocates every output of every execution
-    afresh (nothing is donated or aliased to inputs, and distinct outputs get distinct
-    buffers), and the CPU client aligns it to 64 bytes, so it can be passed on to the next
-    compiled call without a copy."""
-
-    def __init__(self, aval: ShapedArray, inline: bool = False):
-        self.shape = aval.shape
-        self.dtype = np.dtype(aval.dtype)
-        self.nbytes = aval.nbytes
-        self.holder = type("XlaResultMemory", (ctypes.c_char * self.nbytes,),
-                           {"__slots__": ("owner",)})
-        self.wait = not inline      # an inline run has ended when it returns: no wait (asking
-        #                             costs a small call about a microsecond)
-
-    @staticmethod
-    def of(aval: ShapedArray, inline: bool) -> ResultView:
-        return ResultView(aval, inline) if aval.nbytes else EmptyResultView(aval)
-
-    def __call__(self, result) -> np.ndarray:
-        try:                           # the execution may be asynchronous: wait for the values
-            if self.wait and not result.is_ready():
-                result.block_until_ready()
-            address = result.unsafe_buffer_pointer()    # (a failed run's result has none)
-        except Exception as err:       # jaxlib raises its own JaxRuntimeError; keep its text
-            raise _run_failed(err) from err
-        memory = self.holder.from_address(address)
-        memory.owner = result
-        return np.ndarray(self.shape, self.dtype, memory)
-
-
-class EmptyResultView(ResultView):
-    """A result with no elements: a fresh empty array (its buffer has no address)."""
-
-    def __call__(self, result) -> np.ndarray:
-        try:
-            result.block_until_ready()
-        except Exception as err:       # jaxlib raises its own JaxRuntimeError; keep its text
-            raise _run_failed(err) from err
-        return np.empty(self.shape, self.dtype)
 
 
 class Executable:
@@ -360,10 +309,6 @@ def _wait_for(result) -> None:
         result.block_until_ready()
     except Exception as err:      # jaxlib raises its own JaxRuntimeError; keep its text
         raise _run_failed(err) from err
-
-
-def _run_failed(err: Exception) -> XlaError:
-    return XlaError(f"the compiled program failed: {err}")
 
 
 LAPACK_TARGET_PREFIX = "lapack_"
