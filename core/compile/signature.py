@@ -6,6 +6,7 @@ the same cache entry without building it.
 from __future__ import annotations
 
 import re
+import types
 from dataclasses import dataclass
 from typing import Any, Hashable
 
@@ -122,6 +123,10 @@ def overlapping_inputs(spec: CallSpec) -> list[tuple[str, str]]:
 # -- the fast key of a re-run -----------------------------------------------------------------
 
 _NODES = (tuple, list, dict)
+# static values whose key is the object itself (compared by identity): what a cell reads most
+# often beside its arrays (np, its helper functions), checked first
+_PLAIN_STATIC = frozenset({types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+                           np.ufunc})
 
 
 def fast_key(args, forced_static: frozenset[int] = frozenset()) -> tuple | None:
@@ -131,6 +136,9 @@ def fast_key(args, forced_static: frozenset[int] = frozenset()) -> tuple | None:
     keys = []
     arrays = 0
     for i, value in enumerate(args):
+        if type(value) in _PLAIN_STATIC:       # a module or a function: by identity
+            keys.append((type(value), value))
+            continue
         key = value_key(value) if i not in forced_static else None
         if key is None:
             if isinstance(value, (_NODES, np.ndarray, np.generic)) or (

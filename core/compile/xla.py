@@ -14,6 +14,7 @@ import operator
 import os
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Sequence
 
@@ -162,6 +163,7 @@ class Executable:
         self._put = _jax.batched_device_put
         self._zero_copy = _jax.HostBufferSemantics.ZERO_COPY
         self._run = loaded.execute_sharded
+        self._call = self._dispatched_call() if inline and not self._large else None
 
     def execute(self, arrays: Sequence[np.ndarray], marks: list | None = None
                 ) -> list[np.ndarray]:
@@ -173,6 +175,8 @@ class Executable:
         XLA wrote, as a writable ndarray that keeps XLA's array alive (no copy). `marks`, when
         given, gets the clock after the inputs are on the device and after XLA's run (for a
         breakdown of the call's time)."""
+        if marks is None and self._call is not None:    # an inline run of small inputs
+            return self._call(*arrays)
         if marks is None and not self._large:     # the common call, with the least Python
             results = self._launch(self._transfer(arrays))
             return [view(r) for view, r in zip(self._results, results, strict=True)]
@@ -193,6 +197,29 @@ class Executable:
                 if put_in is not x:
                     slot.release(put_in)
         return outputs
+
+    def _dispatched_call(self) -> Callable:
+        """`execute` of an inline program whose inputs are small (none staged), through
+        jaxlib's C++ dispatcher: the inputs' types are checked, put on the device and run in
+        C++ (a few µs less than `_transfer` and `_launch`). Its first call with a signature
+        takes the Python path and leaves a FastPath; a call it cannot keep one for (jax's x64
+        off) always does. It holds the executable weakly (no cycle through the FastPath)."""
+        executable, views = weakref.ref(self), self._results
+
+        def finish(results) -> list[np.ndarray]:
+            return [view(r) for view, r in zip(views, results, strict=True)]
+
+        def python_call(*arrays):
+            run = executable()
+            return [view(r) for view, r in zip(views, run._launch(run._transfer(arrays)),
+                                               strict=True)]
+
+        def cache_miss(*arrays):
+            fast = fast_path(executable(), finish) if keeps_64_bit() else None
+            return python_call(*arrays), fast, fast is None
+
+        return dispatcher("psc_jit program", python_call, cache_miss, static=0,
+                          entries=PROGRAM_DISPATCH_ENTRIES)
 
     def result_view(self, index: int) -> ResultView:
         return self._results[index]
@@ -402,7 +429,8 @@ def deserialize(data: bytes, in_avals: Sequence[ShapedArray],
 # -- jaxlib's C++ dispatcher: a cache-hit call with no Python of psc_jit's ---------------------
 
 DISPATCH_ENTRIES = 4096        # call signatures the C++ dispatcher keeps (an LRU)
-_DISPATCHERS: list[str] = []   # the dispatchers made (their settings exist)
+PROGRAM_DISPATCH_ENTRIES = 4   # ... the one of a single program (its inputs' one signature)
+_DISPATCHERS: list[str] = []   # a dispatcher was made (their settings exist)
 JAX_X64 = "jax_enable_x64"     # jax's setting, once jax is imported in the process
 OWN_X64 = "psc_jit_enable_x64"
 
@@ -492,7 +520,7 @@ def _no_shard_fallback(value, sharding, layout):
 
 
 def dispatcher(name: str, python_call: Callable, cache_miss: Callable,
-               static: int = 1) -> Callable:
+               static: int = 1, entries: int = DISPATCH_ENTRIES) -> Callable:
     """jaxlib's C++ dispatcher (the one behind jax.jit): its first `static` arguments are
     static (part of the key, compared with ==), the others the call's inputs. A call whose
     signature
@@ -502,9 +530,10 @@ def dispatcher(name: str, python_call: Callable, cache_miss: Callable,
     `disable_jit`) to `python_call`."""
     _, _jax, _ = _jaxlib()
     _tracing_setting()
-    _DISPATCHERS.append(name)
+    if not _DISPATCHERS:
+        _DISPATCHERS.append(name)
     return _jax.pjit(name, python_call, cache_miss, list(range(static)), [], name, _registry(),
-                     _no_shard_fallback, _jax.PjitFunctionCache(DISPATCH_ENTRIES))
+                     _no_shard_fallback, _jax.PjitFunctionCache(entries))
 
 
 def clear_dispatcher(dispatch: Callable) -> None:
