@@ -164,12 +164,26 @@ def extremum(ctx, kind: str, x, y, aval, skip_nan: bool = False):
         keep_x = _both(ctx, "stablehlo.or", _isnan(ctx, y if skip_nan else x, aval),
                        _complex_order(ctx, direction, x, y, aval), aval)
         return ctx.select(keep_x, x, y, aval)
+    if not skip_nan and aval.dtype.kind == "f":
+        return _numpy_extremum(ctx, kind, x, y, aval)
     both = ctx.binary(f"stablehlo.{kind}imum", x, y, aval)
     if not skip_nan or aval.dtype.kind != "f":
         return both
     take_y = _isnan(ctx, x, aval)
     take_x = _isnan(ctx, y, aval)
     return ctx.select(take_y, y, ctx.select(take_x, x, both, aval), aval)
+
+
+def _numpy_extremum(ctx, kind: str, x, y, aval):
+    """np.maximum / np.minimum of floats as NumPy's loops give them: a NaN wins, and of two
+    equal numbers (+0.0 and -0.0) the second for float32 and float64, the first for float16
+    (XLA's maximum orders -0.0 below +0.0)."""
+    ties_to_x = aval.dtype == np.float16
+    direction = {("max", False): "GT", ("max", True): "GE", ("min", False): "LT",
+                 ("min", True): "LE"}[kind, ties_to_x]
+    keep_x = _both(ctx, "stablehlo.or", ctx.compare(direction, x, y, aval),
+                   _isnan(ctx, x, aval), aval)
+    return ctx.select(keep_x, x, y, aval)
 
 
 def _complex_order(ctx, direction: str, x, y, aval):

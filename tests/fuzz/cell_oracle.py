@@ -30,6 +30,13 @@ between the smallest and largest replayed values (with the relative allowance), 
 replayed one where it is not a finite non-zero float. Compiled code then equals what plain
 Python gives for some rounding of its inexact operations, element by element.
 
+The sign of a zero that a max or min reduction returns (`a.max()` over -0.0 and +0.0) is
+NumPy's SIMD loop's: it keeps the later of equal elements lane by lane and then combines the
+lanes, so which zero comes out depends on the array's length and the CPU's vector width
+(measured: a sequential fold matches it except at 8k + 1 float64 and 16k + 1 float32
+elements). So such a call site is a site of the replays too, returning its zeros as +0.0
+or -0.0 (`EXTREMA`).
+
 XLA's CPU client runs programs with subnormal floats flushed to zero (results) and read as
 zero (operands), as jax.jit does on the CPU; psc_jit documents it (README). The replays are
 therefore run twice: as NumPy runs, and with the processor's flush-to-zero and
@@ -265,6 +272,7 @@ def _category(diff: str) -> str:
     return "value"
 
 
+EXTREMA = re.compile(r"np\.(max|min|amax|amin|nanmax|nanmin)\(|\.(max|min)\(")
 ROUNDING_ULPS = 4       # per inexact operation: NumPy's own accuracy tests allow up to 4
 ROUNDING_SITES = 5      # all 2 ** n directions up to this many call sites, a sample beyond
 ROUNDER = "__rounded__"
@@ -282,12 +290,15 @@ class _MarkInexact(ast.NodeTransformer):
 
     def visit_Call(self, node):
         self.generic_visit(node)
-        is_inexact = INEXACT.search(ast.unparse(node.func) + "(")
-        return self._wrap(node) if is_inexact else node
+        called = ast.unparse(node.func) + "("
+        if INEXACT.search(called):
+            return self._wrap(node)
+        return self._wrap(node, "zero sign") if EXTREMA.search(called) else node
 
-    def _wrap(self, node):
+    def _wrap(self, node, what: str = "rounding"):
         self.sites += 1
-        call = ast.Call(ast.Name(ROUNDER, ast.Load()), [node, ast.Constant(self.sites - 1)], [])
+        call = ast.Call(ast.Name(ROUNDER, ast.Load()),
+                        [node, ast.Constant(self.sites - 1), ast.Constant(what)], [])
         return ast.copy_location(call, node)
 
 
@@ -318,6 +329,18 @@ def shifted(value, direction: int, ulps: int = ROUNDING_ULPS):
     return value
 
 
+def signed_zeros(value, direction: int):
+    """`value` with its float zeros made +0.0 (direction 1) or -0.0 (-1), type and dtype kept
+    (complex: both parts)."""
+    if isinstance(value, (float, complex)) or (isinstance(value, (np.ndarray, np.generic))
+                                               and value.dtype.kind in "fc"):
+        array = np.array(value)
+        for part in (array.real, array.imag) if array.dtype.kind == "c" else (array,):
+            part[part == 0] = 0.0 if direction > 0 else -0.0
+        return array if isinstance(value, np.ndarray) else type(value)(array[()])
+    return value
+
+
 def rounding_directions(sites: int) -> list[tuple[int, ...]]:
     if sites <= ROUNDING_SITES:
         return list(itertools.product((-1, 1), repeat=sites))
@@ -340,7 +363,11 @@ def replays(setup: str, cell: str, steps: list[str | None]) -> list[tuple[dict, 
 
 
 def _replay(setup: str, marked: str, steps, directions) -> list[tuple[dict, object]]:
-    ns: dict = {"np": np, ROUNDER: lambda v, site: shifted(v, directions[site])}
+    def rounder(value, site: int, what: str):
+        if what == "zero sign":
+            return signed_zeros(value, directions[site])
+        return shifted(value, directions[site])
+    ns: dict = {"np": np, ROUNDER: rounder}
     if run_source(setup, ns)[1] is not None:
         return []
     value, error = None, None

@@ -158,3 +158,23 @@ def test_the_oracle_flushes_subnormals_only_when_asked():
     assert (tiny * np.float32(0.5))[0] == np.float32(2.938736e-39)
     with flushing_subnormals(False):
         assert (tiny + 0)[0] == tiny[0]
+
+
+def test_the_oracle_lets_a_max_or_min_reduction_pick_either_zero_and_nothing_else():
+    """The sign of a zero from a max/min reduction over both zeros is NumPy's SIMD lanes'; the
+    oracle's replays return such a site's zeros with either sign. A product's zero keeps its
+    sign, and a non-zero maximum stays exact."""
+    from cell_oracle import replay_explains
+    setup = "a = np.array([-2.5, 0.0, -0.0], dtype=np.float32)\nn = 0"
+    cell = "x0 = (n * a).max()\nx1 = n * a\nx2 = a.min()"
+    plain = {"np": np}
+    exec(setup, plain)
+    exec(cell, plain)
+    names, allowed = {"a", "n", "x0", "x1", "x2"}, rounding(setup, cell)
+
+    def explained(**changed):
+        return replay_explains(setup, cell, [None], names, plain, {**plain, **changed},
+                               (None, None), allowed)
+    assert explained(x0=np.float32(-plain["x0"]))
+    assert not explained(x1=-plain["x1"])
+    assert not explained(x2=np.float32(-2.0))

@@ -357,3 +357,14 @@ def test_a_float_scalar_into_integers_converts_as_numpy_setitem_does(shell, cell
     ends_as_plain(shell, "a = np.zeros(4, dtype=np.int64)\nu = np.zeros(4, dtype=np.uint8)\n"
                   "w = np.full(24, 1.5, dtype=np.float32)", cell,
                   ["w = w + 8", "a = np.zeros(4, dtype=np.int64)"])
+
+
+@pytest.mark.parametrize("cell", ["x0 = ((n * a)).max()", "x0 = (n * a).min(axis=0)",
+                                  "x0 = np.maximum(n * a, -0.0)", "x0 = np.minimum(a * n, b)"])
+def test_zeros_of_both_signs_in_max_and_min_end_as_plain(shell, cell):
+    """The fuzzer found `(0 * a).max()` over -0.0 and +0.0: NumPy's zero, -0.0, depends on
+    its SIMD lanes (the oracle accepts either from a reduction); np.maximum and np.minimum
+    give NumPy's zero exactly (the second of two equal ones for float32 and float64)."""
+    ends_as_plain(shell, "a = np.array([[-2.5, -2.5, 0.0, -2.5], [-2.5, -0.0, 0.0, -2.5]], "
+                  "dtype=np.float32)\nb = np.zeros(4, dtype=np.float32)\nn = 0", cell,
+                  ["a = a[::-1]"])
