@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import copy
 import io
 import logging
 import time
@@ -17,9 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .core import (TRACE_CACHE, CallSpec, CellAnalysis, Compiled, DataDependentShapeError,
-                   Fallback, Jitted, LoweringError, RunReport, Timings, TraceError,
+                   Fallback, Jitted, LoweringError, RunReport, Sink, Timings, TraceError,
                    UnsupportedError, XlaError, analyze_cell, cell_function, copy_inputs,
-                   largest_difference, parse_cell, time_runs)
+                   effect_sinks, largest_difference, parse_cell, replay_effects, sink_fits,
+                   time_runs, with_effects)
 from .gradcell import gradient_cell, gradient_name, gradient_problem
 
 
@@ -70,6 +72,21 @@ class _CellProgram:
     jitted: Jitted
     inputs: tuple[str, ...]
     analysis: CellAnalysis
+    sinks: dict[str, str] = field(default_factory=dict)  # input -> kind (effects.Sink)
+
+    def arguments(self, user_ns: dict) -> list:
+        """The call's arguments: the inputs' values, a Sink for each object only written."""
+        sinks = self.sinks
+        return [Sink(n, sinks[n], user_ns[n]) if n in sinks else user_ns[n]
+                for n in self.inputs]
+
+    def split(self, result) -> tuple[dict, Any, tuple]:
+        """(outputs, last value, writes to the sinks) of the program's result."""
+        if self.sinks:
+            (outputs, last), effects = result
+            return outputs, last, effects
+        outputs, last = result
+        return outputs, last, ()
 
 
 class ReportLog:
@@ -154,7 +171,7 @@ class CellRunner:
     def _run_compiled(self, report, analysis, identity, options):
         __tracebackhide__ = True    # IPython shows the cell's line, not ours
         program = self._program(analysis, identity, options)
-        values = [self.user_ns[n] for n in program.inputs]
+        values = program.arguments(self.user_ns)
         jitted = program.jitted
         found = jitted.find_fast(values)
         if found is None:
@@ -170,7 +187,7 @@ class CellRunner:
         self._progress("run")
         start = time.perf_counter()
         try:
-            outputs, last = compiled.run(leaves)
+            outputs, last, effects = program.split(compiled.run(leaves))
         except DataDependentShapeError as err:   # checked before anything was written back
             raise _Fallback(str(err)) from err
         except Exception as err:
@@ -182,6 +199,7 @@ class CellRunner:
                             "as plain Python, which raises it)") from err
         report.stage_seconds["run"] = time.perf_counter() - start
         self.user_ns.update(outputs)
+        replay_effects(effects, self.user_ns)
         self._fill_report(report, compiled, program)
         if options.compare or (options.compare is None and not report.cache_hit
                                and options.grad is None):
@@ -218,20 +236,29 @@ class CellRunner:
         key = (identity, analysis.digest, inputs, options.static, options.traced, options.grad,
                options.wrt)
         program = self._programs.get(key)
-        if program is not None:
+        sinks = self._sinks(analysis, inputs, options)
+        if program is not None and program.sinks == sinks:   # (each object still of its kind)
             self._programs.move_to_end(key)
         else:
             fn = cell_function(analysis, list(inputs), self.user_ns)
+            if sinks:
+                fn = with_effects(fn, tuple(inputs.index(n) for n in sinks))
             if options.grad is not None:
                 fn = gradient_cell(fn, inputs, options.grad, options.wrt)
             jitted = Jitted(fn, static_argnames=options.static, name=options.name or
                             f"cell {analysis.digest[:8]}", traced_argnames=options.traced,
                             convert=False, reader="the cell")
             jitted.owner_key = ("cell", identity, analysis.digest, inputs) + key[-2:]
-            program = self._programs[key] = _CellProgram(jitted, inputs, analysis)
+            program = self._programs[key] = _CellProgram(jitted, inputs, analysis, sinks)
             while len(self._programs) > self.MAX_PROGRAMS:
                 self._programs.popitem(last=False)
         return program
+
+    def _sinks(self, analysis, inputs, options) -> dict[str, str]:
+        if options.grad is not None:
+            return {}
+        sinks = _sinks_of(analysis, inputs, self.user_ns)
+        return {n: k for n, k in sinks.items() if n not in options.static | options.traced}
 
     def _compile(self, program, spec: CallSpec, identity, analysis, report, reason):
         """A new cache record for this signature: compiled, or (when the cell cannot be
@@ -280,14 +307,18 @@ class CellRunner:
             return {n: ns[n] for n in names if n in ns} | {
                 n: fresh[n] for n in program.inputs if n in fresh}
 
-        def fast(fresh):       # the call as a re-run makes it (lists and dicts flattened)
-            (result, _), _ = program.jitted.time_call(*(fresh[n] for n in program.inputs))
-            return result | {n: fresh[n] for n in program.inputs}
+        def fast(fresh):       # the call as a re-run makes it (lists and dicts flattened;
+            #                    the writes to the objects it only writes to are not made)
+            result, _ = program.jitted.time_call(*(fresh[n] for n in program.inputs))
+            return program.split(result)[0] | {n: fresh[n] for n in program.inputs}
 
+        # plain Python writes to copies of the objects the cell only writes to
+        plain_arguments = {n: copy.copy(self.user_ns[n]) if n in program.sinks else v
+                           for n, v in arguments.items()}
         with warnings.catch_warnings():     # the cell's warnings were shown once, by its run
             warnings.simplefilter("ignore")
             self._progress("time plain Python")
-            plain_times, plain_out = time_runs(plain, arguments, options.budget)
+            plain_times, plain_out = time_runs(plain, plain_arguments, options.budget)
             self._progress("time compiled")
             compiled_times, compiled_out = time_runs(fast, arguments, options.budget)
         diffs = {n: largest_difference(plain_out[n], compiled_out[n])
@@ -341,6 +372,17 @@ class CellRunner:
         value = run_plain(analysis, self.user_ns)
         report.stage_seconds["run"] = time.perf_counter() - start
         return report, value
+
+
+def _sinks_of(analysis: CellAnalysis, inputs: tuple[str, ...], user_ns: dict) -> dict[str, str]:
+    """The inputs the cell only writes to whose objects take those writes (`Sink`), and that
+    no other input names (the cell would read them through it)."""
+    sinks = effect_sinks(analysis.source, inputs)
+    if not sinks:
+        return {}
+    others = {id(user_ns[n]) for n in inputs if n not in sinks}
+    return {n: kind for n, kind in sinks.items()
+            if sink_fits(kind, user_ns[n]) and id(user_ns[n]) not in others}
 
 
 def _gradient_names(options: Options) -> tuple[str, ...]:

@@ -343,3 +343,48 @@ def make_cell_function(analysis: CellAnalysis, inputs: list[str], globals_ns: di
 
 def is_builtin(name: str) -> bool:
     return hasattr(builtins, name)
+
+
+# -- sinks: objects the cell only writes to ---------------------------------------------------
+
+SINK_METHODS = {"append": "list", "update": "dict"}
+
+
+@functools.lru_cache(maxsize=512)
+def effect_sinks(source: str, inputs: tuple[str, ...]) -> dict[str, str]:
+    """Inputs the cell only writes to, each by one kind of statement at its top level:
+    `L.append(v)` (a list), `d[k] = v` or `d.update(...)` (a dict), `obj.a = v` (an object);
+    name -> kind. Such an object's contents are never read by the cell, so it need not be an
+    input of the compiled program: its changes are recorded while tracing and made again,
+    with each run's values, after the run (`effects.Sink`)."""
+    tree = ast.parse(source)
+    kinds: dict[str, set[str]] = {}
+    allowed: set[int] = set()
+    for stmt in tree.body:
+        found = _sink_write(stmt)
+        if found is not None:
+            name_node, kind = found
+            kinds.setdefault(name_node.id, set()).add(kind)
+            allowed.add(id(name_node))
+    uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in kinds]
+    others = {n.id for n in uses if id(n) not in allowed}
+    return {name: next(iter(kind)) for name, kind in kinds.items()
+            if name in inputs and name not in others and len(kind) == 1}
+
+
+def _sink_write(stmt) -> tuple[ast.Name, str] | None:
+    """(the written object's name node, its kind) of a top-level statement that only writes
+    to a named object, else None."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        func = stmt.value.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
+                func.attr in SINK_METHODS:
+            return func.value, SINK_METHODS[func.attr]
+        return None
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        target = stmt.targets[0]
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            return target.value, "dict"
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+            return target.value, "object"
+    return None

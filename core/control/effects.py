@@ -1,7 +1,9 @@
 """Effects on the caller's Python objects while tracing. A compiled program computes arrays;
-it cannot replay `d['total'] = x.sum()`, `L.append(v)` or `obj.total = v` after its run. So
-the trace refuses them, naming the line where it can (the caller then runs the function as plain Python,
-once), and leaves the objects as they were: a tracer never ends up in the user's objects.
+on its own it cannot make `d['total'] = x.sum()`, `L.append(v)` or `obj.total = v` on later
+runs. A cell's writes to an object it only writes to are recorded and made again after every
+run (`Sink`, below); any other change the trace refuses, naming the line where it can (the
+caller then runs the function as plain Python, once), and leaves the objects as they were: a
+tracer never ends up in the user's objects.
 
 Lists and dicts among the arguments, and those the code reads from globals and closures
 (`reads.Recorder`), are handed to it as watched copies (subclasses that refuse any change);
@@ -10,17 +12,20 @@ compared before and after the trace, and put back if the trace changed them.
 """
 from __future__ import annotations
 
+import contextvars
+import functools
 import types
 import warnings
 from typing import Any
 
 import numpy as np
 
-from ..tracing import UnsupportedError, caller_source
+from ..tracing import Tracer, UnsupportedError, caller_source, current_trace
 
-HINT = ("compiled code cannot replay changes to Python objects: give the value a name in "
-        "the cell (total = x.sum()) and store it in a plain cell, or run this one without "
-        "psc_jit")
+HINT = ("compiled code cannot replay this change to a Python object; it replays writes at the "
+        "cell's top level to an object the cell only writes to (L.append(v), d[k] = v, "
+        "obj.a = v): write it so, or give the value a name (total = x.sum()) and store it in "
+        "a plain cell")
 
 
 def _refuse(kind: str, method: str):
@@ -153,3 +158,132 @@ def replay_or_refuse_warnings(warned: list) -> None:
                 "run this cell without psc_jit, or silence the warning")
     for w in warned:
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
+# -- sinks: objects a cell only writes to, its writes made again after each run ---------------
+
+class Sink:
+    """Stands, while a cell is traced, for a list, dict or object of the user's that the cell
+    only writes to (`cell.effect_sinks`): `L.append(v)`, `d[k] = v`, `d.update(...)` and
+    `obj.a = v` are recorded, in order, with the traced values, and `with_effects` returns the
+    record as part of the cell's result, so that every run gives its own values and `replay`
+    makes the same writes on the user's object. Sinks of one name and kind are equal: the
+    object is not part of the compiled program's signature (it is fetched by name when the
+    writes are made)."""
+    __slots__ = ("_name", "_kind", "_log", "target")
+
+    def __init__(self, name: str, kind: str, target=None):
+        object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_kind", kind)
+        object.__setattr__(self, "_log", None)
+        object.__setattr__(self, "target", id(target))     # the user's object (not compared)
+
+    def __eq__(self, other) -> bool:
+        return type(other) is Sink and (other._name, other._kind) == (self._name, self._kind)
+
+    def __hash__(self) -> int:
+        return hash((Sink, self._name, self._kind))
+
+    def __repr__(self) -> str:
+        return f"<the {self._kind} {self._name}, written after the run>"
+
+    def append(self, value) -> None:
+        self._record("append", None, value)
+
+    def update(self, *args, **kwargs) -> None:
+        for key, value in dict(*args, **kwargs).items():
+            self._record("setitem", key, value)
+
+    def __setitem__(self, key, value) -> None:
+        self._record("setitem", key, value)
+
+    def __setattr__(self, name: str, value) -> None:
+        self._record("setattr", name, value)
+
+    def _record(self, op: str, key, value) -> None:
+        log = self._log
+        if log is None or current_trace() is not log.trace:
+            raise UnsupportedError(f"{self._name} is written inside a loop or a branch that "
+                                   "psc_jit turns into XLA's", caller_source(), HINT)
+        if isinstance(key, Tracer) or not _replayable(value):
+            raise UnsupportedError(f"{self._name} gets a value psc_jit cannot make afresh on "
+                                   f"each run ({type(value).__name__})", caller_source(), HINT)
+        log.entries.append((self._name, op, key, value))
+
+
+def sink_fits(kind: str, value) -> bool:
+    """Whether an object of the user's takes a sink's writes as plain Python would: a list's
+    append, a dict's items, an object's attributes (one of the user's own kind)."""
+    if kind == "list":
+        return type(value) is list
+    if kind == "dict":
+        return isinstance(value, dict)
+    return hasattr(value, "__dict__") and not isinstance(
+        value, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+                types.MethodType, np.ndarray, np.generic))
+
+
+class EffectLog:
+    """The writes to a traced cell's sinks, in order: (name, op, key, value)."""
+
+    def __init__(self, trace):
+        self.trace = trace
+        self.entries: list[tuple] = []
+
+
+_REPLAYABLE_ATOMS = (bool, int, float, complex, str, bytes, type(None), np.generic)
+
+
+def _replayable(value) -> bool:
+    """A value a compiled run gives afresh (a traced array) or that is the same on every run
+    (a number or a string), or a tuple, list or dict of those (rebuilt on every run); not an
+    array that is not traced (plain Python would write that very object)."""
+    if isinstance(value, (Tracer,) + _REPLAYABLE_ATOMS):
+        return True
+    if type(value) in (tuple, list):
+        return all(_replayable(v) for v in value)
+    if type(value) is dict:
+        return all(_replayable(v) for v in value.values())
+    return False
+
+
+_WRITTEN: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar(
+    "psc_jit_written", default=frozenset())
+
+
+def written_by_the_cell(value) -> bool:
+    """Whether value is an object the traced cell writes to through a Sink: code that reads
+    it (a helper reading it as a global) would see it before the writes, which are made after
+    the run, so such a read is refused."""
+    written = _WRITTEN.get()
+    return bool(written) and id(value) in written
+
+
+def with_effects(fn, sinks: tuple[int, ...]):
+    """fn (a cell as a function) returning (its result, the writes to its sinks, the
+    arguments at positions `sinks`)."""
+    @functools.wraps(fn)
+    def cell(*args):
+        log = EffectLog(current_trace())
+        for i in sinks:
+            object.__setattr__(args[i], "_log", log)
+        token = _WRITTEN.set(frozenset(args[i].target for i in sinks))
+        try:
+            return fn(*args), tuple(log.entries)
+        finally:
+            _WRITTEN.reset(token)
+            for i in sinks:
+                object.__setattr__(args[i], "_log", None)
+    return cell
+
+
+def replay_effects(effects, namespace: dict) -> None:
+    """Make a run's writes on the user's objects (fetched by name), in order."""
+    for name, op, key, value in effects:
+        target = namespace[name]
+        if op == "append":
+            target.append(value)
+        elif op == "setitem":
+            target[key] = value
+        else:
+            setattr(target, key, value)

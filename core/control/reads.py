@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..tracing import Trace, Tracer, UnsupportedError, adopting, context_value, is_traced_value
-from .effects import AttributeSnapshot, GlobalsSnapshot, watched_copy
+from .effects import AttributeSnapshot, GlobalsSnapshot, watched_copy, written_by_the_cell
 from .sources import (FETCH_ERRORS, Guard, ImplicitInput, Missing, Source, describe_key,
                       key_aval, modes_text, short_repr, strict_error_modes, value_key)
 
@@ -203,6 +203,11 @@ class Recorder:
         """The value the code should see for a value read through `source`."""
         if isinstance(value, Tracer):
             return value
+        if written_by_the_cell(value):
+            raise UnsupportedError(f"{source.text()} is read, and the cell writes to it: the "
+                                   "compiled program would read it before the writes", None,
+                                   "pass the values to the function instead of reading them "
+                                   "from the object")
         known = self._by_source.get(source.key)
         if isinstance(known, Tracer):
             return known

@@ -10,9 +10,6 @@ from cell_worker import Worker
 
 pytestmark = [pytest.mark.ipython, pytest.mark.xla]
 
-# Effects on the user's objects (item 4 of issue 14, worked on apart): the budget leaves the
-# statements that make them out; `make fuzz` draws them (test_fuzz_regressions.py has each).
-OPEN_DEFECTS = ("dict", "list", "attribute")
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +20,7 @@ def worker():
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
-@given(scenarios(leave_out=OPEN_DEFECTS))
+@given(scenarios())
 def test_drawn_cells_end_as_plain_python(worker, scenario):
     outcome = worker.run(scenario)
     assert outcome.failure is None, f"{outcome.failure}\n{scenario.text()}"
