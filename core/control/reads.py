@@ -204,8 +204,9 @@ class Recorder:
         if isinstance(value, Tracer):
             return value
         if written_by_the_cell(value):
-            raise UnsupportedError(f"{source.text()} is read, and the cell writes to it: the "
-                                   "compiled program would read it before the writes", None,
+            raise UnsupportedError(f"{source.text()} is read, and the cell writes to it: "
+                                   "compiled code cannot replay those writes before the read",
+                                   None,
                                    "pass the values to the function instead of reading them "
                                    "from the object")
         known = self._by_source.get(source.key)

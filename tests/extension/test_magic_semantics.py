@@ -124,6 +124,7 @@ EFFECT_CELLS = {
     "read after written": ("L.append(x.sum())\ny = len(L)", "line 2: 'L.append(x.sum())'"),
     "written in a loop": ("for i in range(2):\n    L.append(x[i])", "'L.append(x[i])'"),
     "attribute read too": ("obj.total = x.sum()\ny = obj.total * 2", "sets obj.total"),
+    "read by a helper": ("G.append(x.sum())\ny = sized(x)", "G (read by sized) is read"),
     "helper appends to a global": ("y = h(x)", "'G.append(v.sum())'"),
     "helper sets a global's attribute": ("y = k(x)", "sets obj (read by k).n"),
     "helper rebinds a global": ("y = count(x)", "sets the global counter"),
@@ -150,6 +151,8 @@ def keep(v):
     global last
     last = v.sum()
     return v * 2
+def sized(v):
+    return v * len(G)
 """
 
 
