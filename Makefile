@@ -26,7 +26,7 @@ $(PY):
 	$(PYTHON) -m venv $(VENV) || { echo "make setup: '$(PYTHON) -m venv' failed;" \
 	  "on Debian/Ubuntu install it with: apt-get install python3-venv" >&2; exit 1; }
 
-$(INSTALLED): pyproject.toml setup.py core/compile/_aligned_numpy.c | $(PY)
+$(INSTALLED): pyproject.toml setup.py core/compile/_host_memory.c | $(PY)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,browser]'
 	@touch $@
 

@@ -5,6 +5,6 @@ aligns them (psc_jit.core.align_new_arrays says so)."""
 import numpy
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("psc_jit.core.compile._aligned_numpy",
-                             ["core/compile/_aligned_numpy.c"],
+setup(ext_modules=[Extension("psc_jit.core.compile._host_memory",
+                             ["core/compile/_host_memory.c"],
                              include_dirs=[numpy.get_include()], optional=True)])

@@ -236,9 +236,13 @@ class TraceCache(_Observable):
         record.hits += 1
         self.hits += 1
         if self._subscribers:
-            event = CacheEvent("trace", "hit", record.owner)
-            for callback in self._subscribers:
-                callback(event)
+            self.tell_hit(record)
+
+    def tell_hit(self, record: CacheRecord) -> None:
+        """Tell the subscribers of a hit (counted by the caller)."""
+        event = CacheEvent("trace", "hit", record.owner)
+        for callback in self._subscribers:
+            callback(event)
 
     def miss_reason(self, owner_key: Hashable, signature: Signature, first: str,
                     reader: str = "") -> str:

@@ -135,7 +135,11 @@ class Hit:
     def _one_array(self, results):
         if ERROR_STATE.get() is not self.errstate:
             self._check_error_state()
-        TRACE_CACHE.record_hit(self.record)
+        record = self.record
+        record.hits += 1                    # TRACE_CACHE.record_hit, inlined (every hit)
+        TRACE_CACHE.hits += 1
+        if TRACE_CACHE._subscribers:
+            TRACE_CACHE.tell_hit(record)
         self.jitted._last = self.last
         return self.view(results[0])
 

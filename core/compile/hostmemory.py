@@ -73,32 +73,38 @@ def align_new_arrays(on: bool = True) -> bool:
     (NumPy's own allocator gives 16 bytes; jaxlib copies such an input on every call); `on`
     False puts NumPy's allocator back. Arrays keep the allocator that made them, so arrays of
     both kinds live and die side by side. Returns whether new arrays are aligned: False also
-    when the compiled helper (core/compile/_aligned_numpy.c) was not built."""
+    when the compiled helper (core/compile/_host_memory.c) was not built."""
     try:
-        from . import _aligned_numpy
+        from . import _host_memory
     except ImportError as err:
         logging.getLogger("psc_jit").info("NumPy arrays stay 16-byte aligned: %s", err)
         return False
     if on and not _REPLACED:
-        _REPLACED.append(_aligned_numpy.install())
+        _REPLACED.append(_host_memory.install())
     elif not on and _REPLACED:
-        _aligned_numpy.restore(_REPLACED.pop())
+        _host_memory.restore(_REPLACED.pop())
     return bool(_REPLACED)
+
+
+try:        # the one C module (core/compile/_host_memory.c), when it was built
+    from ._host_memory import writable_array
+except ImportError:
+    writable_array = None
 
 
 class ResultView:
     """Makes one XLA result buffer the memory of a writable ndarray, without a copy.
 
     jaxlib exposes a result only read-only (its buffer protocol refuses writers), so the
-    ndarray is built on a ctypes array at the buffer's address; the ctypes object holds the
-    jaxlib array, so XLA's buffer lives exactly as long as the ndarray (or any view of it)
-    does. The buffer is the result's alone: XLA allocates every output of every execution
-    afresh (nothing is donated or aliased to inputs, and distinct outputs get distinct
-    buffers), and the CPU client aligns it to 64 bytes, so it can be passed on to the next
-    compiled call without a copy."""
+    ndarray is made at the buffer's address with the jaxlib array as its base (by the C
+    module; without it, over a ctypes array that holds the jaxlib array), so XLA's buffer lives
+    exactly as long as the ndarray (or any view of it) does. The buffer is the result's alone:
+    XLA allocates every output of every execution afresh (nothing is donated or aliased to
+    inputs, and distinct outputs get distinct buffers), and the CPU client aligns it to 64
+    bytes, so it can be passed on to the next compiled call without a copy."""
 
     def __init__(self, aval: ShapedArray, inline: bool = False):
-        self.shape = aval.shape
+        self.shape = tuple(int(n) for n in aval.shape)
         self.dtype = np.dtype(aval.dtype)
         self.nbytes = aval.nbytes
         self.holder = type("XlaResultMemory", (ctypes.c_char * self.nbytes,),
@@ -117,6 +123,8 @@ class ResultView:
             address = result.unsafe_buffer_pointer()    # (a failed run's result has none)
         except Exception as err:       # jaxlib raises its own JaxRuntimeError; keep its text
             raise run_failed(err) from err
+        if writable_array is not None:
+            return writable_array(result, address, self.dtype, self.shape)
         memory = self.holder.from_address(address)
         memory.owner = result
         return np.ndarray(self.shape, self.dtype, memory)

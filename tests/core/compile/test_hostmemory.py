@@ -128,3 +128,24 @@ def test_a_new_array_goes_into_a_compiled_call_without_a_copy(aligned_allocation
     finally:
         tracemalloc.stop()
     assert peak < x.nbytes // 4      # no staging copy of the 8 MB input
+
+
+@pytest.mark.parametrize("compiled_helper", [True, False])
+def test_results_are_writable_arrays_over_xlas_buffers_with_or_without_the_c_module(
+        monkeypatch, compiled_helper):
+    """The C module makes a result array in one call; without it a ctypes array stands for
+    the buffer: both give a writable array over XLA's buffer that outlives the call."""
+    from psc_jit.core.compile import hostmemory
+    if not compiled_helper:
+        monkeypatch.setattr(hostmemory, "writable_array", None)
+    else:
+        assert hostmemory.writable_array is not None, "the C module was not built"
+    f = jit(lambda x: (x * 2.0, x.sum()))
+    x = np.arange(6.0).reshape(2, 3)
+    f(x)
+    y, total = f(x)
+    assert y.flags.writeable and y.flags.c_contiguous and y.ctypes.data % 64 == 0
+    y[0, 0] = -1.0
+    del f
+    gc.collect()
+    assert y.tolist() == [[-1.0, 2.0, 4.0], [6.0, 8.0, 10.0]] and total == 15.0
