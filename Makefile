@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 # Written after a successful `pip install -e '.[test,browser]'`; redone when pyproject.toml, setup.py
-# or the one C module (NumPy's allocations aligned, built in place) changes.
+# or a C module (built in place) changes.
 INSTALLED := $(VENV)/.psc_jit-installed
 KERNEL_SPEC := $(VENV)/share/jupyter/kernels/python3/kernel.json
 WORKLOADS := ../shared/workloads/run.py
@@ -26,7 +26,7 @@ $(PY):
 	$(PYTHON) -m venv $(VENV) || { echo "make setup: '$(PYTHON) -m venv' failed;" \
 	  "on Debian/Ubuntu install it with: apt-get install python3-venv" >&2; exit 1; }
 
-$(INSTALLED): pyproject.toml setup.py core/compile/_host_memory.c | $(PY)
+$(INSTALLED): pyproject.toml setup.py core/compile/_host_memory.c core/compile/_blas_calls.c | $(PY)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,browser]'
 	@touch $@
 

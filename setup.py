@@ -1,10 +1,31 @@
-"""The one compiled module: NumPy's data allocations aligned to 64 bytes (see its source).
-Everything else is in pyproject.toml; this file only adds NumPy's headers to the build. The
-module is optional: without a C compiler the install goes on, and arrays stay as NumPy
-aligns them (psc_jit.core.align_new_arrays says so)."""
+"""The compiled modules, both optional (without a C compiler, or without jaxlib's FFI header
+for the second, the install goes on and psc_jit does without them; each says so where it is
+used). Everything else is in pyproject.toml; this file adds the headers they need.
+
+- core/compile/_host_memory.c: XLA's results as writable arrays in one call, and NumPy's
+  allocations 64-byte aligned (NumPy's headers).
+- core/compile/_blas_calls.c: matrix-vector products of XLA programs by BLAS, as XLA FFI
+  custom calls (jaxlib's FFI header, include/xla/ffi/api/c_api.h).
+"""
+import os
+
 import numpy
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("psc_jit.core.compile._host_memory",
-                             ["core/compile/_host_memory.c"],
-                             include_dirs=[numpy.get_include()], optional=True)])
+
+def jaxlib_include() -> list[str]:
+    try:
+        import jaxlib
+    except ImportError:
+        return []
+    path = os.path.join(os.path.dirname(jaxlib.__file__), "include")
+    return [path] if os.path.exists(os.path.join(path, "xla", "ffi", "api", "c_api.h")) else []
+
+
+extensions = [Extension("psc_jit.core.compile._host_memory", ["core/compile/_host_memory.c"],
+                        include_dirs=[numpy.get_include()], optional=True)]
+if jaxlib_include():
+    extensions.append(Extension("psc_jit.core.compile._blas_calls",
+                                ["core/compile/_blas_calls.c"], include_dirs=jaxlib_include(),
+                                optional=True))
+setup(ext_modules=extensions)

@@ -232,8 +232,9 @@ class LoweringContext:
 
 
 class ModuleBuilder:
-    def __init__(self, name: str, graph: Graph):
+    def __init__(self, name: str, graph: Graph, targets: frozenset[str] = frozenset()):
         self.name = name
+        self.targets = targets      # custom call targets beyond jaxlib's own the program may call
         self.labels = graph.labels()
         self.ids = itertools.count()     # SSA names restart per module: same graph, same text
         self.constants: dict[int, tuple[Eqn, int]] = {}   # var id -> (its equation, output)
@@ -267,9 +268,11 @@ class ModuleBuilder:
         return [np.asarray(r) for r in (result if eqn.prim.multiple_results else [result])]
 
 
-def lower(graph: Graph, name: str = "psc_jit") -> str:
-    """The StableHLO module text of a graph; its `main` takes and returns the graph's values."""
-    module = ModuleBuilder(name, graph)
+def lower(graph: Graph, name: str = "psc_jit", targets: frozenset[str] = frozenset()) -> str:
+    """The StableHLO module text of a graph; its `main` takes and returns the graph's values.
+    `targets`: the custom call targets of psc_jit's own the lowering may use (matrix-vector
+    products by BLAS, core/compile/_blas_calls.c), where they are there."""
+    module = ModuleBuilder(name, graph, targets)
     ctx = LoweringContext(module)
     args = [f"%arg{i}" for i in range(len(graph.in_vars))]
     outs = ctx.lower_graph(graph, args)

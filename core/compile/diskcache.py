@@ -77,7 +77,7 @@ class DiskEntry:
     payload: bytes
     compile_seconds: float | None      # its compile, in the session that made it
     created: float
-    lapack: bool                       # the program calls jaxlib's LAPACK kernels
+    lapack: bool                       # the program calls custom targets (LAPACK, BLAS)
 
 
 @dataclass(frozen=True)
@@ -345,5 +345,5 @@ def load_or_compile(key: str, text: str, in_avals, out_avals, compile_fn,
     seconds = time.perf_counter() - start
     if cache.directory() is not None:
         cache.misses += 1
-        cache.store(key, executable.serialize(), seconds, xla.uses_lapack(text))
+        cache.store(key, executable.serialize(), seconds, xla.uses_custom_targets(text))
     return executable, None

@@ -21,6 +21,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 
 from ..ir import ShapedArray
+from . import blas
 from .errors import XlaError, run_failed as _run_failed
 from .hostmemory import InputSlot, ResultView
 from .thunks import ThunkTrace, thunk_events
@@ -356,6 +357,25 @@ def register_lapack_targets() -> tuple[str, ...]:
     return tuple(sorted(targets))
 
 
+@functools.cache
+def register_blas_targets() -> tuple[str, ...]:
+    """Register psc_jit's BLAS targets (`blas.py`) with XLA, their BLAS set first."""
+    _, _jax, xla_client = _jaxlib()
+    targets = blas.targets_with_blas()
+    for name, capsule in targets.items():
+        xla_client.register_custom_call_target(name, capsule, platform="cpu", api_version=1)
+    return tuple(sorted(targets))
+
+
+def register_custom_targets(text: str) -> None:
+    """Register the custom call targets a StableHLO module (or a module lowered as `text`)
+    calls: jaxlib's LAPACK kernels, psc_jit's BLAS products."""
+    if uses_lapack(text):
+        register_lapack_targets()
+    if blas.calls_blas(text):
+        register_blas_targets()
+
+
 WAIT_SLICE = 0.05      # seconds between looks at a running compile (and at interrupts)
 
 
@@ -372,8 +392,7 @@ def compile_stablehlo(text: str, in_avals: Sequence[ShapedArray],
     result is dropped), and nothing is cached. `waiting(seconds so far)` is called about every
     second while it runs."""
     _, _jax, xla_client = _jaxlib()
-    if uses_lapack(text):
-        register_lapack_targets()
+    register_custom_targets(text)
     client, devices = _client(inline), _jax.DeviceList((_device(inline),))
     outcome: dict = {}
 
@@ -408,16 +427,24 @@ def uses_lapack(text: str) -> bool:
     return f'"{LAPACK_TARGET_PREFIX}' in text     # a custom_call's call_target_name
 
 
+def uses_custom_targets(text: str) -> bool:
+    """Whether a StableHLO module calls a custom target that must be registered to load it."""
+    return uses_lapack(text) or blas.calls_blas(text)
+
+
 def deserialize(data: bytes, in_avals: Sequence[ShapedArray],
                 out_avals: Sequence[ShapedArray], lapack: bool = True,
                 inline: bool = False) -> Executable:
     """An executable serialized by `Executable.serialize` (in this or an earlier process, by
     either client), loaded into the inline client when `inline` (see `Executable`).
-    `lapack`: whether the program calls LAPACK kernels (registered first; loading SciPy's
-    LAPACK takes tenths of a second, so say False when the program is known not to)."""
+    `lapack`: whether the program calls custom targets, LAPACK's or psc_jit's BLAS products
+    (registered first; loading SciPy's LAPACK and BLAS takes tenths of a second, so say False
+    when the program is known not to)."""
     _, _jax, xla_client = _jaxlib()
     if lapack:
         register_lapack_targets()
+        if blas.available_targets():
+            register_blas_targets()
     try:
         loaded = _client(inline).deserialize_executable(
             data, _jax.DeviceList((_device(inline),)), xla_client.CompileOptions())

@@ -51,7 +51,14 @@ def _dims(values) -> str:
     return "[" + ", ".join(map(str, values)) + "]"
 
 
+BLAS_FROM = 1 << 16      # matrix elements from which a matrix-vector product calls BLAS
+GEMV_TARGETS = {1: "psc_gemv_n", 0: "psc_gemv_t"}    # by the matrix's contracted axis
+
+
 def dot_general_lowering(ctx, lhs, rhs, *, contracting, batch):
+    gemv = _blas_matrix_vector(ctx, lhs, rhs, contracting, batch)
+    if gemv is not None:
+        return gemv
     (lc, rc), (lb, rb) = contracting, batch
     dnums = (f"#stablehlo.dot<lhs_batching_dimensions = {_dims(lb)}, "
              f"rhs_batching_dimensions = {_dims(rb)}, "
@@ -59,6 +66,30 @@ def dot_general_lowering(ctx, lhs, rhs, *, contracting, batch):
              f"rhs_contracting_dimensions = {_dims(rc)}>")
     return ctx.op("stablehlo.dot_general", [lhs, rhs], ctx.avals_in, ctx.avals_out,
                   {"dot_dimension_numbers": dnums})
+
+
+def _blas_matrix_vector(ctx, lhs, rhs, contracting, batch):
+    """A large float matrix times a vector (`M @ v`, `M.T @ v`, `v @ M`) as a call of BLAS's
+    gemv (XLA's own matrix-vector kernel runs on one thread at a fraction of its speed), where
+    the program may call psc_jit's BLAS targets; None otherwise."""
+    avals = ctx.avals_in
+    if batch != ((), ()) or not set(GEMV_TARGETS.values()) <= ctx.module.targets or \
+            avals[0].dtype != avals[1].dtype or avals[0].dtype not in (np.float32, np.float64):
+        return None
+    if (avals[0].ndim, avals[1].ndim) == (2, 1):
+        matrix, vector, axis = (lhs, avals[0]), (rhs, avals[1]), contracting[0][0]
+    elif (avals[0].ndim, avals[1].ndim) == (1, 2):
+        matrix, vector, axis = (rhs, avals[1]), (lhs, avals[0]), contracting[1][0]
+    else:
+        return None
+    if matrix[1].size < BLAS_FROM:
+        return None
+    attrs = {"call_target_name": f'"{GEMV_TARGETS[axis]}"', "api_version": "4 : i32",
+             "backend_config": "{}",
+             "operand_layouts": "[dense<[1, 0]> : tensor<2xindex>, dense<0> : tensor<1xindex>]",
+             "result_layouts": "[dense<0> : tensor<1xindex>]"}
+    return ctx.op("stablehlo.custom_call", [matrix[0], vector[0]], [matrix[1], vector[1]],
+                  ctx.avals_out, attrs)
 
 
 def fold_transposed_operands(eqn, producer):

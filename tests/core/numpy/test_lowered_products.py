@@ -137,3 +137,58 @@ def test_two_norms_match_numpy(name, dtype):
     got, want = jit(f)(x), f(x)
     assert type(got) is type(want) and got.dtype == want.dtype and np.shape(got) == np.shape(want)
     np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-13)
+
+
+# -- large matrix-vector products: NumPy's own BLAS through a custom call ---------------------
+
+GEMV_CASES = {"M @ v": lambda m, v: m @ v, "M.T @ v": lambda m, v: m.T @ v[: m.shape[0]],
+              "v @ M": lambda m, v: v[: m.shape[0]] @ m, "v @ M.T": lambda m, v: v @ m.T,
+              "np.dot(M, v)": lambda m, v: np.dot(m, v),
+              "M.T @ (M @ v)": lambda m, v: m.T @ (m @ v),
+              "strided M": lambda m, v: m[::2] @ v}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", GEMV_CASES)
+def test_a_large_matrix_vector_product_calls_numpys_blas_and_gives_numpys_result(case, dtype):
+    """From BLAS_FROM matrix elements a float matrix times a vector is BLAS's gemv (NumPy's
+    own library; XLA's kernel runs on one thread at a fraction of its speed)."""
+    from psc_jit.core.compile import blas
+    from psc_jit.core.primitives.contraction import BLAS_FROM
+    assert blas.available_targets(), "the BLAS module was not built or NumPy's BLAS not found"
+    rng = np.random.default_rng(3)
+    m = rng.standard_normal((400, 500)).astype(dtype)
+    v = rng.standard_normal(500).astype(dtype)
+    assert m.size >= BLAS_FROM
+    f = GEMV_CASES[case]
+    got, want = jit(f)(m, v), f(m, v)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-4 if dtype == np.float32 else 1e-12,
+                               atol=1e-4 if dtype == np.float32 else 1e-11)
+    assert '"psc_gemv_' in lowered_text(f, m, v)
+
+
+def test_small_integer_and_batched_products_stay_xlas():
+    rng = np.random.default_rng(4)
+    small = rng.standard_normal((10, 20))
+    assert "psc_gemv" not in lowered_text(matmul, small, rng.standard_normal(20))
+    ints = rng.integers(0, 5, (300, 400))
+    assert "psc_gemv" not in lowered_text(matmul, ints, rng.integers(0, 5, 400))
+    batched = rng.standard_normal((3, 300, 400))
+    assert "psc_gemv" not in lowered_text(matmul, batched, rng.standard_normal(400))
+    np.testing.assert_array_equal(jit(matmul)(ints, ints[0]), ints @ ints[0])
+
+
+def test_a_program_calling_blas_loads_from_disk_in_a_new_process(tmp_path):
+    """The disk cache records that the program calls custom targets: a new process registers
+    them before it loads the program."""
+    import subprocess
+    import sys
+    code = ("import numpy as np\nfrom psc_jit.core import jit, DISK_CACHE\n"
+            "m = np.arange(120000.0).reshape(300, 400) / 1e5\nv = np.linspace(0, 1, 400)\n"
+            "f = jit(lambda m, v: m @ v)\ny = f(m, v)\n"
+            "print(f.last_call.compiled.from_disk is not None, np.allclose(y, m @ v))")
+    env = {"PSC_JIT_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=env, check=True).stdout.split() for _ in range(2)]
+    assert runs == [["False", "True"], ["True", "True"]]
