@@ -7,6 +7,8 @@ import io
 import re
 import warnings
 
+import itertools
+
 import numpy as np
 import psc_jit
 import pytest
@@ -192,7 +194,7 @@ def test_effects_on_python_objects_happen_once_per_run_as_in_plain_python(shell,
         assert not any("Tracer" in type(v).__name__ for v in
                        list(got[0].values()) + got[1] + list(got[2].values()) + got[3] + [got[5]])
     assert all(a is b or not isinstance(b, np.ndarray) or not np.shares_memory(a, b)
-               for a, b in zip(shell.user_ns["L"], shell.user_ns["L"][1:]))
+               for a, b in itertools.pairwise(shell.user_ns["L"]))
 
 
 def test_a_warning_of_the_cell_shows_once_per_run(shell):
