@@ -4,10 +4,9 @@ warnings happening exactly as often as in plain Python, aliased inputs updated o
 run-time error's traceback about as short as plain Python's."""
 import contextlib
 import io
+import itertools
 import re
 import warnings
-
-import itertools
 
 import numpy as np
 import psc_jit
