@@ -165,6 +165,7 @@ class CacheRecord:
     guards: str = ""
     alive: bool = True
     hits_when_placed: int = field(default=0, repr=False)    # see TraceCache._evict_least_recent
+    never_dispatched: bool = field(default=False, repr=False)   # see dispatch.cache_miss
 
     @functools.cached_property
     def signature_text(self) -> str:
