@@ -30,6 +30,12 @@ between the smallest and largest replayed values (with the relative allowance), 
 replayed one where it is not a finite non-zero float. Compiled code then equals what plain
 Python gives for some rounding of its inexact operations, element by element.
 
+XLA's CPU code contracts a product and a sum into one fused multiply-add (LLVM's FMA
+contraction, always on in XLA:CPU; as with jax.jit): `x * y + z` rounded once where NumPy
+rounds twice, so the unrounded product differs from NumPy's by up to half an ulp. Each
+product of the cell and of the setup's helpers (compiled with it) is therefore a site of the
+replays too, moved one ulp either way ("product"), which brackets the unrounded product.
+
 The sign of a zero that a max or min reduction returns (`a.max()` over -0.0 and +0.0) is
 NumPy's SIMD loop's: it keeps the later of equal elements lane by lane and then combines the
 lanes, so which zero comes out depends on the array's length and the CPU's vector width
@@ -286,7 +292,9 @@ class _MarkInexact(ast.NodeTransformer):
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
-        return self._wrap(node) if isinstance(node.op, ast.Pow) else node
+        if isinstance(node.op, ast.Pow):
+            return self._wrap(node)
+        return self._wrap(node, "product") if isinstance(node.op, ast.Mult) else node
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -302,11 +310,20 @@ class _MarkInexact(ast.NodeTransformer):
         return ast.copy_location(call, node)
 
 
-def marked_cell(cell: str) -> tuple[str, int]:
-    """The cell with its inexact operations wrapped in ROUNDER calls, and how many there are."""
+def marked_cell(cell: str, setup: str = "") -> tuple[str, int] | tuple[str, str, int]:
+    """The cell with its inexact operations wrapped in ROUNDER calls, and how many there are;
+    given a setup, also the setup with those in its functions' bodies (the helpers the cell
+    calls, compiled with it) wrapped: (cell, setup, sites)."""
     marker = _MarkInexact()
     tree = ast.fix_missing_locations(marker.visit(ast.parse(cell)))
-    return ast.unparse(tree), marker.sites
+    if not setup:
+        return ast.unparse(tree), marker.sites
+    setup_tree = ast.parse(setup)
+    for stmt in setup_tree.body:
+        if isinstance(stmt, ast.FunctionDef):
+            stmt.body = [marker.visit(b) for b in stmt.body]
+    ast.fix_missing_locations(setup_tree)
+    return ast.unparse(tree), ast.unparse(setup_tree), marker.sites
 
 
 def shifted(value, direction: int, ulps: int = ROUNDING_ULPS):
@@ -345,7 +362,8 @@ def rounding_directions(sites: int) -> list[tuple[int, ...]]:
     if sites <= ROUNDING_SITES:
         return list(itertools.product((-1, 1), repeat=sites))
     draw = random.Random(sites)
-    return [tuple(draw.choice((-1, 1)) for _ in range(sites)) for _ in range(2 ** ROUNDING_SITES)]
+    return [(-1,) * sites, (1,) * sites] + [tuple(draw.choice((-1, 1)) for _ in range(sites))
+                                            for _ in range(2 ** ROUNDING_SITES)]
 
 
 def replays(setup: str, cell: str, steps: list[str | None]) -> list[tuple[dict, object]]:
@@ -353,12 +371,12 @@ def replays(setup: str, cell: str, steps: list[str | None]) -> list[tuple[dict, 
     the cell), replayed plain from `setup` once per combination of rounding directions of the
     cell's inexact operations, with subnormals kept and flushed; a replay that raises is left
     out."""
-    marked, sites = marked_cell(cell)
+    marked, marked_setup, sites = marked_cell(cell, setup)
     found = []
     for flush in (False, True):
         for directions in rounding_directions(sites):
             with flushing_subnormals(flush):
-                found += _replay(setup, marked, steps, directions)
+                found += _replay(marked_setup, marked, steps, directions)
     return found
 
 
@@ -366,6 +384,8 @@ def _replay(setup: str, marked: str, steps, directions) -> list[tuple[dict, obje
     def rounder(value, site: int, what: str):
         if what == "zero sign":
             return signed_zeros(value, directions[site])
+        if what == "product":       # contracted into a fused multiply-add, or not
+            return shifted(value, directions[site], 1)
         return shifted(value, directions[site])
     ns: dict = {"np": np, ROUNDER: rounder}
     if run_source(setup, ns)[1] is not None:

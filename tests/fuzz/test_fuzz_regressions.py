@@ -368,3 +368,13 @@ def test_zeros_of_both_signs_in_max_and_min_end_as_plain(shell, cell):
     ends_as_plain(shell, "a = np.array([[-2.5, -2.5, 0.0, -2.5], [-2.5, -0.0, 0.0, -2.5]], "
                   "dtype=np.float32)\nb = np.zeros(4, dtype=np.float32)\nn = 0", cell,
                   ["a = a[::-1]"])
+
+
+@pytest.mark.parametrize("cell", ["L.append(f((a / 1.5)))", "x0 = (a / 1.5) * 3 + 1",
+                                  "x0 = f(a / 1.5) - (a / 1.5) * K"])
+def test_a_product_contracted_into_a_fused_multiply_add_ends_as_plain(shell, cell):
+    """XLA:CPU computes `x * y + z` as one fused multiply-add: -1 / 1.5 * 3 + 1 is
+    -0.9999999999999999 compiled, -1.0 plain (the product rounded first). The oracle replays
+    plain with each product, the helper's `v * K` included, one ulp up and down."""
+    ends_as_plain(shell, "a = np.array([0, 0, 0, -1], dtype=np.int32)\nK = 3\n"
+                  "def f(v):\n    return v * K + 1\nL = []", cell, ["K = 2"])
