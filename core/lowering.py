@@ -107,6 +107,31 @@ def _float_text(x: np.floating) -> str:
     return "0x" + format(int(bits), f"0{2 * x.dtype.itemsize}X")
 
 
+# -- signed integers wrap around, as in NumPy ------------------------------------------------
+# XLA's algebraic simplifier takes x * x and abs(x) of signed integers as never negative (as
+# if they could not wrap around): it folds `x * x >= 0` to true, `abs(x) < 0` to false and
+# abs(x * x) to x * x, and drops the negative branch of floor division by a constant. NumPy's
+# int32 677**4 and abs(-2**31) are negative. Signed multiplies are emitted on the unsigned
+# type of the same width (the same bits: a two's complement product's low half does not
+# depend on signedness; the conversions are free) and abs as a select, which the simplifier
+# cannot see through.
+
+def _wrapping_multiply(ctx, operands, aval, aval_out):
+    unsigned = aval.update(dtype=np.dtype(f"u{aval.dtype.itemsize}"))
+    x, y = (ctx.unary("stablehlo.convert", v, aval, unsigned) for v in operands)
+    product = ctx.op("stablehlo.multiply", [x, y], [unsigned, unsigned], [unsigned])[0]
+    return ctx.unary("stablehlo.convert", product, unsigned, aval_out)
+
+
+def _wrapping_abs(ctx, operands, aval, aval_out):
+    (x,) = operands
+    negative = ctx.compare("LT", x, ctx.constant(np.zeros((), aval.dtype), aval), aval)
+    return ctx.select(negative, ctx.unary("stablehlo.negate", x, aval), x, aval_out)
+
+
+_WRAPPING = {"stablehlo.multiply": _wrapping_multiply, "stablehlo.abs": _wrapping_abs}
+
+
 # -- the context that lowering rules write into -----------------------------------------------
 
 class LoweringContext:
@@ -141,6 +166,8 @@ class LoweringContext:
            out_avals: Sequence[ShapedArray], attrs: dict | None = None,
            regions: Sequence[str] = ()) -> list[str]:
         """Emit one op in generic form; return the names of its results."""
+        if name in _WRAPPING and in_avals[0].dtype.kind == "i" and not regions:
+            return [_WRAPPING[name](self, operands, in_avals[0], out_avals[0])]
         result = self.fresh()
         outs = [result] if len(out_avals) == 1 else [f"{result}#{i}" for i in range(len(out_avals))]
         lhs = "" if not out_avals else (result if len(out_avals) == 1 else f"{result}:{len(out_avals)}") + " = "

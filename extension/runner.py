@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .core import (TRACE_CACHE, CallSpec, CellAnalysis, Compiled, DataDependentShapeError,
-                   Fallback, Jitted, LoweringError, RunReport, Sink, Timings, TraceError,
+                   Fallback, Jitted, KernelTimes, LoweringError, RunReport, Sink, Timings, TraceError,
                    UnsupportedError, XlaError, analyze_cell, cell_function, copy_inputs,
                    effect_sinks, largest_difference, parse_cell, replay_effects, sink_fits,
                    time_runs, with_effects)
@@ -348,7 +348,13 @@ class CellRunner:
         the program updates inputs in place): only on a timed run, never on a plain re-run."""
         self._progress("profile kernels")
         fresh = arguments if not compiled.mutates else copy_inputs(arguments)
-        _, _, times = program.jitted.profile_call(*(fresh[n] for n in program.inputs))
+        try:
+            _, _, times = program.jitted.profile_call(*(fresh[n] for n in program.inputs))
+        except Exception as err:    # the cell ran and its results are written: a measurement
+            log.warning("psc_jit could not measure the kernels of %s", program.jitted.name,
+                        exc_info=True)            # that fails is told, never the cell's error
+            return KernelTimes.unavailable(
+                f"not measured: psc_jit's profiler failed ({type(err).__name__}: {err})")
         return times
 
     def _check_gradient(self, analysis, options) -> None:

@@ -114,8 +114,8 @@ def _loop_spans(model: FusionModel, events: list[ThunkEvent]) -> dict[int, int]:
             continue
         inner = {k.name for body in kernel.body for k in _walk(body)}
         runs = [event for event in events if event.name == kernel.name]
-        nexts = [later.start_ns for later in runs[1:]] + [None]
-        for run, next_start in zip(runs, nexts, strict=True):
+        nexts = [later.start_ns for later in runs[1:]] + [None]     # (no runs: nothing)
+        for run, next_start in zip(runs, nexts[:len(runs)], strict=True):
             ends = [event.start_ns + event.duration_ns for event in events
                     if event.name in inner and event.start_ns >= run.start_ns
                     and (next_start is None or event.start_ns < next_start)]

@@ -378,3 +378,14 @@ def test_a_product_contracted_into_a_fused_multiply_add_ends_as_plain(shell, cel
     plain with each product, the helper's `v * K` included, one ulp up and down."""
     ends_as_plain(shell, "a = np.array([0, 0, 0, -1], dtype=np.int32)\nK = 3\n"
                   "def f(v):\n    return v * K + 1\nL = []", cell, ["K = 2"])
+
+
+@pytest.mark.parametrize("cell", ["L.append(((2 ** w) + 2))\nw *= w",
+                                  "w *= w\nx0 = 2 ** w\nfor i in range(n):\n    w[i % 4] += 1",
+                                  "x0 = np.abs(w) < 0\nw *= w"])
+def test_a_square_that_wraps_below_zero_is_negative_as_in_numpy(shell, cell):
+    """The fuzzer found `w *= w` on int32 wrapping below zero on the fourth run while the
+    compiled `2 ** w` raised nothing: XLA's simplifier took `w * w >= 0` (the negative-power
+    check) as always true. Signed squares and abs now wrap as NumPy's do."""
+    ends_as_plain(shell, "w = np.array([-2, 4, -2, 1], dtype=np.int32)\nL = []\nn = 2", cell,
+                  ["w[1] = 84101", "w[0] = -2**31", "n = 1"])

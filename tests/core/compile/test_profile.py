@@ -88,6 +88,27 @@ def test_a_second_profile_while_one_runs_is_refused_in_one_line():
     assert outer.events and outer.note is None
 
 
+def bumped_squares(w, n):
+    w = w * w
+    for i in range(n):
+        w[i % w.shape[0]] += 1
+    return w
+
+
+def test_a_loop_the_profile_shows_no_run_of_is_measured_without_it():
+    """XLA:CPU may run a small loop as one `call` thunk: the loop kernel of the model has
+    no run in the trace, and the kernels that did run are still measured."""
+    f = jit(bumped_squares, static_argnums=(1,))
+    w = np.array([2, 4, 2, 1], dtype=np.int32)
+    f(w, 2)
+    result, breakdown, times = f.profile_call(w, 2)
+    np.testing.assert_array_equal(result, bumped_squares(w, 2))
+    loop = next(k for k in f.last_call.compiled.kernels.kernels if k.kind == "while")
+    assert loop.name not in times.runs
+    assert times.available, times.note
+    assert 0 < times.total <= breakdown.execute
+
+
 def test_an_unprofiled_call_has_no_kernel_times_to_show():
     times = KernelTimes.unavailable("jaxlib's profiler recorded no kernel of this program")
     assert not times.available and times.total == 0.0
