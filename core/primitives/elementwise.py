@@ -207,7 +207,18 @@ def ordered(ctx, direction: str, x, y, aval):
 
 
 def compare_lowering(direction: str, ctx, x, y, **_):
-    return [ordered(ctx, direction, x, y, in_aval(ctx))]
+    aval = in_aval(ctx)
+    result = ordered(ctx, direction, x, y, aval)
+    if aval.dtype.kind == "f":
+        # XLA's simplifier folds `v >= 0` to true where it takes v as never negative (abs(x),
+        # exp(x), x * x), NaN forgotten: NumPy's NaN >= 0 is False. `v == v` (which XLA
+        # keeps for floats) makes it NaN-aware again; a no-op where nothing was folded.
+        lower_bound = {"GE": (x, 1), "LE": (y, 0)}.get(direction)
+        if lower_bound is not None and ctx.is_constant(lower_bound[1]) \
+                and not ctx.is_constant(1 - lower_bound[1]):
+            v = lower_bound[0]
+            result = _both(ctx, "stablehlo.and", result, ctx.compare("EQ", v, v, aval), aval)
+    return [result]
 
 
 def _truth(ctx, x, aval):

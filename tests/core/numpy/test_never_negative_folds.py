@@ -1,7 +1,8 @@
-"""Signed integers wrap around in compiled code as in NumPy, through XLA's algebraic
-simplifier: it takes x * x and abs(x) of a signed integer as never negative, so written as
-plain StableHLO `x * x >= 0` would fold to true, `abs(x) < 0` to false and abs(x * x) to
-x * x. NumPy's int32 677**4 and abs(int32 min) are negative; compiled ones must be too."""
+"""What XLA's algebraic simplifier takes as never negative, compiled code computes as NumPy
+does. The simplifier treats x * x, abs(x) and exp(x) as never negative: written as plain
+StableHLO, `x * x >= 0` folds to true, `abs(x) < 0` to false and abs(x * x) to x * x. For
+signed integers that forgets wrap-around (NumPy's int32 677**4 and abs(int32 min) are
+negative); for floats it forgets NaN (NumPy's NaN >= 0 is False)."""
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -65,3 +66,37 @@ def test_a_negative_power_check_sees_a_wrapped_square():
     w = np.array([84101, 2], dtype=np.int32)
     with pytest.raises(ValueError, match="negative integer powers"):
         jit(lambda w: 2 ** (w * w))(w)
+
+
+FLOAT_EXPRESSIONS = {
+    "square at least zero": lambda x: (x * x) >= 0,
+    "abs at least zero": lambda x: np.abs(x) >= 0,
+    "zero at most abs": lambda x: 0 <= np.abs(x),
+    "zero at most a square": lambda x: 0.0 <= x * x,
+    "exp at least zero": lambda x: np.exp(x) >= 0,
+    "select of square and abs": lambda x: np.where(x > 0, x * x, np.abs(x)) >= 0,
+    "plain comparisons": lambda x: (x >= 0) ^ (0 <= x) ^ (np.abs(x) <= 0),
+}
+
+
+@pytest.mark.parametrize("name", list(FLOAT_EXPRESSIONS))
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64],
+                         ids=lambda d: np.dtype(d).name)
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_a_comparison_of_a_never_negative_float_is_false_for_nan(name, dtype, data):
+    f = FLOAT_EXPRESSIONS[name]
+    x = data.draw(hnp.arrays(dtype, st.integers(1, 6), elements=st.sampled_from(
+        [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1.5, -2.0, 1e4])))
+    with np.errstate(all="ignore"):
+        want = np.asarray(f(x))
+    got = jit(f)(x)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+def test_nan_is_found_by_each_float_comparison():
+    x = np.array([np.nan, 2.0])
+    for name, f in FLOAT_EXPRESSIONS.items():
+        if name != "plain comparisons":
+            assert not jit(f)(x)[0], name
