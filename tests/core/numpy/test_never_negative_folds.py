@@ -30,6 +30,14 @@ EXPRESSIONS = {
 }
 
 
+def compiled_matches_numpy(f, x):
+    with np.errstate(all="ignore"):
+        want = np.asarray(f(x))
+    got = jit(f)(x)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
 def wide(dtype):
     info = np.iinfo(dtype)
     edges = st.sampled_from([info.min, info.min + 1, -1, 0, 1, info.max, int(np.sqrt(info.max)) + 1])
@@ -42,12 +50,7 @@ def wide(dtype):
 @given(data=st.data())
 def test_a_signed_integer_expression_wraps_as_numpy_does(name, dtype, data):
     f = EXPRESSIONS[name]
-    w = data.draw(wide(dtype))
-    with np.errstate(all="ignore"):
-        want = np.asarray(f(w))
-    got = jit(f)(w)
-    assert got.dtype == want.dtype
-    np.testing.assert_array_equal(got, want)
+    compiled_matches_numpy(f, data.draw(wide(dtype)))
 
 
 def test_the_cases_that_wrap_are_found_by_the_minimum_and_a_large_square():
@@ -88,11 +91,7 @@ def test_a_comparison_of_a_never_negative_float_is_false_for_nan(name, dtype, da
     f = FLOAT_EXPRESSIONS[name]
     x = data.draw(hnp.arrays(dtype, st.integers(1, 6), elements=st.sampled_from(
         [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1.5, -2.0, 1e4])))
-    with np.errstate(all="ignore"):
-        want = np.asarray(f(x))
-    got = jit(f)(x)
-    assert got.dtype == want.dtype
-    np.testing.assert_array_equal(got, want)
+    compiled_matches_numpy(f, x)
 
 
 def test_nan_is_found_by_each_float_comparison():
