@@ -160,18 +160,13 @@ def join(a, b, name: str, loop: bool = True, exact: bool = False):
         if not t.aval.weak_type and t.aval.dtype != dtype:
             raise CannotConvert(f"`{name}` changes dtype from {a} to {b}", _init_hint(name, dtype),
                                 peel=True)
-    if exact and {_python_type(a), _python_type(b)} - _FLOATS and \
-            _python_type(a) != _python_type(b):
+    if exact and _python_type(a) != _python_type(b):
         raise CannotConvert(f"`{name}` is {_python_type(a)} in one branch and {_python_type(b)} "
                             "in the other, and which one it is depends on the data",
                             f"give `{name}` one type in both branches (e.g. np.float64(...))",
                             peel=True)
     kind = b.kind if loop else max(a.kind, b.kind, key=_KIND_RANK.__getitem__)
     return Slot(ShapedArray(a.aval.shape, dtype, a.aval.weak_type and b.aval.weak_type), kind)
-
-
-# np.float64 is a float (its subclass): the two join, as `acc = 0.0` then `acc += x[i]` needs.
-_FLOATS = frozenset({"a Python float", "a NumPy float64"})
 
 
 def _python_type(slot: Slot) -> str:

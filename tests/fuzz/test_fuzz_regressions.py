@@ -112,11 +112,19 @@ def test_a_name_of_an_if_has_the_type_of_the_branch_taken(shell, branches):
                   ["a = -a", "a = a * 0"])
 
 
-def test_an_accumulator_started_as_a_python_float_still_compiles(shell):
-    outcome = ends_as_plain(shell, "x = np.linspace(0, 1, 9)\nn = 9",
-                            "acc = 0.0\nfor i in range(n):\n    if x[i] < 0.5:\n        continue\n"
-                            "    acc = acc + x[i]", ["x = x * 0"])
-    assert not outcome.fallbacks
+@pytest.mark.parametrize("cell", [
+    "acc = 0.0\nfor i in range(n):\n    if x[i] < 0.5:\n        continue\n    acc = acc + x[i]",
+    "if (x).sum() > 0:\n    x = 1.5\nelse:\n    x = np.abs(1.5)"])
+def test_a_python_float_or_numpy_float64_by_the_data_runs_as_plain_python(shell, cell):
+    """Plain Python leaves a Python float where no pass added to the accumulator (x = x * 0)
+    and a NumPy float64 otherwise; the fuzzer found a branch giving 1.5 or np.abs(1.5), then
+    `x.sum()` on the next run (AttributeError on a float, none on the compiled float64).
+    Such a name is refused, with the fix named, and the cell ends as plain Python does."""
+    outcome = ends_as_plain(shell, "x = np.linspace(0, 1, 9)\nn = 9", cell,
+                            ["x = x * 0", "x = x + 1"])
+    assert outcome.fallbacks
+    assert "in one branch and a" in outcome.fallbacks[0]
+    assert "np.float64(...)" in outcome.fallbacks[0]
 
 
 def test_names_assigned_before_a_run_time_error_are_bound(shell):

@@ -249,7 +249,7 @@ else:
 
 def test_if_inside_a_loop_and_continue():
     source = """
-acc = 0.0
+acc = np.float64(0.0)
 for i in range(n):
     if x[i] < 0.5:
         continue
@@ -257,6 +257,18 @@ for i in range(n):
 """
     graph = run_cell(source, {"x": rng.random(80), "n": 80})
     assert top_level(graph, "while_loop") == 1
+
+
+def test_a_python_float_or_numpy_float64_by_the_branch_taken_is_refused():
+    """`acc = 0.0` and `acc = acc + x[i]` only where x[i] >= 0.5: plain Python ends with a
+    Python float if no element passed, a NumPy float64 otherwise (a different value to the
+    user: `acc.sum()` and `1 / acc` at zero behave differently), so the loop is not rolled and the
+    reason names the fix."""
+    source = "acc = 0.0\nfor i in range(n):\n    if x[i] < 0.5:\n        continue\n" \
+             "    acc = acc + x[i]\n"
+    with pytest.raises(UnsupportedError, match="`acc` is a NumPy float64 in one branch and a "
+                       r"Python float in the other.*np.float64\(\.\.\.\)"):
+        run_cell(source, {"x": rng.random(80), "n": 80})
 
 
 def test_a_name_assigned_in_one_branch_only_needs_a_value_before():
@@ -407,21 +419,18 @@ def test_the_pass_keeps_docstrings_and_leaves_other_loops_alone():
     assert namespace["f"]([(1, 2)]) == [(1, 2)]
 
 
-def test_a_python_float_and_a_numpy_scalar_join_to_the_numpy_type():
-    source = """
-z = 0.0
-if x.sum() > 0:
-    z = x.max()
-"""
-    _, _, jitted = compile_cell(source, {"x": np.ones(3)})
-    for x in (np.ones(3), -np.ones(3)):
-        outs, _ = jitted(x=x)
-        assert type(outs["z"]) is np.float64 and outs["z"] == (1.0 if x[0] > 0 else 0.0)
+def test_a_python_float_or_a_numpy_scalar_by_the_branch_taken_is_refused():
+    """`z = 0.0`, then `z = x.max()` only where x sums above zero: plain Python leaves a
+    Python float or a NumPy float64 by the data; compiled code has one type."""
+    _, _, jitted = compile_cell("z = 0.0\nif x.sum() > 0:\n    z = x.max()\n", {"x": np.ones(3)})
+    with pytest.raises(UnsupportedError, match="`z` is a Python float in one branch and a "
+                       "NumPy float64 in the other"):
+        jitted(x=np.ones(3))
 
 
 def test_a_name_assigned_on_some_iterations_keeps_its_value_on_the_others():
     source = """
-last_big = -1.0
+last_big = np.float64(-1.0)
 for i in range(n):
     if x[i] > 0.7:
         last_big = x[i]
