@@ -105,6 +105,8 @@ def cases():
     v = rng.random(2000)
     return [
         ("8 floats: x * 2 + 1", affine, (np.ones(8),), "affine", False),
+        ("100k elementwise, aligned", affine, (aligned(100_000),), "affine", False),
+        ("100k elementwise, misaligned", affine, (aligned(100_000, 16),), "affine", False),
         ("1M elementwise, aligned", affine, (aligned(1_000_000),), "affine", False),
         ("1M elementwise, misaligned", affine, (aligned(1_000_000, 16),), "affine", False),
         ("1M in-place update", affine_in_place, (aligned(1_000_000),), "halve", True),

@@ -14,7 +14,15 @@ from ..ir import ShapedArray
 from .errors import run_failed
 
 ALIGNMENT = 64          # the CPU client reads an input in place only at this alignment
-STAGE_FROM_BYTES = 1 << 16   # below this, jaxlib's own copy of a misaligned input is as cheap
+# Inputs under this size go through jaxlib's C++ dispatcher (a misaligned one copied by jaxlib);
+# larger misaligned ones are staged. Measured (x * 2 + 1, interleaved, separate processes): at
+# 10,000 and 60,000 float64 the dispatcher call took 9 and 18-24 us, the staged Python path 31
+# and 69-76 us; jax.jit 8-13 and 52-77 us.
+STAGE_FROM_BYTES = 1 << 20
+# jaxlib copies a misaligned input smaller than this before the call returns; a larger one on a
+# worker thread, so even an inline run may end after the call (its results are then waited for:
+# without the wait, 128 kB misaligned inputs gave garbage results on some calls).
+COPIED_AT_ONCE_BYTES = 1 << 16
 
 
 def aligned_empty(shape: tuple[int, ...], dtype) -> np.ndarray:
@@ -103,18 +111,17 @@ class ResultView:
     inputs, and distinct outputs get distinct buffers), and the CPU client aligns it to 64
     bytes, so it can be passed on to the next compiled call without a copy."""
 
-    def __init__(self, aval: ShapedArray, inline: bool = False):
+    def __init__(self, aval: ShapedArray, ended_on_return: bool = False):
         self.shape = tuple(int(n) for n in aval.shape)
         self.dtype = np.dtype(aval.dtype)
         self.nbytes = aval.nbytes
         self.holder = type("XlaResultMemory", (ctypes.c_char * self.nbytes,),
                            {"__slots__": ("owner",)})
-        self.wait = not inline      # an inline run has ended when it returns: no wait (asking
-        #                             costs a small call about a microsecond)
+        self.wait = not ended_on_return     # (asking costs a small call, about a microsecond)
 
     @staticmethod
-    def of(aval: ShapedArray, inline: bool) -> ResultView:
-        return ResultView(aval, inline) if aval.nbytes else EmptyResultView(aval)
+    def of(aval: ShapedArray, ended_on_return: bool) -> ResultView:
+        return ResultView(aval, ended_on_return) if aval.nbytes else EmptyResultView(aval)
 
     def __call__(self, result) -> np.ndarray:
         try:                           # the execution may be asynchronous: wait for the values

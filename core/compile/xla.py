@@ -23,7 +23,7 @@ import numpy as np
 from ..ir import ShapedArray
 from . import blas
 from .errors import XlaError, run_failed as _run_failed
-from .hostmemory import InputSlot, ResultView
+from .hostmemory import COPIED_AT_ONCE_BYTES, InputSlot, ResultView
 from .thunks import ThunkTrace, thunk_events
 from .waiting import poll_until_ready
 
@@ -160,7 +160,8 @@ class Executable:
         self._large = slots if any(slot.large for slot in slots) else []   # [] : none staged
         self._handlers = [_jax.array_result_handler(aval, sharding, True, _skip_checks=True)
                           for aval in self.out_avals]
-        self._results = [ResultView.of(aval, inline) for aval in self.out_avals]
+        ended_on_return = inline and all(a.nbytes < COPIED_AT_ONCE_BYTES for a in self.in_avals)
+        self._results = [ResultView.of(aval, ended_on_return) for aval in self.out_avals]
         self._put = _jax.batched_device_put
         self._zero_copy = _jax.HostBufferSemantics.ZERO_COPY
         self._run = loaded.execute_sharded

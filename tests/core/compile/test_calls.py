@@ -10,11 +10,11 @@ import tracemalloc
 import numpy as np
 import pytest
 from psc_jit.core import jit
-from psc_jit.core.compile.hostmemory import aligned_copy
+from psc_jit.core.compile.hostmemory import STAGE_FROM_BYTES, aligned_copy
 
 pytestmark = pytest.mark.xla
 
-N = 100_000      # 800 kB of float64: large enough to be staged when misaligned
+N = 200_000      # 1.6 MB of float64: large enough to be staged when misaligned
 
 
 def with_offset(x: np.ndarray, offset: int) -> np.ndarray:
@@ -249,3 +249,15 @@ def test_in_place_update_writes_the_callers_array_once():
     f = jit(add_one)
     f(x)
     assert numpy_bytes_allocated(lambda: f(x)) < x.nbytes // 4
+
+
+@pytest.mark.parametrize("n", [16_000, 50_000, 120_000])
+def test_a_misaligned_input_that_jaxlib_copies_on_a_worker_thread_gives_numpy_results(n):
+    """Inputs under the staging size go through jaxlib's dispatcher, which copies a misaligned
+    one; from 64 kB it copies on a worker thread, so the inline run may end after the call
+    returns and its results are waited for (without the wait, calls gave garbage)."""
+    x = with_offset(np.random.default_rng(5).random(n), 16)
+    assert x.ctypes.data % 64 == 16 and x.nbytes < STAGE_FROM_BYTES
+    f = jit(lambda v: v * 2.0 + 1.0)
+    for _ in range(6):
+        np.testing.assert_array_equal(f(x), x * 2.0 + 1.0)
