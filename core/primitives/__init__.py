@@ -2,6 +2,7 @@
 
 Categories, each a module defining its primitives as values (`exp_p`, `reshape_p`):
     elementwise     arithmetic, comparisons, logic, predicates, complex parts, select, convert
+                    (the float-to-int casts of convert in casts, which defines no primitive)
     arithmetic      division, remainders, powers, squares, reciprocals, hypot
     transcendental  exponentials, logarithms, roots, trigonometry (their complex lowerings
                     with C's special values in complex_functions, which defines no primitive)

@@ -20,6 +20,7 @@ from .autodiff import (LINEAR, abs_partial, add_transpose, complex_transpose, co
                        imag_transpose, linear_in, multiply_transpose, negative_transpose,
                        partials, real_transpose, select_transpose, subtract_transpose, zero_jvp)
 from .batching import leading_batch
+from .casts import float_to_int
 from .record import (Primitive, bool_dtype_rule, never_weak, register, same_dtype_rule,
                      same_shape_rule)
 
@@ -153,7 +154,22 @@ def copysign_lowering(ctx, x, y, **_):
 
 
 def extremum_lowering(kind: str, skip_nan: bool, ctx, x, y, **_):
-    return [extremum(ctx, kind, x, y, in_aval(ctx), skip_nan)]
+    aval = in_aval(ctx)
+    if not skip_nan and aval.dtype.kind == "f" and _bound_without_zero(ctx):
+        # np.clip(x, -1.0, 1.0), np.maximum(x, eps): no two zeros can tie, so XLA's own op
+        # (a NaN wins) is NumPy's, and runs about twice as fast as the select of the tie rule
+        return [ctx.binary(f"stablehlo.{kind}imum", x, y, aval)]
+    return [extremum(ctx, kind, x, y, aval, skip_nan)]
+
+
+def _bound_without_zero(ctx) -> bool:
+    """Whether an operand of the equation is a constant with no zero in it."""
+    for i in (0, 1):
+        if ctx.is_constant(i):
+            value = ctx.constant_value(i)
+            if value is not None and not np.any(value == 0):
+                return True
+    return False
 
 
 def extremum(ctx, kind: str, x, y, aval, skip_nan: bool = False):
@@ -369,47 +385,6 @@ def convert_lowering(ctx, x, *, new_dtype, weak_type=False):
     if aval_in.dtype.kind == "f" and aval_out.dtype.kind in "iu":
         return [float_to_int(ctx, x, aval_in, aval_out)]
     return [ctx.unary("stablehlo.convert", x, aval_in, aval_out)]
-
-
-def float_to_int(ctx, x, aval_in, aval_out):
-    """NumPy's float-to-int cast (x86-64, contiguous arrays) where C leaves it undefined:
-    a 32- or 64-bit conversion gives the type's minimum for NaN and out-of-range values
-    (cvttsd2si; XLA saturates instead); 8- and 16-bit types keep the low bits of the 32-bit
-    conversion; uint32 and uint64 convert x - 2**(n-1) when x >= 2**(n-1), then flip the top
-    bit back (but float16 to uint32 keeps the low bits of the 64-bit conversion)."""
-    bits = max(32, 8 * aval_out.dtype.itemsize)
-    if aval_in.dtype.itemsize < 4:                       # float16: converted through float32
-        wide = aval_in.update(dtype=np.dtype(np.float32))
-        x, aval_in = ctx.unary("stablehlo.convert", x, aval_in, wide), wide
-        bits = 64 if aval_out.dtype == np.uint32 else bits
-    signed = aval_out.update(dtype=np.dtype(f"int{bits}"))
-    if aval_out.dtype.kind == "i" or bits != 8 * aval_out.dtype.itemsize:
-        result = _cvtt(ctx, x, aval_in, signed, bits)
-    else:
-        top = ctx.constant(np.asarray(2.0 ** (bits - 1), aval_in.dtype), aval_in)
-        high = ctx.compare("GE", x, top, aval_in)
-        shifted = _cvtt(ctx, ctx.binary("stablehlo.subtract", x, top, aval_in), aval_in,
-                        signed, bits)
-        flip = ctx.constant(np.asarray(np.iinfo(signed.dtype).min, signed.dtype), signed)
-        shifted = ctx.binary("stablehlo.xor", shifted, flip, signed)
-        result = ctx.select(high, shifted, _cvtt(ctx, x, aval_in, signed, bits), signed)
-    if signed.dtype == aval_out.dtype:
-        return result
-    if aval_out.dtype.itemsize == signed.dtype.itemsize:
-        return ctx.op("stablehlo.bitcast_convert", [result], [signed], [aval_out])[0]
-    return ctx.unary("stablehlo.convert", result, signed, aval_out)     # wraps: low bits
-
-
-def _cvtt(ctx, x, aval_in, aval_out, bits: int):
-    """x86's truncating conversion to a `bits`-bit int: the minimum for NaN or out of range."""
-    low = ctx.constant(np.asarray(-(2.0 ** (bits - 1)), aval_in.dtype), aval_in)
-    high = ctx.constant(np.asarray(2.0 ** (bits - 1), aval_in.dtype), aval_in)
-    inside = ctx.binary("stablehlo.and", ctx.compare("GE", x, low, aval_in),
-                        ctx.compare("LT", x, high, aval_in),
-                        aval_in.update(dtype=np.dtype(bool), weak_type=False))
-    minimum = ctx.constant(np.asarray(np.iinfo(aval_out.dtype).min, aval_out.dtype), aval_out)
-    return ctx.select(inside, ctx.unary("stablehlo.convert", x, aval_in, aval_out), minimum,
-                      aval_out)
 
 
 def round_lowering(ctx, x, **_):

@@ -83,3 +83,16 @@ def test_maximum_and_minimum_of_equal_zeros_are_numpys(fn, dtype):
     assert_bit_exact(fn, x, y)
     assert_bit_exact(lambda x: fn(x, 0), x)
     assert_bit_exact(lambda x: fn(-0.0, x), x)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("bound", [-1.0, 2.5, np.nan, np.inf, np.array([1.0, -1.0, 0.5, 3.0,
+                                                                        -2.0, 7.0, -0.5])])
+def test_a_bound_without_zero_clips_as_numpy_does(bound, dtype):
+    """With a constant bound that holds no zero no two zeros can tie, and XLA's own maximum
+    and minimum (a NaN wins) give NumPy's results: clip, maximum and minimum, bit for bit."""
+    x = np.array([-0.0, 0.0, np.nan, 1.0, -1.0, 2.5, -np.inf], dtype)
+    for fn in (np.maximum, np.minimum):
+        assert_bit_exact(lambda x, fn=fn: fn(x, bound), x)
+        assert_bit_exact(lambda x, fn=fn: fn(bound, x), x)
+    assert_bit_exact(lambda x: np.clip(x, -1.0, 1.0), x)
