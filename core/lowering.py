@@ -166,7 +166,7 @@ class LoweringContext:
            out_avals: Sequence[ShapedArray], attrs: dict | None = None,
            regions: Sequence[str] = ()) -> list[str]:
         """Emit one op in generic form; return the names of its results."""
-        if name in _WRAPPING and in_avals[0].dtype.kind == "i" and not regions:
+        if name in _WRAPPING and in_avals[0].dtype.kind == "i":
             return [_WRAPPING[name](self, operands, in_avals[0], out_avals[0])]
         result = self.fresh()
         outs = [result] if len(out_avals) == 1 else [f"{result}#{i}" for i in range(len(out_avals))]

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .core import (TRACE_CACHE, CallSpec, CellAnalysis, Compiled, DataDependentShapeError,
-                   Fallback, Jitted, KernelTimes, LoweringError, RunReport, Sink, Timings, TraceError,
-                   UnsupportedError, XlaError, analyze_cell, cell_function, copy_inputs,
-                   effect_sinks, largest_difference, parse_cell, replay_effects, sink_fits,
-                   time_runs, with_effects)
+                   Fallback, Jitted, KernelTimes, LoweringError, RunReport, Sink, Timings,
+                   TraceError, UnsupportedError, XlaError, analyze_cell, cell_function,
+                   copy_inputs, effect_sinks, largest_difference, parse_cell, replay_effects,
+                   sink_fits, time_runs, with_effects)
 from .gradcell import gradient_cell, gradient_name, gradient_problem
 
 

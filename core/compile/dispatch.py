@@ -19,7 +19,6 @@ from ..tracing import current_trace
 from ..tree_util import LEAF
 from . import xla
 from .cache import TRACE_CACHE, CacheRecord, TracedLeaf
-from .hostmemory import STAGE_FROM_BYTES
 
 # A call that raised on a miss (a failed check, a bug, an interrupt) leaves its signature with
 # the dispatcher for good as "always ask Python"; the next miss that could hit clears them all.
@@ -58,19 +57,11 @@ def cache_miss(jitted, args, kwargs) -> tuple:
     if record is None or record.never_dispatched:
         return result, None, True
     if not hasattr(record.entry, "executable") or not dispatchable(record.entry) or \
-            stages_an_argument(record):
+            record.entry.executable.stages_inputs:      # (its inputs: the call's arguments)
         record.never_dispatched = True      # (the dispatcher asks again on every such call)
         return result, None, True
     fast = fast_path_for(jitted, record, args)
     return result, fast, fast is None
-
-
-def stages_an_argument(record: CacheRecord) -> bool:
-    """Whether an argument of this signature is large enough to be staged when misaligned
-    (hostmemory.InputSlot): the Python path copies it into a buffer it keeps, where the
-    dispatcher would let jaxlib allocate afresh, so such calls take the Python path."""
-    return any(isinstance(leaf, TracedLeaf) and leaf.aval.nbytes >= STAGE_FROM_BYTES
-               for leaf in record.signature.leaves)
 
 
 def fast_path_for(jitted, record: CacheRecord, args) -> xla.FastPath | None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import zip_longest
 from typing import Any, Iterable
 
 from . import xla
@@ -114,11 +115,10 @@ def _loop_spans(model: FusionModel, events: list[ThunkEvent]) -> dict[int, int]:
             continue
         inner = {k.name for body in kernel.body for k in _walk(body)}
         runs = [event for event in events if event.name == kernel.name]
-        nexts = [later.start_ns for later in runs[1:]] + [None]     # (no runs: nothing)
-        for run, next_start in zip(runs, nexts[:len(runs)], strict=True):
+        for run, later in zip_longest(runs, runs[1:]):      # (later: None after the last)
             ends = [event.start_ns + event.duration_ns for event in events
                     if event.name in inner and event.start_ns >= run.start_ns
-                    and (next_start is None or event.start_ns < next_start)]
+                    and (later is None or event.start_ns < later.start_ns)]
             spans[id(run)] = max([run.start_ns + run.duration_ns, *ends]) - run.start_ns
     return spans
 
