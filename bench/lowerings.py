@@ -127,6 +127,10 @@ def _logsumexp(x, np=np):
     return m[:, 0] + np.log(np.exp(x - m).sum(axis=1))
 
 
+def _matmul(A, B, np=np):
+    return A @ B
+
+
 def _tensor_contraction(A, C4, M, v, np=np):
     return A @ C4, A.reshape(-1, A.shape[-1]) @ C4, M.T @ (M @ v)
 
@@ -145,6 +149,11 @@ def cases() -> list[Case]:
              lambda: (r.random((160, 140, 160)), r.random((160, 160)))),
         Case("reshape(-1,k) @ 2-D", _flat_matmul,
              lambda: (r.random((160, 140, 160)), r.random((160, 160)))),
+        Case("A @ B (128,128)@(128,128)", _matmul,
+             lambda: (r.random((128, 128)), r.random((128, 128)))),
+        Case("A @ B f32 (128,784)@(784,256)", _matmul, lambda: (
+            r.random((128, 784)).astype(np.float32), r.random((784, 256)).astype(np.float32))),
+        Case("A @ B (1200,60)@(60,60)", _matmul, lambda: (r.random((1200, 60)), r.random((60, 60)))),
         Case("M.T @ (M @ v), 2000", _transposed_matvec,
              lambda: (r.random((2000, 2000)), r.random(2000))),
         Case("cumsum 1M", _cumsum, lambda: (million,)),
@@ -161,6 +170,8 @@ def cases() -> list[Case]:
         Case("softmax f32 (4096,1000)", _softmax,
              lambda: (r.standard_normal((4096, 1000)).astype(np.float32),)),
         Case("logsumexp (4096,1000)", _logsumexp, lambda: (r.standard_normal((4096, 1000)),)),
+        Case("tensor_contraction S", _tensor_contraction, lambda: (
+            r.random((40, 30, 60)), r.random((60, 60)), r.random((1500, 1500)), r.random(1500))),
         Case("tensor_contraction M", _tensor_contraction, lambda: (
             r.random((160, 140, 160)), r.random((160, 160)), r.random((4000, 4000)),
             r.random(4000))),

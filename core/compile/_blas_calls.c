@@ -1,15 +1,18 @@
-/* Matrix-vector products for XLA programs, computed by the BLAS NumPy itself calls (its
- * bundled OpenBLAS): XLA:CPU's own matrix-vector kernel runs on one thread at a fraction of
- * OpenBLAS's speed (M @ v of 1500 x 1500 float64: 4x slower). NumPy's own library, not another
- * one: two OpenBLAS thread pools in one process spin against each other (measured: NumPy's
- * M @ v 40x slower while SciPy's pool was warm).
+/* Matrix products for XLA programs, computed by the BLAS NumPy itself calls (its bundled
+ * OpenBLAS): XLA:CPU's own kernels run them at a fraction of OpenBLAS's speed (measured,
+ * float64: M @ v of 1500 x 1500 4x slower; 1200 x 60 @ 60 x 60 1.7x, 64 x 64 @ 64 x 64 2x).
+ * NumPy's own library, not another one: two OpenBLAS thread pools in one process spin against
+ * each other (measured: NumPy's M @ v 40x slower while SciPy's pool was warm).
  *
- * Each product is an XLA FFI custom call (`stablehlo.custom_call @psc_gemv_n / _t`, typed
- * FFI): its operands are a row-major matrix A (m x n) and a vector x; psc_gemv_n gives
- * A @ x (m), psc_gemv_t gives A.T @ x (n). The BLAS functions (Fortran interface, 32- or
- * 64-bit integers) come from Python at registration (`set_blas`, core/compile/blas.py); the handlers
- * are handed to XLA as capsules (`targets`), registered by core/compile/xla.py. Built only
- * where jaxlib's FFI header is found (setup.py); optional like the other C module. */
+ * Each product is an XLA FFI custom call (typed FFI) of row-major operands:
+ * - psc_gemv_n / _t: a matrix A (m x n) and a vector x; A @ x (m) or A.T @ x (n).
+ * - psc_gemm_nn / _nt / _tn / _tt: stacks of matrices a (b x m x k, or b x k x m when the
+ *   first letter is t: each matrix is transposed) and c (b x k x n, or b x n x k for t);
+ *   the b products op(a[i]) @ op(c[i]), b x m x n.
+ * The BLAS functions (Fortran interface, 32- or 64-bit integers) come from Python at
+ * registration (`set_blas`, core/compile/blas.py); the handlers are handed to XLA as capsules
+ * (`targets`), registered by core/compile/xla.py. Built only where jaxlib's FFI header is
+ * found (setup.py); optional like the other C module. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <string.h>
@@ -30,8 +33,28 @@ typedef void gemv64_float(const char *, const int64_t *, const int64_t *, const 
                           const float *, const int64_t *, const float *, const int64_t *,
                           const float *, float *, const int64_t *);
 
+/* Fortran gemm, by the width of BLAS's integers */
+typedef void gemm32_double(const char *, const char *, const int32_t *, const int32_t *,
+                           const int32_t *, const double *, const double *, const int32_t *,
+                           const double *, const int32_t *, const double *, double *,
+                           const int32_t *);
+typedef void gemm32_float(const char *, const char *, const int32_t *, const int32_t *,
+                          const int32_t *, const float *, const float *, const int32_t *,
+                          const float *, const int32_t *, const float *, float *,
+                          const int32_t *);
+typedef void gemm64_double(const char *, const char *, const int64_t *, const int64_t *,
+                           const int64_t *, const double *, const double *, const int64_t *,
+                           const double *, const int64_t *, const double *, double *,
+                           const int64_t *);
+typedef void gemm64_float(const char *, const char *, const int64_t *, const int64_t *,
+                          const int64_t *, const float *, const float *, const int64_t *,
+                          const float *, const int64_t *, const float *, float *,
+                          const int64_t *);
+
 static void *dgemv = NULL;
 static void *sgemv = NULL;
+static void *dgemm = NULL;
+static void *sgemm = NULL;
 static int wide_integers = 0;
 
 static XLA_FFI_Error *
@@ -123,16 +146,106 @@ gemv_t(XLA_FFI_CallFrame *frame)
     return gemv(frame, 1);
 }
 
+/* One BLAS gemm in row-major terms: C (m x n, leading dimension n) = op(A) @ op(B), op
+ * transposing a matrix whose flag is set (A is then stored k x m, B n x k). Column-major BLAS
+ * sees each row-major matrix as its transpose, so it computes C.T = op(B).T @ op(A).T: the
+ * operands swap, and each keeps its flag. */
+static void
+gemm_one(int is_double, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+         const void *a, const void *b, void *c)
+{
+    const char *ta = trans_a ? "T" : "N", *tb = trans_b ? "T" : "N";
+    int64_t lda = trans_a ? m : k, ldb = trans_b ? k : n, ldc = n;
+    lda = lda > 1 ? lda : 1;
+    ldb = ldb > 1 ? ldb : 1;
+    ldc = ldc > 1 ? ldc : 1;
+    double d_alpha = 1.0, d_beta = 0.0;
+    float s_alpha = 1.0f, s_beta = 0.0f;
+    if (wide_integers && is_double) {
+        ((gemm64_double *)dgemm)(tb, ta, &n, &m, &k, &d_alpha, b, &ldb, a, &lda, &d_beta, c,
+                                 &ldc);
+    } else if (wide_integers) {
+        ((gemm64_float *)sgemm)(tb, ta, &n, &m, &k, &s_alpha, b, &ldb, a, &lda, &s_beta, c,
+                                &ldc);
+    } else {
+        int32_t m32 = (int32_t)m, n32 = (int32_t)n, k32 = (int32_t)k;
+        int32_t lda32 = (int32_t)lda, ldb32 = (int32_t)ldb, ldc32 = (int32_t)ldc;
+        if (is_double) {
+            ((gemm32_double *)dgemm)(tb, ta, &n32, &m32, &k32, &d_alpha, b, &ldb32, a, &lda32,
+                                     &d_beta, c, &ldc32);
+        } else {
+            ((gemm32_float *)sgemm)(tb, ta, &n32, &m32, &k32, &s_alpha, b, &ldb32, a, &lda32,
+                                    &s_beta, c, &ldc32);
+        }
+    }
+}
+
+/* c[i] = op(a[i]) @ op(b[i]) for each matrix of the stacks (see the header). */
+static XLA_FFI_Error *
+gemm(XLA_FFI_CallFrame *frame, int trans_a, int trans_b)
+{
+    if (answered_metadata(frame) || frame->stage != XLA_FFI_ExecutionStage_EXECUTE) {
+        return NULL;
+    }
+    if (frame->args.size != 2 || frame->rets.size != 1) {
+        return failure(frame, "psc_gemm takes two stacks of matrices and gives one");
+    }
+    XLA_FFI_Buffer *a = frame->args.args[0], *b = frame->args.args[1];
+    XLA_FFI_Buffer *c = frame->rets.rets[0];
+    if (a->rank != 3 || b->rank != 3 || c->rank != 3 || a->dtype != b->dtype ||
+            a->dtype != c->dtype) {
+        return failure(frame, "psc_gemm: operands of the wrong rank or dtype");
+    }
+    int is_double = a->dtype == XLA_FFI_DataType_F64;
+    if (!is_double && a->dtype != XLA_FFI_DataType_F32) {
+        return failure(frame, "psc_gemm: float32 or float64 only");
+    }
+    int64_t count = a->dims[0];
+    int64_t m = trans_a ? a->dims[2] : a->dims[1], k = trans_a ? a->dims[1] : a->dims[2];
+    int64_t n = trans_b ? b->dims[1] : b->dims[2];
+    int64_t k_b = trans_b ? b->dims[2] : b->dims[1];
+    if (b->dims[0] != count || c->dims[0] != count || k_b != k || c->dims[1] != m ||
+            c->dims[2] != n) {
+        return failure(frame, "psc_gemm: the operands' shapes do not match");
+    }
+    if (!wide_integers && (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX)) {
+        return failure(frame, "psc_gemm: a matrix is too large for 32-bit BLAS");
+    }
+    size_t item = is_double ? 8 : 4;
+    if (m == 0 || n == 0 || count == 0) {
+        return NULL;
+    }
+    if (k == 0) {
+        memset(c->data, 0, (size_t)(count * m * n) * item);
+        return NULL;
+    }
+    for (int64_t i = 0; i < count; i++) {
+        gemm_one(is_double, trans_a, trans_b, m, n, k, (const char *)a->data + i * m * k * item,
+                 (const char *)b->data + i * k * n * item, (char *)c->data + i * m * n * item);
+    }
+    return NULL;
+}
+
+/* the four handlers, one per pair of transpose flags */
+#define GEMM_HANDLER(name, trans_a, trans_b)                                                   \
+    static XLA_FFI_Error *name(XLA_FFI_CallFrame *frame) { return gemm(frame, trans_a, trans_b); }
+GEMM_HANDLER(gemm_nn, 0, 0)
+GEMM_HANDLER(gemm_nt, 0, 1)
+GEMM_HANDLER(gemm_tn, 1, 0)
+GEMM_HANDLER(gemm_tt, 1, 1)
+
 static PyObject *
 set_blas(PyObject *module, PyObject *args)
 {
-    unsigned long long d, s;
+    unsigned long long dv, sv, dm, sm;
     int wide;
-    if (!PyArg_ParseTuple(args, "KKp", &d, &s, &wide)) {
+    if (!PyArg_ParseTuple(args, "KKKKp", &dv, &sv, &dm, &sm, &wide)) {
         return NULL;
     }
-    dgemv = (void *)(uintptr_t)d;
-    sgemv = (void *)(uintptr_t)s;
+    dgemv = (void *)(uintptr_t)dv;
+    sgemv = (void *)(uintptr_t)sv;
+    dgemm = (void *)(uintptr_t)dm;
+    sgemm = (void *)(uintptr_t)sm;
     wide_integers = wide;
     Py_RETURN_NONE;
 }
@@ -141,30 +254,36 @@ static PyObject *
 targets(PyObject *module, PyObject *unused)
 {
     /* {name: capsule of the handler}, for xla_client.register_custom_call_target */
-    if (dgemv == NULL || sgemv == NULL) {
+    if (dgemv == NULL || sgemv == NULL || dgemm == NULL || sgemm == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "set_blas first");
         return NULL;
     }
-    PyObject *n = PyCapsule_New((void *)gemv_n, "xla._CUSTOM_CALL_TARGET", NULL);
-    PyObject *t = PyCapsule_New((void *)gemv_t, "xla._CUSTOM_CALL_TARGET", NULL);
-    PyObject *result = (n && t) ? Py_BuildValue("{sOsO}", "psc_gemv_n", n, "psc_gemv_t", t)
-                                : NULL;
-    Py_XDECREF(n);
-    Py_XDECREF(t);
+    static const struct { const char *name; XLA_FFI_Error *(*handler)(XLA_FFI_CallFrame *); }
+    handlers[] = {{"psc_gemv_n", gemv_n}, {"psc_gemv_t", gemv_t}, {"psc_gemm_nn", gemm_nn},
+                  {"psc_gemm_nt", gemm_nt}, {"psc_gemm_tn", gemm_tn}, {"psc_gemm_tt", gemm_tt}};
+    PyObject *result = PyDict_New();
+    for (size_t i = 0; result != NULL && i < sizeof(handlers) / sizeof(handlers[0]); i++) {
+        PyObject *capsule = PyCapsule_New((void *)handlers[i].handler,
+                                          "xla._CUSTOM_CALL_TARGET", NULL);
+        if (capsule == NULL || PyDict_SetItemString(result, handlers[i].name, capsule) < 0) {
+            Py_CLEAR(result);
+        }
+        Py_XDECREF(capsule);
+    }
     return result;
 }
 
 static PyMethodDef methods[] = {
     {"set_blas", set_blas, METH_VARARGS,
-     "set_blas(dgemv, sgemv, wide): the Fortran BLAS functions (addresses) the products "
-     "call; wide: their integers are 64-bit."},
+     "set_blas(dgemv, sgemv, dgemm, sgemm, wide): the Fortran BLAS functions (addresses) "
+     "the products call; wide: their integers are 64-bit."},
     {"targets", targets, METH_NOARGS, "{custom call target name: handler capsule}."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, "_blas_calls",
-    "Matrix-vector products of XLA programs computed by BLAS (XLA FFI custom calls).", -1,
+    "Matrix products of XLA programs computed by BLAS (XLA FFI custom calls).", -1,
     methods,
 };
 

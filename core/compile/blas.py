@@ -1,6 +1,6 @@
-"""psc_jit's BLAS custom call targets: large float matrix-vector products of XLA programs
-computed by the BLAS NumPy itself calls (core/compile/_blas_calls.c; the lowering of
-dot_general calls them, core/primitives/contraction.py). Only NumPy's own library will do:
+"""psc_jit's BLAS custom call targets: float matrix products of XLA programs (matrix-vector
+and matrix-matrix) computed by the BLAS NumPy itself calls (core/compile/_blas_calls.c; the
+lowering of dot_general calls them, core/primitives/contraction.py). Only NumPy's own library will do:
 a second OpenBLAS (SciPy's) would run a second thread pool that spins against NumPy's. No
 jaxlib here: compile/xla.py registers the targets."""
 from __future__ import annotations
@@ -12,31 +12,31 @@ import os
 
 import numpy as np
 
-TARGETS = frozenset({"psc_gemv_n", "psc_gemv_t"})
-# (dgemv, sgemv, 64-bit integers) as NumPy's bundled OpenBLAS names them (PyPI wheels), then
-# as a BLAS of the usual names does
-SYMBOLS = (("scipy_dgemv_64_", "scipy_sgemv_64_", True), ("dgemv_64_", "sgemv_64_", True),
-           ("dgemv_", "sgemv_", False))
+TARGETS = frozenset({"psc_gemv_n", "psc_gemv_t",
+                     "psc_gemm_nn", "psc_gemm_nt", "psc_gemm_tn", "psc_gemm_tt"})
+FUNCTIONS = ("dgemv", "sgemv", "dgemm", "sgemm")
+# (prefix, suffix, 64-bit integers) of their names: as NumPy's bundled OpenBLAS names them
+# (PyPI wheels), then as a BLAS of the usual names does
+SYMBOLS = (("scipy_", "_64_", True), ("", "_64_", True), ("", "_", False))
 
 
 @functools.cache
-def numpy_blas() -> tuple[int, int, bool] | None:
-    """(dgemv's address, sgemv's address, whether their integers are 64-bit) in the BLAS
-    library NumPy loaded, or None when it is not one psc_jit can find (NumPy's wheels bundle
-    it in numpy.libs)."""
+def numpy_blas() -> tuple[int, int, int, int, bool] | None:
+    """(the addresses of FUNCTIONS, whether their integers are 64-bit) in the BLAS library
+    NumPy loaded, or None when it is not one psc_jit can find (NumPy's wheels bundle it in
+    numpy.libs)."""
     libs = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
     for path in sorted(glob.glob(os.path.join(libs, "*openblas*.so*"))):
         try:
             library = ctypes.CDLL(path)
         except OSError:
             continue
-        for double, single, wide in SYMBOLS:
+        for prefix, suffix, wide in SYMBOLS:
             try:
-                d, s = getattr(library, double), getattr(library, single)
+                found = [getattr(library, prefix + name + suffix) for name in FUNCTIONS]
             except AttributeError:
                 continue
-            return ctypes.cast(d, ctypes.c_void_p).value, ctypes.cast(s, ctypes.c_void_p).value, \
-                wide
+            return (*(ctypes.cast(f, ctypes.c_void_p).value for f in found), wide)
     return None
 
 

@@ -7,6 +7,8 @@ import re
 import numpy as np
 import pytest
 from psc_jit.core import jit
+from psc_jit.core.compile import blas
+from psc_jit.core.lowering import lower
 from psc_jit.core.typecheck import check_graph
 
 from numpy_compare import compare
@@ -23,10 +25,13 @@ MATMUL_SHAPES = [
 ]
 
 
-def lowered_text(f, *args) -> str:
+def lowered_text(f, *args, blas_calls: bool = False) -> str:
+    """The StableHLO of f's program: as it is compiled (`blas_calls`, float products of some
+    size then call NumPy's BLAS), or with XLA's own ops only (what the structure of a
+    product is checked on)."""
     traced = jit(f).trace(*args)
     check_graph(traced.graph)
-    return traced.lower().as_text()
+    return traced.lower().as_text() if blas_calls else lower(traced.graph, "products")
 
 
 def ops_in(text: str) -> list[str]:
@@ -165,18 +170,89 @@ def test_a_large_matrix_vector_product_calls_numpys_blas_and_gives_numpys_result
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-4 if dtype == np.float32 else 1e-12,
                                atol=1e-4 if dtype == np.float32 else 1e-11)
-    assert '"psc_gemv_' in lowered_text(f, m, v)
+    assert '"psc_gemv_' in lowered_text(f, m, v, blas_calls=True)
 
 
 def test_small_integer_and_batched_products_stay_xlas():
     rng = np.random.default_rng(4)
     small = rng.standard_normal((10, 20))
-    assert "psc_gemv" not in lowered_text(matmul, small, rng.standard_normal(20))
+    assert "psc_gemv" not in lowered_text(matmul, small, rng.standard_normal(20),
+                                          blas_calls=True)
     ints = rng.integers(0, 5, (300, 400))
-    assert "psc_gemv" not in lowered_text(matmul, ints, rng.integers(0, 5, 400))
+    assert "psc_gem" not in lowered_text(matmul, ints, rng.integers(0, 5, 400), blas_calls=True)
     batched = rng.standard_normal((3, 300, 400))
-    assert "psc_gemv" not in lowered_text(matmul, batched, rng.standard_normal(400))
+    assert "psc_gemv" not in lowered_text(matmul, batched, rng.standard_normal(400),
+                                          blas_calls=True)
     np.testing.assert_array_equal(jit(matmul)(ints, ints[0]), ints @ ints[0])
+
+
+# -- matrix products: NumPy's own BLAS (gemm) from GEMM_FROM multiply-adds --------------------
+
+GEMM_CASES = {
+    "A @ B": (lambda a, b: a @ b, ((30, 40), (40, 50))),
+    "A.T @ B": (lambda a, b: a.T @ b, ((40, 30), (40, 50))),
+    "A @ B.T": (lambda a, b: a @ b.T, ((30, 40), (50, 40))),
+    "A.T @ B.T": (lambda a, b: a.T @ b.T, ((40, 30), (50, 40))),
+    "3-D @ 2-D": (lambda a, b: a @ b, ((6, 20, 40), (40, 30))),
+    "batched @ batched": (lambda a, b: a @ b, ((6, 20, 40), (6, 40, 30))),
+    "4-D batched, swapped": (lambda a, b: np.swapaxes(a, -1, -2) @ b,
+                             ((3, 2, 40, 20), (3, 2, 40, 30))),
+    "v @ A": (lambda a, b: a @ b, ((200,), (200, 60))),
+    "batched @ v": (lambda a, b: a @ b, ((4, 50, 60), (60,))),
+    "np.dot 3-D, 2-D": (lambda a, b: np.dot(a, b), ((5, 20, 40), (40, 30))),
+    "tensordot over the first axes": (lambda a, b: np.tensordot(a, b, axes=([0], [0])),
+                                      ((40, 5, 6), (40, 30))),
+    "einsum ij,kj->ik": (lambda a, b: np.einsum("ij,kj->ik", a, b), ((30, 40), (50, 40))),
+    "M.T @ (M @ V), V a matrix": (lambda a, b: a.T @ (a @ b), ((60, 40), (40, 30))),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", GEMM_CASES)
+def test_a_matrix_product_calls_numpys_blas_and_gives_numpys_result(case, dtype):
+    """A float matrix product of GEMM_FROM multiply-adds or more is BLAS's gemm on stacks of
+    row-major matrices (XLA's kernel runs 1.2-2x slower), whichever operand is transposed."""
+    assert blas.available_targets(), "the BLAS module was not built or NumPy's BLAS not found"
+    f, shapes = GEMM_CASES[case]
+    rng = np.random.default_rng(5)
+    a, b = (rng.standard_normal(s).astype(dtype) for s in shapes)
+    got, want = jit(f)(a, b), f(a, b)
+    assert type(got) is type(want) and got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                               atol=1e-5 if dtype == np.float32 else 1e-12)
+    assert '"psc_gemm_' in lowered_text(f, a, b, blas_calls=True)
+
+
+def test_a_plain_two_dimensional_product_is_numpys_to_the_bit():
+    """NumPy's A @ B of C-ordered float matrices is the same BLAS call: the same numbers."""
+    rng = np.random.default_rng(6)
+    for dtype in (np.float32, np.float64):
+        a = rng.standard_normal((70, 90)).astype(dtype)
+        b = rng.standard_normal((90, 50)).astype(dtype)
+        np.testing.assert_array_equal(jit(matmul)(a, b), a @ b)
+
+
+@pytest.mark.parametrize("shapes", [((0, 40), (40, 300)), ((300, 0), (0, 300)),
+                                    ((3, 0, 40), (40, 300)), ((40, 300), (300, 0))])
+def test_empty_matrix_products_match_numpy(shapes):
+    a, b = (np.ones(s) for s in shapes)
+    got = jit(matmul)(a, b)
+    assert got.shape == (a @ b).shape
+    np.testing.assert_array_equal(got, a @ b)
+
+
+def test_products_blas_cannot_read_in_place_stay_xlas():
+    """A contracted axis in the middle of an operand, integers, mixed or complex dtypes and
+    small products keep XLA's dot_general."""
+    rng = np.random.default_rng(7)
+    middle = lambda a, b: np.einsum("ikj,kl->ijl", a, b)     # noqa: E731
+    cases = [(middle, rng.standard_normal((20, 40, 30)), rng.standard_normal((40, 50))),
+             (matmul, rng.integers(0, 5, (50, 60)), rng.integers(0, 5, (60, 70))),
+             (matmul, rng.standard_normal((50, 60)) + 1j, rng.standard_normal((60, 70)) + 0j),
+             (matmul, rng.standard_normal((8, 8)), rng.standard_normal((8, 8)))]
+    for f, a, b in cases:
+        assert "psc_gemm" not in lowered_text(f, a, b, blas_calls=True)
+        np.testing.assert_allclose(jit(f)(a, b), f(a, b), rtol=1e-12, atol=1e-12)
 
 
 def test_a_program_calling_blas_loads_from_disk_in_a_new_process(tmp_path):
