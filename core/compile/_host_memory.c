@@ -169,7 +169,39 @@ writable_array(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return array;
 }
 
+static PyObject *
+large_ones_aligned(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    /* (arrays, from_bytes): whether every ndarray of the list or tuple that holds at least
+     * from_bytes has C-contiguous data starting on a 64-byte boundary (jaxlib's CPU client
+     * reads such an input in place) */
+    Py_ssize_t from_bytes;
+    if (nargs != 2 || (from_bytes = PyLong_AsSsize_t(args[1])) == -1) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError, "large_ones_aligned(arrays, from_bytes)");
+        }
+        return NULL;
+    }
+    PyObject *items = PySequence_Fast(args[0], "large_ones_aligned takes a list or tuple");
+    if (items == NULL) {
+        return NULL;
+    }
+    int aligned = 1;
+    for (Py_ssize_t i = 0; aligned && i < PySequence_Fast_GET_SIZE(items); i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(items, i);
+        if (PyArray_Check(item) && PyArray_NBYTES((PyArrayObject *)item) >= from_bytes) {
+            aligned = PyArray_IS_C_CONTIGUOUS((PyArrayObject *)item) &&
+                      (uintptr_t)PyArray_DATA((PyArrayObject *)item) % ALIGNMENT == 0;
+        }
+    }
+    Py_DECREF(items);
+    return PyBool_FromLong(aligned);
+}
+
 static PyMethodDef methods[] = {
+    {"large_ones_aligned", (PyCFunction)(void (*)(void))large_ones_aligned, METH_FASTCALL,
+     "large_ones_aligned(arrays, from_bytes): whether each ndarray of at least from_bytes "
+     "is C-contiguous and 64-byte aligned."},
     {"writable_array", (PyCFunction)(void (*)(void))writable_array, METH_FASTCALL,
      "writable_array(owner, address, dtype, shape): the memory at address as a writable "
      "C-contiguous array, owner its base."},

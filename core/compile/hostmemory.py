@@ -95,9 +95,9 @@ def align_new_arrays(on: bool = True) -> bool:
 
 
 try:        # the one C module (core/compile/_host_memory.c), when it was built
-    from ._host_memory import writable_array
+    from ._host_memory import large_ones_aligned, writable_array
 except ImportError:
-    writable_array = None
+    large_ones_aligned = writable_array = None
 
 
 class ResultView:

@@ -261,3 +261,19 @@ def test_a_misaligned_input_that_jaxlib_copies_on_a_worker_thread_gives_numpy_re
     f = jit(lambda v: v * 2.0 + 1.0)
     for _ in range(6):
         np.testing.assert_array_equal(f(x), x * 2.0 + 1.0)
+
+
+def test_large_inputs_aligned_and_not_alternating_give_numpy_results():
+    """A large input read in place runs through jaxlib's dispatcher, a misaligned one is
+    staged, and a misaligned input jaxlib copies on a worker thread beside an aligned large
+    one is waited for: calls that switch between them all give NumPy's results."""
+    rng = np.random.default_rng(8)
+    big, mid = rng.random(N), rng.random(16_000)      # 1.6 MB and 128 kB
+    f = jit(lambda a, b: (a * 2.0 + 1.0, b - a[: b.size]))
+    layouts = [(aligned_copy(big), aligned_copy(mid)), (with_offset(big, 16), aligned_copy(mid)),
+               (aligned_copy(big), with_offset(mid, 16)), (aligned_copy(big), mid[::-1].copy())]
+    for _ in range(4):
+        for a, b in layouts:
+            got = f(a, b)
+            for g, w in zip(got, (a * 2.0 + 1.0, b - a[: b.size]), strict=True):
+                np.testing.assert_array_equal(g, w)
