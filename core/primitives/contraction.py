@@ -112,7 +112,7 @@ def _blas_matrix_product(ctx, lhs, rhs, contracting, batch):
     if lhs_side is None or rhs_side is None:
         return None
     (count, m, k, lhs_flipped), (_, n, _, rhs_flipped) = lhs_side, rhs_side
-    if m * n * k < GEMM_FROM:
+    if m * n * k < (BLAS_FROM if min(m, n) == 1 else GEMM_FROM):   # a matrix-vector product
         return None
     dtype = lhs_aval.dtype
     lhs_3d = ShapedArray((count, k, m) if lhs_flipped else (count, m, k), dtype)
