@@ -197,8 +197,8 @@ GEMM_CASES = {
     "batched @ batched": (lambda a, b: a @ b, ((6, 20, 40), (6, 40, 30))),
     "4-D batched, swapped": (lambda a, b: np.swapaxes(a, -1, -2) @ b,
                              ((3, 2, 40, 20), (3, 2, 40, 30))),
-    "v @ A": (lambda a, b: a @ b, ((200,), (200, 60))),
-    "batched @ v": (lambda a, b: a @ b, ((4, 50, 60), (60,))),
+    "v @ A": (lambda a, b: a @ b, ((400,), (400, 200))),
+    "batched @ v": (lambda a, b: a @ b, ((4, 200, 100), (100,))),
     "np.dot 3-D, 2-D": (lambda a, b: np.dot(a, b), ((5, 20, 40), (40, 30))),
     "tensordot over the first axes": (lambda a, b: np.tensordot(a, b, axes=([0], [0])),
                                       ((40, 5, 6), (40, 30))),
@@ -210,8 +210,9 @@ GEMM_CASES = {
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("case", GEMM_CASES)
 def test_a_matrix_product_calls_numpys_blas_and_gives_numpys_result(case, dtype):
-    """A float matrix product of GEMM_FROM multiply-adds or more is BLAS's gemm on stacks of
-    row-major matrices (XLA's kernel runs 1.2-2x slower), whichever operand is transposed."""
+    """A float matrix product of GEMM_FROM multiply-adds or more (BLAS_FROM when one side is a
+    vector) is BLAS's gemm on stacks of row-major matrices (XLA's kernel runs 1.2-2x slower),
+    whichever operand is transposed; gemv for a plain matrix and vector."""
     assert blas.available_targets(), "the BLAS module was not built or NumPy's BLAS not found"
     f, shapes = GEMM_CASES[case]
     rng = np.random.default_rng(5)
@@ -220,7 +221,7 @@ def test_a_matrix_product_calls_numpys_blas_and_gives_numpys_result(case, dtype)
     assert type(got) is type(want) and got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12,
                                atol=1e-5 if dtype == np.float32 else 1e-12)
-    assert '"psc_gemm_' in lowered_text(f, a, b, blas_calls=True)
+    assert re.search(r'"psc_gem[mv]_', lowered_text(f, a, b, blas_calls=True))
 
 
 def test_a_plain_two_dimensional_product_is_numpys_to_the_bit():
@@ -242,14 +243,15 @@ def test_empty_matrix_products_match_numpy(shapes):
 
 
 def test_products_blas_cannot_read_in_place_stay_xlas():
-    """A contracted axis in the middle of an operand, integers, mixed or complex dtypes and
-    small products keep XLA's dot_general."""
+    """A contracted axis in the middle of an operand, integers, complex dtypes, small products
+    and matrix-vector products under BLAS_FROM elements keep XLA's dot_general."""
     rng = np.random.default_rng(7)
     middle = lambda a, b: np.einsum("ikj,kl->ijl", a, b)     # noqa: E731
     cases = [(middle, rng.standard_normal((20, 40, 30)), rng.standard_normal((40, 50))),
              (matmul, rng.integers(0, 5, (50, 60)), rng.integers(0, 5, (60, 70))),
              (matmul, rng.standard_normal((50, 60)) + 1j, rng.standard_normal((60, 70)) + 0j),
-             (matmul, rng.standard_normal((8, 8)), rng.standard_normal((8, 8)))]
+             (matmul, rng.standard_normal((8, 8)), rng.standard_normal((8, 8))),
+             (matmul, rng.standard_normal((3, 100, 100)), rng.standard_normal(100))]
     for f, a, b in cases:
         assert "psc_gemm" not in lowered_text(f, a, b, blas_calls=True)
         np.testing.assert_allclose(jit(f)(a, b), f(a, b), rtol=1e-12, atol=1e-12)
