@@ -26,7 +26,8 @@ $(PY):
 	$(PYTHON) -m venv $(VENV) || { echo "make setup: '$(PYTHON) -m venv' failed;" \
 	  "on Debian/Ubuntu install it with: apt-get install python3-venv" >&2; exit 1; }
 
-$(INSTALLED): pyproject.toml setup.py core/compile/_host_memory.c core/compile/_blas_calls.c | $(PY)
+$(INSTALLED): pyproject.toml setup.py core/compile/_host_memory.c core/compile/_blas_calls.c \
+		core/compile/_host_kernels.c core/compile/_ffi_handler.h | $(PY)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,browser]'
 	@touch $@
 

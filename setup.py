@@ -4,8 +4,10 @@ used). Everything else is in pyproject.toml; this file adds the headers they nee
 
 - core/compile/_host_memory.c: XLA's results as writable arrays in one call, and NumPy's
   allocations 64-byte aligned (NumPy's headers).
-- core/compile/_blas_calls.c: matrix-vector products of XLA programs by BLAS, as XLA FFI
-  custom calls (jaxlib's FFI header, include/xla/ffi/api/c_api.h).
+- core/compile/_blas_calls.c: matrix products of XLA programs by BLAS, as XLA FFI custom calls
+  (jaxlib's FFI header, include/xla/ffi/api/c_api.h).
+- core/compile/_host_kernels.c: kernels of XLA programs that XLA's own code runs far slower
+  (argmax/argmin), as XLA FFI custom calls (the same header).
 """
 import os
 
@@ -25,7 +27,8 @@ def jaxlib_include() -> list[str]:
 extensions = [Extension("psc_jit.core.compile._host_memory", ["core/compile/_host_memory.c"],
                         include_dirs=[numpy.get_include()], optional=True)]
 if jaxlib_include():
-    extensions.append(Extension("psc_jit.core.compile._blas_calls",
-                                ["core/compile/_blas_calls.c"], include_dirs=jaxlib_include(),
-                                optional=True))
+    extensions += [Extension(f"psc_jit.core.compile.{name}", [f"core/compile/{name}.c"],
+                             depends=["core/compile/_ffi_handler.h"],
+                             include_dirs=jaxlib_include(), optional=True)
+                   for name in ("_blas_calls", "_host_kernels")]
 setup(ext_modules=extensions)

@@ -17,7 +17,7 @@
 #include <Python.h>
 #include <string.h>
 
-#include "xla/ffi/api/c_api.h"
+#include "_ffi_handler.h"
 
 /* Fortran gemv, by the width of BLAS's integers */
 typedef void gemv32_double(const char *, const int32_t *, const int32_t *, const double *,
@@ -56,32 +56,6 @@ static void *sgemv = NULL;
 static void *dgemm = NULL;
 static void *sgemm = NULL;
 static int wide_integers = 0;
-
-static XLA_FFI_Error *
-failure(const XLA_FFI_CallFrame *frame, const char *message)
-{
-    XLA_FFI_Error_Create_Args args;
-    memset(&args, 0, sizeof(args));
-    args.struct_size = XLA_FFI_Error_Create_Args_STRUCT_SIZE;
-    args.message = message;
-    args.errc = XLA_FFI_Error_Code_INVALID_ARGUMENT;
-    return frame->api->XLA_FFI_Error_Create(&args);
-}
-
-/* XLA asks a handler, when it is registered, which FFI version it was built for. */
-static int
-answered_metadata(XLA_FFI_CallFrame *frame)
-{
-    XLA_FFI_Extension_Base *extension = frame->extension_start;
-    if (extension == NULL || extension->type != XLA_FFI_Extension_Metadata) {
-        return 0;
-    }
-    XLA_FFI_Metadata *metadata = ((XLA_FFI_Metadata_Extension *)extension)->metadata;
-    metadata->api_version.major_version = XLA_FFI_API_MAJOR;
-    metadata->api_version.minor_version = XLA_FFI_API_MINOR;
-    metadata->traits = 0;
-    return 1;
-}
 
 /* y = A @ x (transposed = 0) or A.T @ x (1), A row-major m x n: in BLAS's column-major
  * terms A is an n x m matrix with leading dimension n, and A @ x is its transpose times x. */

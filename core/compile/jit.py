@@ -26,7 +26,7 @@ from ..lowering import lower
 from ..numpy import verify_checks
 from ..tracing import UnsupportedError, current_trace
 from ..tree_util import LEAF, unflatten
-from . import blas, hostmemory, results, xla
+from . import blas, hostkernels, hostmemory, results, xla
 from .cache import EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, executable_key
 from .diskcache import FromDisk, load_or_compile
 from .dispatch import cache_miss, install_dispatcher
@@ -58,7 +58,8 @@ class Traced:
     def lower(self) -> Lowered:
         start = time.perf_counter()
         graph, consts = passes.hoist_constants(self.graph)
-        text = lower(graph, self.name, blas.available_targets())
+        text = lower(graph, self.name,
+                     blas.available_targets() | hostkernels.available_targets())
         consts = tuple(hostmemory.aligned_copy(c) for c in consts)    # read in place on every call
         return Lowered(self, graph, consts, text, time.perf_counter() - start)
 

@@ -21,7 +21,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 
 from ..ir import ShapedArray
-from . import blas
+from . import blas, hostkernels
 from .errors import XlaError, run_failed as _run_failed
 from .hostmemory import COPIED_AT_ONCE_BYTES, InputSlot, ResultView, large_ones_aligned
 from .thunks import ThunkTrace, thunk_events
@@ -366,10 +366,12 @@ def register_lapack_targets() -> tuple[str, ...]:
 
 
 @functools.cache
-def register_blas_targets() -> tuple[str, ...]:
-    """Register psc_jit's BLAS targets (`blas.py`) with XLA, their BLAS set first."""
+def register_own_targets() -> tuple[str, ...]:
+    """Register psc_jit's own targets that were built with XLA: its BLAS products (`blas.py`,
+    their BLAS set first) and host kernels (`hostkernels.py`)."""
     _, _jax, xla_client = _jaxlib()
-    targets = blas.targets_with_blas()
+    targets = {**(blas.targets_with_blas() if blas.available_targets() else {}),
+               **(hostkernels.targets() if hostkernels.available_targets() else {})}
     for name, capsule in targets.items():
         xla_client.register_custom_call_target(name, capsule, platform="cpu", api_version=1)
     return tuple(sorted(targets))
@@ -377,11 +379,11 @@ def register_blas_targets() -> tuple[str, ...]:
 
 def register_custom_targets(text: str) -> None:
     """Register the custom call targets a StableHLO module (or a module lowered as `text`)
-    calls: jaxlib's LAPACK kernels, psc_jit's BLAS products."""
+    calls: jaxlib's LAPACK kernels, psc_jit's own."""
     if uses_lapack(text):
         register_lapack_targets()
-    if blas.calls_blas(text):
-        register_blas_targets()
+    if blas.calls_blas(text) or hostkernels.calls_host_kernels(text):
+        register_own_targets()
 
 
 WAIT_SLICE = 0.05      # seconds between looks at a running compile (and at interrupts)
@@ -437,7 +439,7 @@ def uses_lapack(text: str) -> bool:
 
 def uses_custom_targets(text: str) -> bool:
     """Whether a StableHLO module calls a custom target that must be registered to load it."""
-    return uses_lapack(text) or blas.calls_blas(text)
+    return uses_lapack(text) or blas.calls_blas(text) or hostkernels.calls_host_kernels(text)
 
 
 def deserialize(data: bytes, in_avals: Sequence[ShapedArray],
@@ -445,14 +447,13 @@ def deserialize(data: bytes, in_avals: Sequence[ShapedArray],
                 inline: bool = False) -> Executable:
     """An executable serialized by `Executable.serialize` (in this or an earlier process, by
     either client), loaded into the inline client when `inline` (see `Executable`).
-    `lapack`: whether the program calls custom targets, LAPACK's or psc_jit's BLAS products
+    `lapack`: whether the program calls custom targets, LAPACK's or psc_jit's own
     (registered first; loading SciPy's LAPACK and BLAS takes tenths of a second, so say False
     when the program is known not to)."""
     _, _jax, xla_client = _jaxlib()
     if lapack:
         register_lapack_targets()
-        if blas.available_targets():
-            register_blas_targets()
+        register_own_targets()
     try:
         loaded = _client(inline).deserialize_executable(
             data, _jax.DeviceList((_device(inline),)), xla_client.CompileOptions())

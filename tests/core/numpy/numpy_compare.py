@@ -84,3 +84,15 @@ def raises_like(f, *args, jitted=None):
     for n, (g, original) in enumerate(zip(jit_args, copies(args), strict=True)):
         assert_same(g, original, f"argument {n} after the failed call")
     return got
+
+
+def loads_from_disk_in_a_new_process(code: str, tmp_path) -> bool:
+    """Runs `code` (which prints whether its last call's program came from the disk cache, and
+    whether its result is NumPy's) in two fresh processes sharing one cache directory: True
+    when the first compiled and the second loaded the program, both with NumPy's result."""
+    import subprocess
+    import sys
+    env = {"PSC_JIT_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=env, check=True).stdout.split() for _ in range(2)]
+    return runs == [["False", "True"], ["True", "True"]]

@@ -11,7 +11,7 @@ from psc_jit.core.compile import blas
 from psc_jit.core.lowering import lower
 from psc_jit.core.typecheck import check_graph
 
-from numpy_compare import compare
+from numpy_compare import compare, loads_from_disk_in_a_new_process
 
 pytestmark = pytest.mark.xla
 
@@ -260,13 +260,8 @@ def test_products_blas_cannot_read_in_place_stay_xlas():
 def test_a_program_calling_blas_loads_from_disk_in_a_new_process(tmp_path):
     """The disk cache records that the program calls custom targets: a new process registers
     them before it loads the program."""
-    import subprocess
-    import sys
-    code = ("import numpy as np\nfrom psc_jit.core import jit, DISK_CACHE\n"
-            "m = np.arange(120000.0).reshape(300, 400) / 1e5\nv = np.linspace(0, 1, 400)\n"
-            "f = jit(lambda m, v: m @ v)\ny = f(m, v)\n"
-            "print(f.last_call.compiled.from_disk is not None, np.allclose(y, m @ v))")
-    env = {"PSC_JIT_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
-    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                           env=env, check=True).stdout.split() for _ in range(2)]
-    assert runs == [["False", "True"], ["True", "True"]]
+    assert loads_from_disk_in_a_new_process(
+        "import numpy as np\nfrom psc_jit.core import jit\n"
+        "m = np.arange(120000.0).reshape(300, 400) / 1e5\nv = np.linspace(0, 1, 400)\n"
+        "f = jit(lambda m, v: m @ v)\ny = f(m, v)\n"
+        "print(f.last_call.compiled.from_disk is not None, np.allclose(y, m @ v))", tmp_path)

@@ -252,7 +252,55 @@ def test_argmax_and_argmin_pick_numpys_first_index(fn, dtype, axis):
         np.testing.assert_array_equal(got, want)
 
 
-def test_real_argmax_is_two_plain_reductions():
+def test_real_argmax_is_psc_jits_kernel_or_two_plain_reductions():
+    """With the host kernels built, a real argmax is one call of psc_jit's kernel; XLA's own
+    code for it (where they are not) is two plain reductions, not one of (value, index) pairs."""
+    from psc_jit.core.compile import hostkernels
+    assert hostkernels.available_targets(), "core/compile/_host_kernels.c was not built"
     traced = jit(lambda x: np.argmax(x, axis=1)).trace(np.ones((4, 5)))
-    ops = re.findall(r'"stablehlo\.(\w+)"', traced.lower().as_text())
+    assert '"psc_argmax"' in traced.lower().as_text()
+    ops = re.findall(r'"stablehlo\.(\w+)"', lower(traced.graph, "xla_only"))
     assert ops.count("reduce") == 2
+
+
+KERNEL_VALUES = [np.nan, 0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, 2.0, 3.5, -120.0, 100.0]
+
+
+@pytest.mark.parametrize("fn", [np.argmax, np.argmin], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int32", "int16", "int8",
+                                   "uint64", "uint32", "uint16", "uint8", "bool"])
+def test_the_argmax_kernel_picks_numpys_index_across_lengths_and_axes(fn, dtype):
+    """Lengths around the kernel's blocks (8-element vectors of a row, 256-column slabs), every
+    axis of 1- to 3-D arrays, with few distinct values (ties), NaNs and signed zeros."""
+    rng = np.random.default_rng(12)
+    shapes = [(1,), (7,), (8,), (9,), (17,), (1000,), (3, 15), (16, 3), (2, 3, 260),
+              (5, 260, 3), (300, 2)]
+    for shape in shapes:
+        for trial in range(4):
+            with np.errstate(all="ignore"):
+                values = rng.choice(KERNEL_VALUES[1 if trial % 2 else 0:], shape)
+                x = values.astype(dtype)
+            for axis in range(x.ndim):
+                f = scan_along(fn, axis)
+                got, want = jit(f)(x), f(x)
+                assert type(got) is type(want) and got.dtype == want.dtype
+                np.testing.assert_array_equal(got, want, err_msg=f"{shape} axis {axis}")
+
+
+def test_argmax_of_non_contiguous_and_broadcast_inputs_matches_numpy():
+    x = np.random.default_rng(13).standard_normal((40, 30))
+    for f in (lambda x: np.argmax(x.T, axis=1), lambda x: np.argmin(x[::2, ::3], axis=0),
+              lambda x: np.argmax(x * 2.0 + 1.0), lambda x: x.argmax(axis=-1, keepdims=True)):
+        np.testing.assert_array_equal(jit(f)(x), f(x))
+
+
+def test_a_program_calling_the_argmax_kernel_loads_from_disk_in_a_new_process(tmp_path):
+    """The disk cache records that the program calls psc_jit's kernels: a new process
+    registers them before it loads the program."""
+    from numpy_compare import loads_from_disk_in_a_new_process
+    assert loads_from_disk_in_a_new_process(
+        "import numpy as np\nfrom psc_jit.core import jit\n"
+        "x = np.sin(np.arange(3000.0)).reshape(30, 100)\n"
+        "f = jit(lambda x: np.argmax(x, axis=1))\ny = f(x)\n"
+        "print(f.last_call.compiled.from_disk is not None, "
+        "np.array_equal(y, np.argmax(x, axis=1)))", tmp_path)

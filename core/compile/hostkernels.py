@@ -1,0 +1,31 @@
+"""psc_jit's own CPU kernels for XLA programs (core/compile/_host_kernels.c): operations XLA's
+code runs far slower than NumPy (argmax/argmin along an axis), each an XLA FFI custom call
+that the lowerings in core/primitives emit where the program may call it. No jaxlib here:
+compile/xla.py registers them."""
+from __future__ import annotations
+
+import functools
+
+TARGETS = frozenset({"psc_argmax", "psc_argmin"})
+
+
+@functools.cache
+def available_targets() -> frozenset[str]:
+    """The targets programs may call: all of them when the C module was built, else none
+    (XLA's own code then)."""
+    try:
+        from . import _host_kernels  # noqa: F401 (its presence is the answer)
+    except ImportError:
+        return frozenset()
+    return TARGETS
+
+
+def calls_host_kernels(text: str) -> bool:
+    """Whether a StableHLO module calls one of these targets."""
+    return any(f'"{name}"' in text for name in TARGETS)
+
+
+def targets() -> dict:
+    """{target name: handler capsule}."""
+    from . import _host_kernels
+    return _host_kernels.targets()
