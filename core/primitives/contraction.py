@@ -54,8 +54,7 @@ def _dims(values) -> str:
 
 BLAS_FROM = 1 << 16      # matrix elements from which a matrix-vector product calls BLAS
 GEMV_TARGETS = {1: "psc_gemv_n", 0: "psc_gemv_t"}    # by the matrix's contracted axis
-GEMM_FROM = 1 << 12      # multiply-adds (m * n * k) from which a matrix product calls BLAS,
-GEMM_UP_TO = 1 << 24     # ... and up to which: XLA's dot is as fast or faster beyond
+GEMM_FROM = 1 << 12      # multiply-adds (m * n * k) from which a matrix product calls BLAS
 
 
 def dot_general_lowering(ctx, lhs, rhs, *, contracting, batch):
@@ -99,13 +98,10 @@ def _blas_matrix_vector(ctx, lhs, rhs, contracting, batch):
 def _blas_matrix_product(ctx, lhs, rhs, contracting, batch):
     """A float matrix product (`A @ B`, batched over shared leading axes, either operand
     transposed) as a call of BLAS's gemm on stacks of row-major matrices: XLA:CPU's kernel runs
-    1.3-2x slower than OpenBLAS's from GEMM_FROM to GEMM_UP_TO multiply-adds (measured, float64:
-    64^3 0.80, 128^3 0.71-0.75, 1200x60x60 0.48-0.65 of XLA's time); beyond, its YNNPACK dot
-    is as fast or faster (4096x256x64: BLAS 1.25-1.5x XLA's time; 512x784x256: 0.9-1.0). Each
-    operand must read as a stack of matrices without moving data: its batch axes lead, and it
-    contracts one axis that is its first or last after them (the others, its free axes,
-    flatten to the matrix's other side). None otherwise, outside those sizes, or without
-    psc_jit's BLAS targets."""
+    1.2-2x slower than OpenBLAS's from small to mid sizes. Each operand must read as a stack of
+    matrices without moving data: its batch axes lead, and it contracts one axis that is its
+    first or last after them (the others, its free axes, flatten to the matrix's other side).
+    None otherwise, or below GEMM_FROM multiply-adds, or without psc_jit's BLAS targets."""
     (lhs_aval, rhs_aval), (out_aval,) = ctx.avals_in, ctx.avals_out
     if not {"psc_gemm_nn", "psc_gemm_nt", "psc_gemm_tn", "psc_gemm_tt"} <= ctx.module.targets \
             or lhs_aval.dtype != rhs_aval.dtype \
@@ -116,9 +112,7 @@ def _blas_matrix_product(ctx, lhs, rhs, contracting, batch):
     if lhs_side is None or rhs_side is None:
         return None
     (count, m, k, lhs_flipped), (_, n, _, rhs_flipped) = lhs_side, rhs_side
-    per_matrix = m * n * k          # (a side that is a vector: the matrix-vector threshold)
-    if per_matrix < (BLAS_FROM if min(m, n) == 1 else GEMM_FROM) or \
-            per_matrix * count > GEMM_UP_TO:
+    if m * n * k < (BLAS_FROM if min(m, n) == 1 else GEMM_FROM):   # a matrix-vector product
         return None
     dtype = lhs_aval.dtype
     lhs_3d = ShapedArray((count, k, m) if lhs_flipped else (count, m, k), dtype)

@@ -243,17 +243,15 @@ def test_empty_matrix_products_match_numpy(shapes):
 
 
 def test_products_blas_cannot_read_in_place_stay_xlas():
-    """A contracted axis in the middle of an operand, integers, complex dtypes, small products,
-    matrix-vector products under BLAS_FROM elements and products beyond GEMM_UP_TO
-    multiply-adds keep XLA's dot_general."""
+    """A contracted axis in the middle of an operand, integers, complex dtypes, small products
+    and matrix-vector products under BLAS_FROM elements keep XLA's dot_general."""
     rng = np.random.default_rng(7)
     middle = lambda a, b: np.einsum("ikj,kl->ijl", a, b)     # noqa: E731
     cases = [(middle, rng.standard_normal((20, 40, 30)), rng.standard_normal((40, 50))),
              (matmul, rng.integers(0, 5, (50, 60)), rng.integers(0, 5, (60, 70))),
              (matmul, rng.standard_normal((50, 60)) + 1j, rng.standard_normal((60, 70)) + 0j),
              (matmul, rng.standard_normal((8, 8)), rng.standard_normal((8, 8))),
-             (matmul, rng.standard_normal((3, 100, 100)), rng.standard_normal(100)),
-             (matmul, rng.standard_normal((600, 300)), rng.standard_normal((300, 200)))]
+             (matmul, rng.standard_normal((3, 100, 100)), rng.standard_normal(100))]
     for f, a, b in cases:
         assert "psc_gemm" not in lowered_text(f, a, b, blas_calls=True)
         np.testing.assert_allclose(jit(f)(a, b), f(a, b), rtol=1e-12, atol=1e-12)
