@@ -207,6 +207,18 @@ class LoweringContext:
     def constant(self, value, aval: ShapedArray) -> str:
         return self.op("stablehlo.constant", [], [], [aval], {"value": dense_attr(value, aval)})[0]
 
+    def ffi_call(self, target: str, operands: Sequence[str], in_avals: Sequence[ShapedArray],
+                 out_avals: Sequence[ShapedArray]) -> list[str]:
+        """A call of a typed-FFI custom call target (api_version 4) whose operands and results
+        are all row-major, with no attributes (psc_jit's own C kernels)."""
+        def layouts(avals):
+            return "[" + ", ".join(f"dense<{list(range(a.ndim - 1, -1, -1))}> : "
+                                   f"tensor<{a.ndim}xindex>" for a in avals) + "]"
+        attrs = {"call_target_name": f'"{target}"', "api_version": "4 : i32",
+                 "backend_config": "{}", "operand_layouts": layouts(in_avals),
+                 "result_layouts": layouts(out_avals)}
+        return self.op("stablehlo.custom_call", operands, in_avals, out_avals, attrs)
+
     def region(self, arg_avals: Sequence[ShapedArray], body) -> str:
         """A region `{ ^bb0(args): ... }`; `body(sub_ctx, arg_names)` returns the values to yield."""
         sub = LoweringContext(self.module, self.indent + 4)

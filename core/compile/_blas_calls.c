@@ -62,7 +62,7 @@ static int wide_integers = 0;
 static XLA_FFI_Error *
 gemv(XLA_FFI_CallFrame *frame, int transposed)
 {
-    if (answered_metadata(frame) || frame->stage != XLA_FFI_ExecutionStage_EXECUTE) {
+    if (!runs(frame)) {
         return NULL;
     }
     if (frame->args.size != 2 || frame->rets.size != 1) {
@@ -158,7 +158,7 @@ gemm_one(int is_double, int trans_a, int trans_b, int64_t m, int64_t n, int64_t 
 static XLA_FFI_Error *
 gemm(XLA_FFI_CallFrame *frame, int trans_a, int trans_b)
 {
-    if (answered_metadata(frame) || frame->stage != XLA_FFI_ExecutionStage_EXECUTE) {
+    if (!runs(frame)) {
         return NULL;
     }
     if (frame->args.size != 2 || frame->rets.size != 1) {

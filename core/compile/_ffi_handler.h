@@ -34,4 +34,12 @@ answered_metadata(XLA_FFI_CallFrame *frame)
     return 1;
 }
 
+/* Whether this call is a run of the handler (not XLA's registration-time question, which it
+ * answers, nor another stage): the handler returns NULL at once when it is not. */
+static int
+runs(XLA_FFI_CallFrame *frame)
+{
+    return !answered_metadata(frame) && frame->stage == XLA_FFI_ExecutionStage_EXECUTE;
+}
+
 #endif

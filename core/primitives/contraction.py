@@ -87,12 +87,8 @@ def _blas_matrix_vector(ctx, lhs, rhs, contracting, batch):
         return None
     if matrix[1].size < BLAS_FROM:
         return None
-    attrs = {"call_target_name": f'"{GEMV_TARGETS[axis]}"', "api_version": "4 : i32",
-             "backend_config": "{}",
-             "operand_layouts": "[dense<[1, 0]> : tensor<2xindex>, dense<0> : tensor<1xindex>]",
-             "result_layouts": "[dense<0> : tensor<1xindex>]"}
-    return ctx.op("stablehlo.custom_call", [matrix[0], vector[0]], [matrix[1], vector[1]],
-                  ctx.avals_out, attrs)
+    return ctx.ffi_call(GEMV_TARGETS[axis], [matrix[0], vector[0]], [matrix[1], vector[1]],
+                        ctx.avals_out)
 
 
 def _blas_matrix_product(ctx, lhs, rhs, contracting, batch):
@@ -121,11 +117,7 @@ def _blas_matrix_product(ctx, lhs, rhs, contracting, batch):
     operands = [ctx.op("stablehlo.reshape", [x], [aval], [shaped])[0]
                 for x, aval, shaped in ((lhs, lhs_aval, lhs_3d), (rhs, rhs_aval, rhs_3d))]
     target = f"psc_gemm_{'nt'[lhs_flipped]}{'nt'[rhs_flipped]}"
-    layout = "dense<[2, 1, 0]> : tensor<3xindex>"
-    attrs = {"call_target_name": f'"{target}"', "api_version": "4 : i32",
-             "backend_config": "{}", "operand_layouts": f"[{layout}, {layout}]",
-             "result_layouts": f"[{layout}]"}
-    (product,) = ctx.op("stablehlo.custom_call", operands, [lhs_3d, rhs_3d], [out_3d], attrs)
+    (product,) = ctx.ffi_call(target, operands, [lhs_3d, rhs_3d], [out_3d])
     return ctx.op("stablehlo.reshape", [product], [out_3d], [out_aval])
 
 

@@ -229,10 +229,7 @@ def _arg_by_kernel(kind: str, ctx, x, axis: int):
     stacked = aval.update(shape=(outer, aval.shape[axis], inner), weak_type=False)
     positions = out.update(shape=(outer, inner), dtype=np.dtype(np.int64), weak_type=False)
     x = ctx.op("stablehlo.reshape", [x], [aval], [stacked])[0]
-    attrs = {"call_target_name": f'"psc_arg{kind}"', "api_version": "4 : i32",
-             "backend_config": "{}", "operand_layouts": "[dense<[2, 1, 0]> : tensor<3xindex>]",
-             "result_layouts": "[dense<[1, 0]> : tensor<2xindex>]"}
-    (first,) = ctx.op("stablehlo.custom_call", [x], [stacked], [positions], attrs)
+    (first,) = ctx.ffi_call(f"psc_arg{kind}", [x], [stacked], [positions])
     flat = out.update(dtype=np.dtype(np.int64), weak_type=False)
     first = ctx.op("stablehlo.reshape", [first], [positions], [flat])[0]
     return first if out.dtype == np.int64 else ctx.unary("stablehlo.convert", first, flat, out)
