@@ -7,7 +7,8 @@ used). Everything else is in pyproject.toml; this file adds the headers they nee
 - core/compile/_blas_calls.c: matrix products of XLA programs by BLAS, as XLA FFI custom calls
   (jaxlib's FFI header, include/xla/ffi/api/c_api.h).
 - core/compile/_host_kernels.c: kernels of XLA programs that XLA's own code runs far slower
-  (argmax/argmin), as XLA FFI custom calls (the same header).
+  (argmax/argmin, and sort/argsort by NumPy's own sort functions), as XLA FFI custom calls
+  (the same header, and NumPy's).
 """
 import os
 
@@ -29,6 +30,7 @@ extensions = [Extension("psc_jit.core.compile._host_memory", ["core/compile/_hos
 if jaxlib_include():
     extensions += [Extension(f"psc_jit.core.compile.{name}", [f"core/compile/{name}.c"],
                              depends=["core/compile/_ffi_handler.h"],
-                             include_dirs=jaxlib_include(), optional=True)
+                             include_dirs=jaxlib_include() + [numpy.get_include()],
+                             optional=True)
                    for name in ("_blas_calls", "_host_kernels")]
 setup(ext_modules=extensions)

@@ -101,6 +101,10 @@ def _sort(x, np=np):
     return np.sort(x)
 
 
+def _median_columns(x, np=np):
+    return np.median(x, axis=0)
+
+
 def _argmax_rows(x, np=np):
     return np.argmax(x, axis=1)
 
@@ -161,7 +165,10 @@ def cases() -> list[Case]:
         Case("cumprod 1M", _cumprod, lambda: (1.0 + 1e-7 * million,)),
         Case("maximum.accumulate 1M", _cummax, lambda: (million,)),
         Case("sort axis=0 (2000,3000)", _sort_columns, lambda: (r.standard_normal((2000, 3000)),)),
+        Case("sort axis=0 (200,300)", _sort_columns, lambda: (r.standard_normal((200, 300)),)),
         Case("sort 1M", _sort, lambda: (million,)),
+        Case("argsort (200,300)", _argsort, lambda: (r.standard_normal((200, 300)),)),
+        Case("median axis=0 (200,300)", _median_columns, lambda: (r.standard_normal((200, 300)),)),
         Case("argsort 1M", _argsort, lambda: (million,)),
         Case("argmax axis=1 (2000,3000)", _argmax_rows, lambda: (r.standard_normal((2000, 3000)),)),
         Case("linalg.norm 1M", _norm_vector, lambda: (million,)),

@@ -9,11 +9,20 @@
  *   the first NaN wins, ties keep the first index (-0.0 ties 0.0), result int64
  *   (outer, inner). XLA ran them as a reduction to the extremum, a compare-select of the
  *   whole array against it (materialised) and a second reduction: argmax along rows of a
- *   2000 x 3000 float64 array took 33 ms against NumPy's 1.4 ms. */
+ *   2000 x 3000 float64 array took 33 ms against NumPy's 1.4 ms.
+ * - psc_sort / psc_sort_stable, psc_argsort / psc_argsort_stable: np.sort / np.argsort along
+ *   the middle axis of an (outer, n, inner) array by NumPy's own sort functions (the dtype's
+ *   ArrFuncs slots NumPy's np.sort calls: default kind, and stable), so results are NumPy's
+ *   to the bit, ties and NaNs included. XLA ran a sort as a comparator-driven merge sort:
+ *   argsort of 1M float64 took 285 ms against NumPy's 89 ms. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+
+#define NPY_NO_DEPRECATED_API NPY_2_0_API_VERSION
+#include <numpy/arrayobject.h>
 
 #include "_ffi_handler.h"
 
@@ -249,21 +258,247 @@ argmin(XLA_FFI_CallFrame *frame)
     return arg_extremum(frame, 0);
 }
 
+/* -- sort / argsort by NumPy's own functions ----------------------------------------------- */
+
+typedef int sort_function(void *, npy_intp, void *);
+typedef int argsort_function(void *, npy_intp *, npy_intp, void *);
+
+enum { DEFAULT_KIND, STABLE_KIND, KINDS };
+static const int numpy_kinds[KINDS] = {NPY_QUICKSORT, NPY_STABLESORT};
+
+/* NumPy's functions for an XLA element type, filled at import (PyInit__host_kernels). */
+static struct sorts {
+    int type_num;               /* NumPy's type number, or -1 for types NumPy has no sort of */
+    npy_intp itemsize;
+    sort_function *sort[KINDS];
+    argsort_function *argsort[KINDS];
+} sorts_by_type[XLA_FFI_DataType_C128 + 1];
+
+static const struct { XLA_FFI_DataType xla; int numpy; } type_pairs[] = {
+    {XLA_FFI_DataType_PRED, NPY_BOOL}, {XLA_FFI_DataType_S8, NPY_INT8},
+    {XLA_FFI_DataType_S16, NPY_INT16}, {XLA_FFI_DataType_S32, NPY_INT32},
+    {XLA_FFI_DataType_S64, NPY_INT64}, {XLA_FFI_DataType_U8, NPY_UINT8},
+    {XLA_FFI_DataType_U16, NPY_UINT16}, {XLA_FFI_DataType_U32, NPY_UINT32},
+    {XLA_FFI_DataType_U64, NPY_UINT64}, {XLA_FFI_DataType_F16, NPY_FLOAT16},
+    {XLA_FFI_DataType_F32, NPY_FLOAT32}, {XLA_FFI_DataType_F64, NPY_FLOAT64},
+    {XLA_FFI_DataType_C64, NPY_COMPLEX64}, {XLA_FFI_DataType_C128, NPY_COMPLEX128},
+};
+
+static const struct sorts *
+sorts_for(XLA_FFI_DataType dtype)
+{
+    if ((size_t)dtype >= sizeof(sorts_by_type) / sizeof(sorts_by_type[0])) {
+        return NULL;
+    }
+    const struct sorts *s = &sorts_by_type[dtype];
+    return s->itemsize ? s : NULL;
+}
+
+/* Columns of an (n, inner) slab moved through contiguous scratch rows together: one pass over
+ * the slab's rows gathers (scatters) a cache line of each. */
+#define COLUMNS 16
+
+/* Copy `count` elements of `size` bytes from every `from_step`-th to every `to_step`-th
+ * (steps in elements); the common sizes as fixed-size copies, which the compiler inlines. */
+#define STRIDED_COPY(SIZE)                                                                   \
+    for (int64_t i = 0; i < count; i++) {                                                    \
+        memcpy(to + i * to_step * SIZE, from + i * from_step * SIZE, SIZE);                  \
+    }                                                                                        \
+    return;
+
+static void
+strided_copy(char *to, int64_t to_step, const char *from, int64_t from_step, int64_t count,
+             npy_intp size)
+{
+    switch (size) {
+    case 1: STRIDED_COPY(1)
+    case 2: STRIDED_COPY(2)
+    case 4: STRIDED_COPY(4)
+    case 8: STRIDED_COPY(8)
+    case 16: STRIDED_COPY(16)
+    default:
+        for (int64_t i = 0; i < count; i++) {
+            memcpy(to + i * to_step * size, from + i * from_step * size, (size_t)size);
+        }
+    }
+}
+
+/* Sort (or argsort) each line along the middle axis of x (outer, n, inner) into out. A line
+ * with inner == 1 is sorted in out itself (argsort reads x in place: NumPy's argsort functions
+ * do not write their input, np.argsort passes read-only arrays to them); strided lines go
+ * through scratch rows, COLUMNS at a time, as np.sort copies them. Returns -1 when NumPy's
+ * function or the scratch allocation fails. */
+static int
+sort_lines(const struct sorts *s, int kind, int indices, const char *x, char *out,
+           int64_t outer, int64_t n, int64_t inner)
+{
+    const npy_intp size = s->itemsize;
+    sort_function *sort = s->sort[kind];
+    argsort_function *argsort = s->argsort[kind];
+    if (inner == 1) {
+        for (int64_t o = 0; o < outer; o++) {
+            const char *line = x + o * n * size;
+            if (indices) {
+                npy_intp *order = (npy_intp *)out + o * n;
+                for (int64_t i = 0; i < n; i++) {
+                    order[i] = i;
+                }
+                if (argsort((void *)line, order, n, NULL) < 0) {
+                    return -1;
+                }
+            } else {
+                char *sorted = out + o * n * size;
+                memcpy(sorted, line, (size_t)(n * size));
+                if (sort(sorted, n, NULL) < 0) {
+                    return -1;
+                }
+            }
+        }
+        return 0;
+    }
+    char *values = malloc((size_t)(COLUMNS * n * size));
+    npy_intp *order = indices ? malloc((size_t)(COLUMNS * n) * sizeof(npy_intp)) : NULL;
+    int status = values != NULL && (!indices || order != NULL) ? 0 : -1;
+    for (int64_t o = 0; o < outer && status == 0; o++) {
+        const char *slab = x + o * n * inner * size;
+        char *target = out + o * n * inner * (indices ? (npy_intp)sizeof(npy_intp) : size);
+        for (int64_t k0 = 0; k0 < inner && status == 0; k0 += COLUMNS) {
+            int64_t width = inner - k0 < COLUMNS ? inner - k0 : COLUMNS;
+            for (int64_t i = 0; i < n; i++) {
+                strided_copy(values + i * size, n, slab + (i * inner + k0) * size, 1, width,
+                             size);
+            }
+            for (int64_t k = 0; k < width && status == 0; k++) {
+                if (indices) {
+                    for (int64_t i = 0; i < n; i++) {
+                        order[k * n + i] = i;
+                    }
+                    status = argsort(values + k * n * size, order + k * n, n, NULL) < 0 ? -1 : 0;
+                } else {
+                    status = sort(values + k * n * size, n, NULL) < 0 ? -1 : 0;
+                }
+            }
+            for (int64_t i = 0; i < n && status == 0; i++) {
+                if (indices) {
+                    npy_intp *row = (npy_intp *)target + i * inner + k0;
+                    for (int64_t k = 0; k < width; k++) {
+                        row[k] = order[k * n + i];
+                    }
+                } else {
+                    strided_copy(target + (i * inner + k0) * size, 1, values + i * size, n,
+                                 width, size);
+                }
+            }
+        }
+    }
+    free(values);
+    free(order);
+    return status;
+}
+
+static XLA_FFI_Error *
+sort_call(XLA_FFI_CallFrame *frame, int kind, int indices)
+{
+    if (!runs(frame)) {
+        return NULL;
+    }
+    if (frame->args.size != 1 || frame->rets.size != 1) {
+        return failure(frame, "psc_sort/argsort take one array and give one");
+    }
+    XLA_FFI_Buffer *x = frame->args.args[0], *out = frame->rets.rets[0];
+    const struct sorts *s = sorts_for(x->dtype);
+    XLA_FFI_DataType want = indices ? XLA_FFI_DataType_S64 : x->dtype;
+    if (s == NULL || x->rank != 3 || out->rank != 3 || out->dtype != want ||
+            out->dims[0] != x->dims[0] || out->dims[1] != x->dims[1] ||
+            out->dims[2] != x->dims[2] ||
+            (indices ? s->argsort[kind] == NULL : s->sort[kind] == NULL)) {
+        return failure(frame, "psc_sort/argsort: operands of the wrong shape or dtype");
+    }
+    if (sort_lines(s, kind, indices, x->data, out->data, x->dims[0], x->dims[1],
+                   x->dims[2]) < 0) {
+        return failure(frame, "psc_sort/argsort: NumPy's sort function failed (out of memory)");
+    }
+    return NULL;
+}
+
+static XLA_FFI_Error *sort_default(XLA_FFI_CallFrame *f) { return sort_call(f, DEFAULT_KIND, 0); }
+static XLA_FFI_Error *sort_stable(XLA_FFI_CallFrame *f) { return sort_call(f, STABLE_KIND, 0); }
+static XLA_FFI_Error *argsort_default(XLA_FFI_CallFrame *f) { return sort_call(f, DEFAULT_KIND, 1); }
+static XLA_FFI_Error *argsort_stable(XLA_FFI_CallFrame *f) { return sort_call(f, STABLE_KIND, 1); }
+
+/* NumPy's sort functions of every type in type_pairs (run once, with the GIL, at import). */
+static int
+find_sorts(void)
+{
+    for (size_t i = 0; i < sizeof(type_pairs) / sizeof(type_pairs[0]); i++) {
+        PyArray_Descr *descr = PyArray_DescrFromType(type_pairs[i].numpy);
+        if (descr == NULL) {
+            return -1;
+        }
+        PyArray_ArrFuncs *funcs = PyDataType_GetArrFuncs(descr);
+        struct sorts *s = &sorts_by_type[type_pairs[i].xla];
+        s->type_num = type_pairs[i].numpy;
+        s->itemsize = PyDataType_ELSIZE(descr);
+        for (int k = 0; k < KINDS; k++) {
+            s->sort[k] = (sort_function *)funcs->sort[numpy_kinds[k]];
+            s->argsort[k] = (argsort_function *)funcs->argsort[numpy_kinds[k]];
+        }
+        Py_DECREF(descr);
+    }
+    return 0;
+}
+
+static PyObject *
+sortable(PyObject *module, PyObject *unused)
+{
+    /* {(NumPy type char, "default" | "stable", "sort" | "argsort")} NumPy has a function for */
+    PyObject *result = PySet_New(NULL);
+    static const char *kind_names[KINDS] = {"default", "stable"};
+    for (size_t i = 0; result != NULL && i < sizeof(type_pairs) / sizeof(type_pairs[0]); i++) {
+        const struct sorts *s = &sorts_by_type[type_pairs[i].xla];
+        PyArray_Descr *descr = PyArray_DescrFromType(s->type_num);
+        for (int k = 0; k < KINDS && descr != NULL; k++) {
+            for (int a = 0; a < 2; a++) {
+                if (a ? s->argsort[k] == NULL : s->sort[k] == NULL) {
+                    continue;
+                }
+                PyObject *item = Py_BuildValue("(Css)", descr->type, kind_names[k],
+                                               a ? "argsort" : "sort");
+                if (item == NULL || PySet_Add(result, item) < 0) {
+                    Py_CLEAR(result);
+                }
+                Py_XDECREF(item);
+            }
+        }
+        Py_XDECREF(descr);
+    }
+    return result;
+}
+
 static PyObject *
 targets(PyObject *module, PyObject *unused)
 {
     /* {name: capsule of the handler}, for xla_client.register_custom_call_target */
-    PyObject *max = PyCapsule_New((void *)argmax, "xla._CUSTOM_CALL_TARGET", NULL);
-    PyObject *min = PyCapsule_New((void *)argmin, "xla._CUSTOM_CALL_TARGET", NULL);
-    PyObject *result = (max && min) ? Py_BuildValue("{sOsO}", "psc_argmax", max,
-                                                    "psc_argmin", min) : NULL;
-    Py_XDECREF(max);
-    Py_XDECREF(min);
+    static const struct { const char *name; void *handler; } handlers[] = {
+        {"psc_argmax", argmax}, {"psc_argmin", argmin},
+        {"psc_sort", sort_default}, {"psc_sort_stable", sort_stable},
+        {"psc_argsort", argsort_default}, {"psc_argsort_stable", argsort_stable},
+    };
+    PyObject *result = PyDict_New();
+    for (size_t i = 0; result != NULL && i < sizeof(handlers) / sizeof(handlers[0]); i++) {
+        PyObject *capsule = PyCapsule_New(handlers[i].handler, "xla._CUSTOM_CALL_TARGET", NULL);
+        if (capsule == NULL || PyDict_SetItemString(result, handlers[i].name, capsule) < 0) {
+            Py_CLEAR(result);
+        }
+        Py_XDECREF(capsule);
+    }
     return result;
 }
 
 static PyMethodDef methods[] = {
     {"targets", targets, METH_NOARGS, "{custom call target name: handler capsule}."},
+    {"sortable", sortable, METH_NOARGS,
+     "{(type char, 'default' | 'stable', 'sort' | 'argsort')} NumPy has a sort function for."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -276,5 +511,9 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC
 PyInit__host_kernels(void)
 {
+    import_array();
+    if (find_sorts() < 0) {
+        return NULL;
+    }
     return PyModule_Create(&module_def);
 }

@@ -1,6 +1,8 @@
 """NumPy's sorting, searching and order statistics on tracers.
 
-sort/argsort are the stable `sort` primitive (NaN last, as NumPy orders them); searchsorted
+sort/argsort are the `sort` and `argsort` primitives in the order of the kind asked (NaN last,
+as NumPy orders them; the default kind's ties as NumPy's own sort functions leave them, where
+the program calls them, core/primitives/sorting.py); searchsorted
 is an unrolled binary search (one gather per halving, the number of steps is static);
 median/percentile/quantile sort and interpolate with NumPy's own formulas, the positions and
 weights computed by NumPy from the static `q`. Functions whose result has a data-dependent
@@ -11,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib import _function_base_impl as numpy_function_base
 
-from ..primitives import gather_p, iota_p, sort_p
+from ..primitives import argsort_p, gather_p, sort_p
 from ..tracing import Tracer, bind
 from .base import (as_array, as_kind, assign_into, broadcast_to, convert, ensure_tracer, imag_part,
                    implements, normalize_axes, real_part, refusing, reshape, result_type,
@@ -33,28 +35,6 @@ def _sort_axis(a, axis, quirk=False):
 def _no_order(name, order):
     if order is not None:
         raise unsupported(f"np.{name}(..., order=...) (structured arrays)")
-
-
-def sort_permutation(a: Tracer, ax: int) -> Tracer:
-    """The stable order of a along ax (NumPy's: NaN last; complex numbers R + Rj, then
-    R + nanj, then nan + Rj, then nan + nanj, each by real part, then imaginary part: three
-    stable sorts, by imaginary part, by real part, then by those groups)."""
-    index = bind(iota_p, shape=a.shape, dtype=np.dtype(np.int64), dimension=ax)
-    if a.dtype.kind != "c":
-        return bind(sort_p, a, index, dimension=ax, num_keys=1)[1]
-    _, by_imag = bind(sort_p, imag_part(a), index, dimension=ax, num_keys=1)
-    real_in_that_order = _along_axis(real_part(a), by_imag, ax)
-    by_real = bind(sort_p, real_in_that_order, by_imag, dimension=ax, num_keys=1)[1]
-    group_in_that_order = _along_axis(_nan_group(a), by_real, ax)
-    return bind(sort_p, group_in_that_order, by_real, dimension=ax, num_keys=1)[1]
-
-
-def _nan_group(a: Tracer) -> Tracer:
-    """0 for R + Rj, 1 for R + nanj, 2 where the real part is NaN (an int8)."""
-    real_nan = call_ufunc(np.isnan, real_part(a))
-    imag_nan = call_ufunc(np.isnan, imag_part(a))
-    group = np_where(real_nan, np.int8(2), np_where(imag_nan, np.int8(1), np.int8(0)))
-    return convert(group, np.int8)
 
 
 def _along_axis(a: Tracer, order: Tracer, ax: int) -> Tracer:
@@ -91,25 +71,47 @@ def take_in_bounds(a: Tracer, index, ax: int = 0) -> Tracer:
     return as_kind(transpose(gathered, order), "array")
 
 
-def sorted_along(a: Tracer, ax: int) -> Tracer:
-    if a.dtype.kind == "c":
-        return _along_axis(a, sort_permutation(a, ax), ax)
-    (result,) = bind(sort_p, a, dimension=ax, num_keys=1)
+def sorted_along(a: Tracer, ax: int, stable: bool = False) -> Tracer:
+    """a sorted along ax: the values of NumPy's order (`stable`: which of the orders of equal
+    values that differ in their bits, -0.0 and 0.0 or NaN payloads, NumPy's stable sort
+    gives; else its default sort's)."""
+    (result,) = bind(sort_p, a, dimension=ax, num_keys=1, stable=stable)
     return result
+
+
+def _stable_kind(kind, stable) -> bool:
+    """Whether np.sort's `kind` and `stable` arguments ask for a stable sort (NumPy's rules:
+    'quicksort' and 'heapsort' are its default sort, 'stable' and 'mergesort' its stable one,
+    by first letter)."""
+    if kind is not None and stable is not None:
+        raise ValueError("`kind` and keyword parameters can't be provided at the same time. "
+                         "Use only one of them.")
+    if stable is not None:
+        return bool(stable)
+    if kind is None:
+        return False
+    if not isinstance(kind, str):
+        raise TypeError(f"sort kind must be str, not {type(kind).__name__}")
+    letter = kind[:1].lower()
+    if letter not in ("q", "h", "m", "s"):
+        raise ValueError(f"sort kind must be one of 'quick', 'heap', or 'stable' (got {kind!r})")
+    return letter in ("m", "s")
 
 
 @implements(np.sort)
 def np_sort(a, axis=-1, kind=None, order=None, *, stable=None):
     _no_order("sort", order)
+    stable = _stable_kind(kind, stable)
     a, ax = _sort_axis(a, axis)
-    return as_kind(sorted_along(a, ax), "array")
+    return as_kind(sorted_along(a, ax, stable), "array")
 
 
 @implements(np.argsort)
 def np_argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     _no_order("argsort", order)
+    stable = _stable_kind(kind, stable)
     a, ax = _sort_axis(a, axis, quirk=True)
-    return as_kind(sort_permutation(a, ax), "array")
+    return as_kind(bind(argsort_p, a, dimension=ax, stable=stable), "array")
 
 
 def sort_in_place(self, axis=-1, kind=None, order=None, *, stable=None):

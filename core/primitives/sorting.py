@@ -2,7 +2,13 @@
 then imaginary part), stable, bit for bit. How XLA runs a sort decides its speed: one integer
 operand compared with a plain `<` takes XLA's fast path (a native std::sort), anything else
 calls a compiled comparator for every comparison (10x slower or more), so each lowering
-below brings a sort to one integer operand where it can.
+below brings a sort to one integer operand where it can. Where the program may call psc_jit's
+host kernels (core/compile/_host_kernels.c), a sort of one array and an argsort call NumPy's
+own sort functions instead: NumPy's result to the bit, several times faster than XLA's sort.
+
+`stable=False` (np.sort's default kind) asks for NumPy's default order: the same values as
+the stable order, and an argsort may order ties differently; only the host kernels follow it
+(XLA's lowerings are stable, which differs from NumPy only in the order of ties).
 """
 from __future__ import annotations
 
@@ -20,15 +26,15 @@ from .reductions import reduce_along
 
 # -- sort -------------------------------------------------------------------------------------
 
-def sort_shape_rule(*avals, dimension, num_keys):
+def sort_shape_rule(*avals, dimension, num_keys, stable=True):
     if len({a.shape for a in avals}) != 1:
         raise TypeError("sort operands must have one shape")
     return [a.shape for a in avals]
 
 
-def sort_impl(*xs, dimension, num_keys):
+def sort_impl(*xs, dimension, num_keys, stable=True):
     if len(xs) == 1:
-        return [np.sort(xs[0], axis=dimension, kind="stable")]
+        return [np.sort(xs[0], axis=dimension, kind="stable" if stable else None)]
     order = np.argsort(xs[0], axis=dimension, kind="stable")
     return [np.take_along_axis(np.asarray(x), order, axis=dimension) for x in xs]
 
@@ -65,17 +71,25 @@ def _complex_less_nan_last(sub, a, b, aval):
                          select(reals_tie, by_imag, br_nan)))
 
 
-def sort_lowering(ctx, *xs, dimension, num_keys):
+def sort_lowering(ctx, *xs, dimension, num_keys, stable=True):
     key = ctx.avals_in[0]
     if key.size == 0:
         return list(xs)
+    if len(xs) == 1 and _by_numpy(ctx, "psc_sort", key, stable):
+        return [_numpy_sort(ctx, "psc_sort", xs[0], key, key, dimension, stable)]
+    return _stable_sort(ctx, list(xs), ctx.avals_in, dimension)
+
+
+def _stable_sort(ctx, xs, avals, dimension):
+    """XLA's stable sort by the first operand, the others carried along (not empty)."""
+    key = avals[0]
     if len(xs) == 1 and key.dtype.kind == "f":
         return [_float_sort(ctx, xs[0], key, dimension)]
     if len(xs) > 1 and _packs(key, dimension):
-        return _packed_sort(ctx, list(xs), ctx.avals_in, dimension)
+        return _packed_sort(ctx, xs, avals, dimension)
     if len(xs) > 1 and key.dtype.kind == "f":
-        return _integer_keyed_sort(ctx, list(xs), ctx.avals_in, dimension)
-    return _comparator_sort(ctx, list(xs), ctx.avals_in, dimension)
+        return _integer_keyed_sort(ctx, xs, avals, dimension)
+    return _comparator_sort(ctx, xs, avals, dimension)
 
 
 def _integer_keyed_sort(ctx, xs, avals, dimension):
@@ -239,7 +253,55 @@ def _order_preserving_bits(ctx, bits, negative, key_aval):
                       key_aval)
 
 
-def sort_jvp(ctx, primals, tangents, *, dimension, num_keys):
+# -- NumPy's own sort functions ---------------------------------------------------------------
+
+# The dtypes whose NumPy sort functions the host kernels call (their table in _host_kernels.c).
+HOST_SORTED = frozenset(np.dtype(c) for c in "?bhilBHILefdFD")
+
+
+def _by_numpy(ctx, target: str, aval, stable: bool) -> bool:
+    return (target + ("_stable" if stable else "")) in ctx.module.targets \
+        and aval.dtype in HOST_SORTED
+
+
+def _numpy_sort(ctx, target, x, aval, out, dimension, stable):
+    """np.sort (np.argsort) of x along dimension by NumPy's own function for its dtype, in
+    a host kernel that reads x as (outer, n, inner) in place."""
+    outer = int(np.prod(aval.shape[:dimension], dtype=np.int64))
+    inner = int(np.prod(aval.shape[dimension + 1:], dtype=np.int64))
+    lines = (outer, aval.shape[dimension], inner)
+    stacked = aval.update(shape=lines, weak_type=False)
+    out_stacked = out.update(shape=lines, weak_type=False)
+    x = ctx.op("stablehlo.reshape", [x], [aval], [stacked])[0]
+    (result,) = ctx.ffi_call(target + ("_stable" if stable else ""), [x], [stacked], [out_stacked])
+    return ctx.op("stablehlo.reshape", [result], [out_stacked], [out])[0]
+
+
+# -- argsort ----------------------------------------------------------------------------------
+
+def argsort_impl(x, *, dimension, stable):
+    return np.argsort(np.asarray(x), axis=dimension, kind="stable" if stable else None)
+
+
+def argsort_lowering(ctx, x, *, dimension, stable):
+    """NumPy's argsort function where the program may call the host kernels; else a stable
+    sort of x with its positions alongside."""
+    aval, out = ctx.avals_in[0], ctx.avals_out[0]
+    if aval.size and _by_numpy(ctx, "psc_argsort", aval, stable):
+        return [_numpy_sort(ctx, "psc_argsort", x, aval, out, dimension, stable)]
+    position = ctx.op("stablehlo.iota", [], [], [out], {"iota_dimension": f"{dimension} : i64"})[0]
+    if not aval.size:
+        return [position]
+    return [_stable_sort(ctx, [x, position], [aval, out], dimension)[1]]
+
+
+argsort_p = register(Primitive(
+    "argsort", lambda aval, **_: aval.shape, lambda aval, **_: np.dtype(np.int64), argsort_impl,
+    argsort_lowering, weak_type_rule=lambda *a, **k: False, differentiable=False,
+    batch=shifted("dimension")))
+
+
+def sort_jvp(ctx, primals, tangents, *, dimension, num_keys, stable=True):
     """Sorted with the positions (an iota) alongside; each tangent taken in that order."""
     iota = ctx.iota(primals[0].aval.shape, np.int64, dimension)
     outs = ctx.sort(list(primals) + [iota], dimension, num_keys)

@@ -1,9 +1,12 @@
 """Cumulative sums, products, maxima and minima lowered as NumPy's own loop: one XLA while
 loop over the axis, a block of elements per step combined one op at a time in NumPy's order
 (no reduce_window, whose work grows with the window), the last partial block at static
-positions, so real results are NumPy's bit for bit, float16 rounding at every step included. Float sorts
-run as integer sorts (XLA's fast path) unless -0.0 or an unusual NaN needs the comparator:
-either way NumPy's stable sort, bit for bit."""
+positions, so real results are NumPy's bit for bit, float16 rounding at every step included.
+
+Sorts and argsorts call NumPy's own sort functions (psc_jit's host kernels): NumPy's result of
+the same call, bit for bit, ties and the default kind's order included. XLA's own lowering of
+them (for an install without the kernels) is NumPy's stable sort, bit for bit: float sorts run
+as integer sorts (XLA's fast path) unless -0.0 or an unusual NaN needs the comparator."""
 import re
 
 import numpy as np
@@ -144,6 +147,15 @@ def bits(a: np.ndarray) -> np.ndarray:
     return a.view(f"i{a.dtype.itemsize}")
 
 
+def xla_only(compile_cached, fn, x):
+    """fn(x) compiled from XLA's own lowerings, without psc_jit's host kernels."""
+    traced = jit(fn).trace(x)
+    check_graph(traced.graph)
+    text = lower(traced.graph, "xla_only")
+    assert "custom_call" not in text
+    return compile_cached(text, traced.graph.in_avals, traced.graph.out_avals).execute([x])[0]
+
+
 def with_values(shape, dtype, seed, values):
     x = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
     for position, value in values:
@@ -167,52 +179,55 @@ ARRAYS = {
 @pytest.mark.parametrize("name", sorted(ARRAYS))
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
 @pytest.mark.parametrize("shape,axis", [((12,), 0), ((12, 5), 0), ((5, 12), 1), ((3, 12, 2), 1)])
-def test_float_sorts_are_numpys_stable_sort_bit_for_bit(name, dtype, shape, axis):
+def test_xlas_float_sorts_are_numpys_stable_sort_bit_for_bit(compile_cached, name, dtype, shape,
+                                                              axis):
     with np.errstate(all="ignore"):
         x = with_values(shape, dtype, seed=7, values=ARRAYS[name])
-    got = jit(lambda x: np.sort(x, axis=axis))(x)
+    got = xla_only(compile_cached, lambda x: np.sort(x, axis=axis, kind="stable"), x)
     want = np.sort(x, axis=axis, kind="stable")
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(bits(got), bits(want))
 
 
-def test_float_sort_lowers_to_a_key_sort_and_a_comparator_sort_chosen_at_run_time():
+def test_xlas_float_sort_is_a_key_sort_and_a_comparator_sort_chosen_at_run_time():
     traced = jit(np.sort).trace(np.ones(10))
-    check_graph(traced.graph)
-    ops = re.findall(r'"stablehlo\.(\w+)"', traced.lower().as_text())
+    ops = re.findall(r'"stablehlo\.(\w+)"', lower(traced.graph, "xla_only"))
     assert ops.count("sort") == 2 and ops.count("case") == 1 and "bitcast_convert" in ops
 
 
 @pytest.mark.parametrize("name", sorted(ARRAYS))
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
 @pytest.mark.parametrize("shape,axis", [((12,), 0), ((12, 5), 0), ((3, 12, 2), 1)])
-def test_float_argsorts_are_numpys_stable_argsort(name, dtype, shape, axis):
+def test_xlas_float_argsorts_are_numpys_stable_argsort(compile_cached, name, dtype, shape, axis):
     """NaNs of any sign or payload last and alike, -0.0 as 0.0, ties in input order; the
-    sort of complex numbers (two stable sorts by their parts) keeps the bits of each part."""
+    sort of complex numbers (a comparator in NumPy's order) keeps the bits of each part."""
     with np.errstate(all="ignore"):
         x = with_values(shape, dtype, seed=7, values=ARRAYS[name])
-    got = jit(lambda x: np.argsort(x, axis=axis))(x)
+    got = xla_only(compile_cached, lambda x: np.argsort(x, axis=axis), x)
     want = np.argsort(x, axis=axis, kind="stable")
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
     z = np.empty(x.shape, "complex64" if dtype != "float64" else "complex128")
     z.real, z.imag = x, np.flip(x)
-    got_z, want_z = jit(lambda z: np.sort(z, axis=axis))(z), np.sort(z, axis=axis, kind="stable")
+    got_z = xla_only(compile_cached, lambda z: np.sort(z, axis=axis, kind="stable"), z)
+    want_z = np.sort(z, axis=axis, kind="stable")
     assert got_z.dtype == want_z.dtype
     np.testing.assert_array_equal(bits(got_z.real), bits(want_z.real))
     np.testing.assert_array_equal(bits(got_z.imag), bits(want_z.imag))
+    got_order = xla_only(compile_cached, lambda z: np.argsort(z, axis=axis), z)
+    np.testing.assert_array_equal(got_order, np.argsort(z, axis=axis, kind="stable"))
 
 
 @pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "uint8", "uint16", "uint32", "bool",
                                    "int64", "uint64"])
 @pytest.mark.parametrize("shape,axis", [((40,), 0), ((9, 7), 0), ((9, 7), 1)])
-def test_integer_argsorts_are_numpys_stable_argsort(dtype, shape, axis):
+def test_xlas_integer_argsorts_are_numpys_stable_argsort(compile_cached, dtype, shape, axis):
     """Extremes of each type included (uint32's top half orders above its bottom half)."""
     x = edge_array(shape, dtype, seed=len(shape) + axis)
     if dtype != "bool":
         info = np.iinfo(dtype)
         x.flat[:4] = [info.max, info.min, info.max // 2 + 1, info.max // 2]
-    got = jit(lambda x: np.argsort(x, axis=axis))(x)
+    got = xla_only(compile_cached, lambda x: np.argsort(x, axis=axis), x)
     np.testing.assert_array_equal(got, np.argsort(x, axis=axis, kind="stable"))
 
 
@@ -221,20 +236,99 @@ def sorts_in(text: str) -> list[str]:
     return re.findall(r"\}\) \{dimension = \d+ : i64, is_stable = \w+\} : \(([^)]*)\)", text)
 
 
-def test_argsort_of_32_bit_keys_is_one_integer_sort_xla_runs_natively():
+def test_xlas_argsort_of_32_bit_keys_is_one_integer_sort_it_runs_natively():
     """Key and position packed in one int64: XLA's fast path, no comparator per comparison."""
     for dtype in ("float32", "int32", "float16", "uint8"):
         traced = jit(np.argsort).trace(np.ones(10, dtype))
         check_graph(traced.graph)
-        assert sorts_in(traced.lower().as_text()) == ["tensor<10xi64>"]
+        assert sorts_in(lower(traced.graph, "xla_only")) == ["tensor<10xi64>"]
 
 
-def test_argsort_of_float64_compares_integer_keys():
-    text = jit(np.argsort).trace(np.ones(10)).lower().as_text()
+def test_xlas_argsort_of_float64_compares_integer_keys():
+    text = lower(jit(np.argsort).trace(np.ones(10)).graph, "xla_only")
     assert sorts_in(text) == ["tensor<10xi64>, tensor<10xi64>"]
     comparator = text[text.index('"stablehlo.sort"'):]
     assert "comparison_direction LT" in comparator and "f64>, tensor<f64>) -> tensor<i1>" not in \
         comparator.split("stablehlo.return")[0]
+
+
+SORT_DTYPES = ["float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint64",
+               "uint32", "uint16", "uint8", "bool", "complex128", "complex64"]
+SORT_CALLS = {
+    "np.sort": lambda x, axis: np.sort(x, axis=axis),
+    "np.sort stable": lambda x, axis: np.sort(x, axis=axis, kind="stable"),
+    "np.sort heapsort": lambda x, axis: np.sort(x, axis=axis, kind="heapsort"),
+    "np.argsort": lambda x, axis: np.argsort(x, axis=axis),
+    "np.argsort stable=True": lambda x, axis: np.argsort(x, axis=axis, stable=True),
+    "np.argsort mergesort": lambda x, axis: np.argsort(x, axis=axis, kind="mergesort"),
+    "ndarray.argsort": lambda x, axis: x.argsort(axis=axis),
+}
+
+
+def few_values(shape, dtype, rng):
+    """Few distinct values (ties), NaNs, infinities and both zeros (complex: in both parts)."""
+    values = [np.nan, 0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, 2.5, PAYLOAD_NAN]
+    with np.errstate(all="ignore"):
+        x = rng.choice(values, shape)
+        if dtype.startswith("complex"):
+            return (x + 1j * rng.choice(values, shape)).astype(dtype)
+        return x.astype(dtype)
+
+
+@pytest.mark.parametrize("call", sorted(SORT_CALLS))
+@pytest.mark.parametrize("dtype", SORT_DTYPES)
+def test_sorts_are_numpys_own_result_of_the_same_call_bit_for_bit(call, dtype):
+    """Every kind as NumPy orders it (the default kind's ties and -0.0/0.0 as NumPy's own
+    sort leaves them), along every axis, lengths below and above NumPy's small-sort cutoffs
+    and column blocks that do and do not fill the kernel's 16."""
+    fn, rng = SORT_CALLS[call], np.random.default_rng(21)
+    for shape in [(1,), (7,), (100,), (1000,), (20, 33), (3, 5, 40), (17, 2)]:
+        x = few_values(shape, dtype, rng)
+        for axis in range(x.ndim):
+            got, want = jit(fn)(x, axis), fn(x, axis)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8),
+                                          err_msg=f"{shape} axis {axis}")
+
+
+def test_sorts_call_numpys_sort_functions_where_the_kernels_are_built():
+    from psc_jit.core.compile import _host_kernels, hostkernels
+    from psc_jit.core.primitives.sorting import HOST_SORTED
+    assert {"psc_sort", "psc_argsort_stable"} <= hostkernels.available_targets()
+    found = _host_kernels.sortable()
+    assert {(d.char, k, f) for d in HOST_SORTED for k in ("default", "stable")
+            for f in ("sort", "argsort")} <= found
+    for fn, target in ((np.sort, '"psc_sort"'), (np.argsort, '"psc_argsort"'),
+                       (lambda x: np.sort(x, kind="stable"), '"psc_sort_stable"'),
+                       (lambda x: np.median(x, axis=0), '"psc_sort"')):
+        assert target in jit(fn).trace(np.ones((4, 5))).lower().as_text()
+
+
+def test_sorts_of_views_and_in_place_sorts_match_numpy():
+    x = np.random.default_rng(22).standard_normal((40, 30))
+    for f in (lambda x: np.sort(x.T, axis=1), lambda x: np.argsort(x[::2, ::3], axis=0),
+              lambda x: np.sort(x * 2.0 + 1.0, axis=None), lambda x: np.argsort(x, axis=None)):
+        np.testing.assert_array_equal(jit(f)(x), f(x))
+
+    def sort_rows(x):
+        x.sort(axis=1)
+    got, want = x.copy(), x.copy()
+    jit(sort_rows)(got)
+    sort_rows(want)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("kind,error", [("x", ValueError), ("", ValueError), (3, TypeError)])
+def test_an_unknown_sort_kind_is_numpys_error(kind, error):
+    with pytest.raises(error, match="sort kind must be"):
+        np.sort(np.ones(3), kind=kind)
+    with pytest.raises(error, match="sort kind must be"):
+        jit(lambda x: np.sort(x, kind=kind))(np.ones(3))
+
+
+def test_kind_and_stable_together_is_numpys_error():
+    with pytest.raises(ValueError, match="can't be provided at the same time"):
+        jit(lambda x: np.argsort(x, kind="stable", stable=True))(np.ones(3))
 
 
 @pytest.mark.parametrize("fn", [np.argmax, np.argmin], ids=lambda f: f.__name__)

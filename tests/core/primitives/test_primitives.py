@@ -514,6 +514,13 @@ def sort_inputs(draw):
 
 
 @st.composite
+def argsort_inputs(draw):
+    """XLA's lowering is the stable order (the default kind's ties are the host kernel's)."""
+    x = draw(arrays(draw(st.sampled_from(ALL_DTYPES)), draw(shapes(min_dims=1))))
+    return [x], {"dimension": draw(st.integers(0, x.ndim - 1)), "stable": True}
+
+
+@st.composite
 def dot_general_inputs(draw):
     """lhs and rhs with batch, contracting and free dimensions, each side in any order."""
     dtype = draw(st.sampled_from(NUMBERS))
@@ -717,6 +724,7 @@ CASES = {
     "cummax": (cumulative_inputs(), exact_up_to_sign_of_zero),
     "cummin": (cumulative_inputs(), exact_up_to_sign_of_zero),
     "sort": (sort_inputs(), check_exact),
+    "argsort": (argsort_inputs(), check_exact),
     "dot_general": (dot_general_inputs(), accumulated(contraction_terms)),
     "broadcast_in_dim": (broadcast_inputs(), check_exact),
     "reshape": (reshape_inputs(), check_exact),

@@ -120,7 +120,10 @@ REDUCTIONS = (
        for kind in ("sum", "prod", "max", "min") for axis, reverse in ((1, False), (0, True))]
     + [Case("sort", (Float(R),), {"dimension": 1, "num_keys": 1}),
        Case("sort", (Float(R), Ints(R, 0, 9)), {"dimension": 0, "num_keys": 1},
-            "key-and-value")])
+            "key-and-value"),
+       Case("sort", (Float(R),), {"dimension": 0, "num_keys": 1, "stable": False}, "default"),
+       Case("argsort", (Ints(R, 0, 3),), {"dimension": 1, "stable": True}, "ties"),
+       Case("argsort", (Float(R),), {"dimension": 0, "stable": False})])
 
 STRUCTURAL = [
     Case("broadcast_in_dim", (Float((3,)),), {"shape": (2, 3), "broadcast_dimensions": (1,)}),
