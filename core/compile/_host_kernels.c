@@ -475,17 +475,36 @@ sortable(PyObject *module, PyObject *unused)
     return result;
 }
 
+/* Whether NumPy has the sort (argsort) function of this kind for every type of type_pairs
+ * (a sort target is offered only then: its lowering sends all of them). */
+static int
+sorts_everything(int kind, int indices)
+{
+    for (size_t i = 0; i < sizeof(type_pairs) / sizeof(type_pairs[0]); i++) {
+        const struct sorts *s = &sorts_by_type[type_pairs[i].xla];
+        if (indices ? s->argsort[kind] == NULL : s->sort[kind] == NULL) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static PyObject *
 targets(PyObject *module, PyObject *unused)
 {
     /* {name: capsule of the handler}, for xla_client.register_custom_call_target */
-    static const struct { const char *name; void *handler; } handlers[] = {
-        {"psc_argmax", argmax}, {"psc_argmin", argmin},
-        {"psc_sort", sort_default}, {"psc_sort_stable", sort_stable},
-        {"psc_argsort", argsort_default}, {"psc_argsort_stable", argsort_stable},
+    static const struct { const char *name; void *handler; int kind, indices; } handlers[] = {
+        {"psc_argmax", argmax, -1, 0}, {"psc_argmin", argmin, -1, 0},
+        {"psc_sort", sort_default, DEFAULT_KIND, 0},
+        {"psc_sort_stable", sort_stable, STABLE_KIND, 0},
+        {"psc_argsort", argsort_default, DEFAULT_KIND, 1},
+        {"psc_argsort_stable", argsort_stable, STABLE_KIND, 1},
     };
     PyObject *result = PyDict_New();
     for (size_t i = 0; result != NULL && i < sizeof(handlers) / sizeof(handlers[0]); i++) {
+        if (handlers[i].kind >= 0 && !sorts_everything(handlers[i].kind, handlers[i].indices)) {
+            continue;
+        }
         PyObject *capsule = PyCapsule_New(handlers[i].handler, "xla._CUSTOM_CALL_TARGET", NULL);
         if (capsule == NULL || PyDict_SetItemString(result, handlers[i].name, capsule) < 0) {
             Py_CLEAR(result);

@@ -12,13 +12,14 @@ TARGETS = frozenset({"psc_argmax", "psc_argmin", "psc_sort", "psc_sort_stable", 
 
 @functools.cache
 def available_targets() -> frozenset[str]:
-    """The targets programs may call: all of them when the C module was built, else none
-    (XLA's own code then)."""
+    """The targets programs may call: those of the C module when it was built (the sorts
+    where this NumPy has a sort function of their kind for every dtype), else none (XLA's
+    own code then)."""
     try:
-        from . import _host_kernels  # noqa: F401 (its presence is the answer)
+        from . import _host_kernels
     except ImportError:
         return frozenset()
-    return TARGETS
+    return TARGETS & frozenset(_host_kernels.targets())   # sorts: where NumPy has them all
 
 
 def calls_host_kernels(text: str) -> bool:
