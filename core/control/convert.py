@@ -21,6 +21,7 @@ import ast
 import builtins
 import copy
 import inspect
+import linecache
 import sys
 import textwrap
 import types
@@ -129,11 +130,11 @@ def function_source(fun) -> ast.Module | None:
         dedented = textwrap.dedent(text)
         tree = ast.parse(dedented)
     except (OSError, TypeError, SyntaxError, IndentationError):
-        return None
+        return _lambda_in_file(fun) if fun.__name__ == "<lambda>" else None
     ast.increment_lineno(tree, start - 1)
     _shift_columns(tree, _indent(text) - _indent(dedented))
     if fun.__name__ == "<lambda>":
-        module = _lambda_module(tree, fun.__code__)
+        module = _lambda_module(tree, fun.__code__) or _lambda_in_file(fun)
     elif len(tree.body) == 1 and isinstance(tree.body[0], ast.FunctionDef) and \
             tree.body[0].name == fun.__name__:
         module = tree
@@ -173,6 +174,19 @@ def _signature_only(fn: ast.FunctionDef) -> None:
     for arg in args.posonlyargs + args.args + args.kwonlyargs + [
             a for a in (args.vararg, args.kwarg) if a is not None]:
         arg.annotation = None
+
+
+def _lambda_in_file(fun) -> ast.Module | None:
+    """A lambda whose lines are not a statement of their own (`{"f": (lambda x: ...)}`, an
+    argument continued over lines), found in its whole file; None without one."""
+    try:
+        tree = ast.parse("".join(linecache.getlines(inspect.getsourcefile(fun) or "")))
+    except (TypeError, SyntaxError, ValueError):
+        return None
+    module = _lambda_module(tree, fun.__code__)
+    if module is not None:
+        _signature_only(module.body[0])
+    return module
 
 
 def _lambda_module(tree: ast.Module, code) -> ast.Module | None:

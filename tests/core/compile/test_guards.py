@@ -184,6 +184,22 @@ def test_lambdas_and_closures_are_converted():
     assert f.last_call.miss_reason == "k (read by <lambda>): 2 → 3"
 
 
+def test_lambdas_inside_a_literal_or_a_continued_call_are_converted():
+    """A lambda whose lines are not a statement (a dict value, an argument on the next line)
+    is converted from its file: np.ascontiguousarray of a transpose, which NumPy does not
+    dispatch to psc_jit, compiles as in a def."""
+    x = np.arange(12.0).reshape(3, 4)
+    cases = {
+        "copy of a transpose": (lambda a: np.ascontiguousarray(a.T)),
+    }
+    continued = jit(
+        lambda a: np.ascontiguousarray(a[:, ::2]))
+    for f in (jit(cases["copy of a transpose"]), continued):
+        got = f(x)
+        want = f.fun(x)
+        assert got.flags.c_contiguous and np.array_equal(got, want)
+
+
 def test_early_returns_become_one_conditional(module):
     mod = module("""
         def run(x):
