@@ -72,21 +72,22 @@ def one_equation(name: str, in_avals, params) -> Graph:
 _LOWERED: dict = {}
 
 
-def lowered(name: str, in_avals, params):
-    """(StableHLO text, out avals) of the one-equation graph, lowered once per signature."""
-    key = (name, tuple(in_avals), tuple(sorted(params.items())))
+def lowered(name: str, in_avals, params, targets=frozenset()):
+    """(StableHLO text, out avals) of the one-equation graph, lowered once per signature
+    (`targets`: psc_jit's own custom call targets the lowering may call)."""
+    key = (name, tuple(in_avals), tuple(sorted(params.items())), targets)
     if key not in _LOWERED:
         graph = one_equation(name, in_avals, params)
-        _LOWERED[key] = lower(graph), graph.out_avals
+        _LOWERED[key] = lower(graph, "psc_jit", targets), graph.out_avals
     return _LOWERED[key]
 
 
-def run(compile_cached, name: str, args, **params):
+def run(compile_cached, name: str, args, targets=frozenset(), **params):
     """(XLA's results, impl's results) of one primitive on NumPy arrays."""
     prim = PRIMS[name]
     args = [np.asarray(a) for a in args]
     in_avals = tuple(ShapedArray(a.shape, a.dtype) for a in args)
-    text, out_avals = lowered(name, in_avals, params)
+    text, out_avals = lowered(name, in_avals, params, targets)
     got = compile_cached(text, in_avals, out_avals).execute(args)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
@@ -748,6 +749,24 @@ def test_primitive_on_random_arrays(compile_cached, name, data):
     strategy, check = CASES[name]
     args, params = data.draw(strategy)
     got, want = run(compile_cached, name, args, **params)
+    check(got, want, args, params, name)
+
+
+# The primitives whose lowering calls psc_jit's host kernels where the program may
+# (core/compile/_host_kernels.c), run that way too.
+HOST_KERNEL_CASES = {"argmax": "psc_argmax", "argmin": "psc_argmin", "argsort": "psc_argsort_stable"}
+
+
+@pytest.mark.parametrize("name", sorted(HOST_KERNEL_CASES))
+@SETTINGS
+@given(data=st.data())
+def test_primitive_by_the_host_kernel_on_random_arrays(compile_cached, name, data):
+    from psc_jit.core.compile import hostkernels
+    targets = hostkernels.available_targets()
+    assert HOST_KERNEL_CASES[name] in targets, "core/compile/_host_kernels.c was not built"
+    strategy, check = CASES[name]
+    args, params = data.draw(strategy)
+    got, want = run(compile_cached, name, args, targets, **params)
     check(got, want, args, params, name)
 
 
