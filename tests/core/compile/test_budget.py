@@ -174,7 +174,7 @@ def test_an_interrupt_during_a_long_compile_leaves_namespace_and_caches_as_they_
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    assert result["outcome"] == "interrupted"
+    assert result["outcome"] == "interrupted", result     # what it heard, if not
     assert result["heard"][:3] == ["trace", "lower", "compile"]
     assert any(h.startswith("compile: XLA has been at it for") for h in result["heard"][3:])
     before, after = result["caches"]
