@@ -137,6 +137,10 @@ INTERRUPTED = textwrap.dedent("""
     from psc_jit.core import EXECUTABLE_CACHE, TRACE_CACHE, budget
     from psc_jit.runner import CellRunner, Options
 
+    # SIGINT raises KeyboardInterrupt, as Kernel -> Interrupt does, even where this process
+    # was started with SIGINT ignored (a job put in the background by a shell: Python then
+    # installs no handler of its own, and the signal would be dropped)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     source = {source!r}
     namespace = {{"__builtins__": __builtins__, "np": np, "u": np.linspace(0, 1, 64),
                  "steps": 250}}                 # a user namespace, as IPython's
