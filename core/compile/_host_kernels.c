@@ -117,17 +117,20 @@ kernel_for(XLA_FFI_DataType dtype, int largest)
 
 typedef int sort_function(void *, npy_intp, void *);
 typedef int argsort_function(void *, npy_intp *, npy_intp, void *);
+typedef int numpy_arg_function(void *, npy_intp, npy_intp *, void *);
 
 enum { DEFAULT_KIND, STABLE_KIND, KINDS };
 static const int numpy_kinds[KINDS] = {NPY_QUICKSORT, NPY_STABLESORT};
 
-/* NumPy's functions for an XLA element type, filled at import (PyInit__host_kernels). */
-static struct sorts {
-    int type_num;               /* NumPy's type number, or -1 for types NumPy has no sort of */
+/* NumPy's own functions for an XLA element type, filled at import (PyInit__host_kernels):
+ * its sorts and argsorts by kind, and its argmin (arg[0]) and argmax (arg[1]), to which rows
+ * are handed as np.argmax hands its rows (NULL: ours). itemsize 0: a type NumPy has none of. */
+static struct numpy_functions {
     npy_intp itemsize;
     sort_function *sort[KINDS];
     argsort_function *argsort[KINDS];
-} sorts_by_type[XLA_FFI_DataType_C128 + 1];
+    numpy_arg_function *arg[2];
+} numpy_by_type[XLA_FFI_DataType_C128 + 1];
 
 static const struct { XLA_FFI_DataType xla; int numpy; } type_pairs[] = {
     {XLA_FFI_DataType_PRED, NPY_BOOL}, {XLA_FFI_DataType_S8, NPY_INT8},
@@ -139,20 +142,15 @@ static const struct { XLA_FFI_DataType xla; int numpy; } type_pairs[] = {
     {XLA_FFI_DataType_C64, NPY_COMPLEX64}, {XLA_FFI_DataType_C128, NPY_COMPLEX128},
 };
 
-static const struct sorts *
-sorts_for(XLA_FFI_DataType dtype)
+static const struct numpy_functions *
+numpy_for(XLA_FFI_DataType dtype)
 {
-    if ((size_t)dtype >= sizeof(sorts_by_type) / sizeof(sorts_by_type[0])) {
+    if ((size_t)dtype >= sizeof(numpy_by_type) / sizeof(numpy_by_type[0])) {
         return NULL;
     }
-    const struct sorts *s = &sorts_by_type[dtype];
+    const struct numpy_functions *s = &numpy_by_type[dtype];
     return s->itemsize ? s : NULL;
 }
-
-/* NumPy's own argmax/argmin functions by XLA element type (filled at import, with the sorts):
- * rows (inner == 1) are handed to them, as np.argmax hands its rows; NULL: ours. */
-typedef int numpy_arg_function(void *, npy_intp, npy_intp *, void *);
-static numpy_arg_function *numpy_args[2][XLA_FFI_DataType_C128 + 1];
 
 /* Rows of x (outer, n) by NumPy's function; -1 when it fails. */
 static int
@@ -180,15 +178,15 @@ arg_extremum(XLA_FFI_CallFrame *frame, int largest)
     }
     XLA_FFI_Buffer *x = frame->args.args[0], *out = frame->rets.rets[0];
     arg_kernel *kernel = kernel_for(x->dtype, largest);
-    numpy_arg_function *numpy_fn = (size_t)x->dtype < sizeof(numpy_args[0]) /
-        sizeof(numpy_args[0][0]) ? numpy_args[largest][x->dtype] : NULL;
+    const struct numpy_functions *numpy = numpy_for(x->dtype);
+    numpy_arg_function *numpy_fn = numpy != NULL ? numpy->arg[largest] : NULL;
     if (x->rank != 3 || out->rank != 2 || out->dtype != XLA_FFI_DataType_S64 ||
             out->dims[0] != x->dims[0] || out->dims[1] != x->dims[2] || x->dims[1] < 1 ||
             (kernel == NULL && (numpy_fn == NULL || x->dims[2] != 1))) {
         return failure(frame, "psc_argmax/argmin: operands of the wrong shape or dtype");
     }
     if (x->dims[2] == 1 && numpy_fn != NULL) {
-        if (numpy_rows(numpy_fn, x->data, sorts_by_type[x->dtype].itemsize, x->dims[0],
+        if (numpy_rows(numpy_fn, x->data, numpy->itemsize, x->dims[0],
                        x->dims[1], (int64_t *)out->data) < 0) {
             return failure(frame, "psc_argmax/argmin: NumPy's function failed");
         }
@@ -247,7 +245,7 @@ strided_copy(char *to, int64_t to_step, const char *from, int64_t from_step, int
  * through scratch rows, COLUMNS at a time, as np.sort copies them. Returns -1 when NumPy's
  * function or the scratch allocation fails. */
 static int
-sort_lines(const struct sorts *s, int kind, int indices, const char *x, char *out,
+sort_lines(const struct numpy_functions *s, int kind, int indices, const char *x, char *out,
            int64_t outer, int64_t n, int64_t inner)
 {
     const npy_intp size = s->itemsize;
@@ -324,7 +322,7 @@ sort_call(XLA_FFI_CallFrame *frame, int kind, int indices)
         return failure(frame, "psc_sort/argsort take one array and give one");
     }
     XLA_FFI_Buffer *x = frame->args.args[0], *out = frame->rets.rets[0];
-    const struct sorts *s = sorts_for(x->dtype);
+    const struct numpy_functions *s = numpy_for(x->dtype);
     XLA_FFI_DataType want = indices ? XLA_FFI_DataType_S64 : x->dtype;
     if (s == NULL || x->rank != 3 || out->rank != 3 || out->dtype != want ||
             out->dims[0] != x->dims[0] || out->dims[1] != x->dims[1] ||
@@ -344,9 +342,9 @@ static XLA_FFI_Error *sort_stable(XLA_FFI_CallFrame *f) { return sort_call(f, ST
 static XLA_FFI_Error *argsort_default(XLA_FFI_CallFrame *f) { return sort_call(f, DEFAULT_KIND, 1); }
 static XLA_FFI_Error *argsort_stable(XLA_FFI_CallFrame *f) { return sort_call(f, STABLE_KIND, 1); }
 
-/* NumPy's sort functions of every type in type_pairs (run once, with the GIL, at import). */
+/* NumPy's functions of every type in type_pairs (run once, with the GIL, at import). */
 static int
-find_sorts(void)
+find_numpy_functions(void)
 {
     for (size_t i = 0; i < sizeof(type_pairs) / sizeof(type_pairs[0]); i++) {
         PyArray_Descr *descr = PyArray_DescrFromType(type_pairs[i].numpy);
@@ -354,15 +352,14 @@ find_sorts(void)
             return -1;
         }
         PyArray_ArrFuncs *funcs = PyDataType_GetArrFuncs(descr);
-        struct sorts *s = &sorts_by_type[type_pairs[i].xla];
-        s->type_num = type_pairs[i].numpy;
+        struct numpy_functions *s = &numpy_by_type[type_pairs[i].xla];
         s->itemsize = PyDataType_ELSIZE(descr);
         for (int k = 0; k < KINDS; k++) {
             s->sort[k] = (sort_function *)funcs->sort[numpy_kinds[k]];
             s->argsort[k] = (argsort_function *)funcs->argsort[numpy_kinds[k]];
         }
-        numpy_args[0][type_pairs[i].xla] = (numpy_arg_function *)funcs->argmin;
-        numpy_args[1][type_pairs[i].xla] = (numpy_arg_function *)funcs->argmax;
+        s->arg[0] = (numpy_arg_function *)funcs->argmin;
+        s->arg[1] = (numpy_arg_function *)funcs->argmax;
         Py_DECREF(descr);
     }
     return 0;
@@ -375,8 +372,8 @@ sortable(PyObject *module, PyObject *unused)
     PyObject *result = PySet_New(NULL);
     static const char *kind_names[KINDS] = {"default", "stable"};
     for (size_t i = 0; result != NULL && i < sizeof(type_pairs) / sizeof(type_pairs[0]); i++) {
-        const struct sorts *s = &sorts_by_type[type_pairs[i].xla];
-        PyArray_Descr *descr = PyArray_DescrFromType(s->type_num);
+        const struct numpy_functions *s = &numpy_by_type[type_pairs[i].xla];
+        PyArray_Descr *descr = PyArray_DescrFromType(type_pairs[i].numpy);
         for (int k = 0; k < KINDS && descr != NULL; k++) {
             for (int a = 0; a < 2; a++) {
                 if (a ? s->argsort[k] == NULL : s->sort[k] == NULL) {
@@ -401,7 +398,7 @@ static int
 sorts_everything(int kind, int indices)
 {
     for (size_t i = 0; i < sizeof(type_pairs) / sizeof(type_pairs[0]); i++) {
-        const struct sorts *s = &sorts_by_type[type_pairs[i].xla];
+        const struct numpy_functions *s = &numpy_by_type[type_pairs[i].xla];
         if (indices ? s->argsort[kind] == NULL : s->sort[kind] == NULL) {
             return 0;
         }
@@ -451,7 +448,7 @@ PyMODINIT_FUNC
 PyInit__host_kernels(void)
 {
     import_array();
-    if (find_sorts() < 0) {
+    if (find_numpy_functions() < 0) {
         return NULL;
     }
     return PyModule_Create(&module_def);

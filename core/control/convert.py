@@ -130,13 +130,14 @@ def function_source(fun) -> ast.Module | None:
         dedented = textwrap.dedent(text)
         tree = ast.parse(dedented)
     except (OSError, TypeError, SyntaxError, IndentationError):
-        return _lambda_in_file(fun) if fun.__name__ == "<lambda>" else None
-    ast.increment_lineno(tree, start - 1)
-    _shift_columns(tree, _indent(text) - _indent(dedented))
+        tree = None         # (a lambda's lines need not be a statement: see _lambda_in_file)
+    else:
+        ast.increment_lineno(tree, start - 1)
+        _shift_columns(tree, _indent(text) - _indent(dedented))
     if fun.__name__ == "<lambda>":
-        module = _lambda_module(tree, fun.__code__) or _lambda_in_file(fun)
-    elif len(tree.body) == 1 and isinstance(tree.body[0], ast.FunctionDef) and \
-            tree.body[0].name == fun.__name__:
+        module = tree and _lambda_module(tree, fun.__code__) or _lambda_in_file(fun)
+    elif tree is not None and len(tree.body) == 1 and isinstance(tree.body[0], ast.FunctionDef) \
+            and tree.body[0].name == fun.__name__:
         module = tree
     else:
         return None
@@ -183,10 +184,7 @@ def _lambda_in_file(fun) -> ast.Module | None:
         tree = ast.parse("".join(linecache.getlines(inspect.getsourcefile(fun) or "")))
     except (TypeError, SyntaxError, ValueError):
         return None
-    module = _lambda_module(tree, fun.__code__)
-    if module is not None:
-        _signature_only(module.body[0])
-    return module
+    return _lambda_module(tree, fun.__code__)
 
 
 def _lambda_module(tree: ast.Module, code) -> ast.Module | None:

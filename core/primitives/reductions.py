@@ -91,6 +91,15 @@ def _positive_zero(ctx, total, aval):
     return ctx.select(ctx.compare("EQ", total, zero, aval), zero, total, aval)
 
 
+def as_lines(ctx, x, aval, axis: int):
+    """x read as (outer, n, inner) around `axis` (a reshape, no copy): the operand shape of
+    psc_jit's host kernels that work along an axis. (x reshaped, its aval)."""
+    outer = int(np.prod(aval.shape[:axis], dtype=np.int64))
+    inner = int(np.prod(aval.shape[axis + 1:], dtype=np.int64))
+    lines = aval.update(shape=(outer, aval.shape[axis], inner), weak_type=False)
+    return ctx.op("stablehlo.reshape", [x], [aval], [lines])[0], lines
+
+
 def reduce_along(ctx, kind: str, x, axes, aval, out):
     scalar = ShapedArray((), aval.dtype)
     init = ctx.constant(_init_value(kind, aval.dtype), scalar)
@@ -231,11 +240,9 @@ def _arg_by_kernel(kind: str, ctx, x, axis: int):
             aval.dtype == np.float16 or \
             aval.dtype.kind == "c" and any(d > 1 for d in aval.shape[axis + 1:]):
         return None
-    outer = int(np.prod(aval.shape[:axis], dtype=np.int64))
-    inner = int(np.prod(aval.shape[axis + 1:], dtype=np.int64))
-    stacked = aval.update(shape=(outer, aval.shape[axis], inner), weak_type=False)
+    x, stacked = as_lines(ctx, x, aval, axis)
+    outer, _, inner = stacked.shape
     positions = out.update(shape=(outer, inner), dtype=np.dtype(np.int64), weak_type=False)
-    x = ctx.op("stablehlo.reshape", [x], [aval], [stacked])[0]
     (first,) = ctx.ffi_call(f"psc_arg{kind}", [x], [stacked], [positions])
     flat = out.update(dtype=np.dtype(np.int64), weak_type=False)
     first = ctx.op("stablehlo.reshape", [first], [positions], [flat])[0]

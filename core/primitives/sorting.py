@@ -21,7 +21,7 @@ from ..lowering import i64_array
 from .batching import shifted
 from .elementwise import complex_parts, ordered
 from .record import Primitive, register
-from .reductions import reduce_along
+from .reductions import as_lines, reduce_along
 
 
 # -- sort -------------------------------------------------------------------------------------
@@ -75,8 +75,9 @@ def sort_lowering(ctx, *xs, dimension, num_keys, stable=True):
     key = ctx.avals_in[0]
     if key.size == 0:
         return list(xs)
-    if len(xs) == 1 and _by_numpy(ctx, "psc_sort", key, stable):
-        return [_numpy_sort(ctx, "psc_sort", xs[0], key, key, dimension, stable)]
+    target = _numpy_target(ctx, "psc_sort", key, stable)
+    if len(xs) == 1 and target is not None:
+        return [_numpy_sort(ctx, target, xs[0], key, key, dimension)]
     return _stable_sort(ctx, list(xs), ctx.avals_in, dimension)
 
 
@@ -259,21 +260,19 @@ def _order_preserving_bits(ctx, bits, negative, key_aval):
 HOST_SORTED = frozenset(np.dtype(c) for c in "?bhilBHILefdFD")
 
 
-def _by_numpy(ctx, target: str, aval, stable: bool) -> bool:
-    return (target + ("_stable" if stable else "")) in ctx.module.targets \
-        and aval.dtype in HOST_SORTED
+def _numpy_target(ctx, name: str, aval, stable: bool) -> str | None:
+    """The host kernel of this kind (`name` or `name_stable`) for aval, where the program may
+    call it; None where XLA's lowering sorts."""
+    target = name + ("_stable" if stable else "")
+    return target if target in ctx.module.targets and aval.dtype in HOST_SORTED else None
 
 
-def _numpy_sort(ctx, target, x, aval, out, dimension, stable):
+def _numpy_sort(ctx, target, x, aval, out, dimension):
     """np.sort (np.argsort) of x along dimension by NumPy's own function for its dtype, in
     a host kernel that reads x as (outer, n, inner) in place."""
-    outer = int(np.prod(aval.shape[:dimension], dtype=np.int64))
-    inner = int(np.prod(aval.shape[dimension + 1:], dtype=np.int64))
-    lines = (outer, aval.shape[dimension], inner)
-    stacked = aval.update(shape=lines, weak_type=False)
-    out_stacked = out.update(shape=lines, weak_type=False)
-    x = ctx.op("stablehlo.reshape", [x], [aval], [stacked])[0]
-    (result,) = ctx.ffi_call(target + ("_stable" if stable else ""), [x], [stacked], [out_stacked])
+    x, stacked = as_lines(ctx, x, aval, dimension)
+    out_stacked = out.update(shape=stacked.shape, weak_type=False)
+    (result,) = ctx.ffi_call(target, [x], [stacked], [out_stacked])
     return ctx.op("stablehlo.reshape", [result], [out_stacked], [out])[0]
 
 
@@ -287,8 +286,9 @@ def argsort_lowering(ctx, x, *, dimension, stable):
     """NumPy's argsort function where the program may call the host kernels; else a stable
     sort of x with its positions alongside."""
     aval, out = ctx.avals_in[0], ctx.avals_out[0]
-    if aval.size and _by_numpy(ctx, "psc_argsort", aval, stable):
-        return [_numpy_sort(ctx, "psc_argsort", x, aval, out, dimension, stable)]
+    target = _numpy_target(ctx, "psc_argsort", aval, stable)
+    if aval.size and target is not None:
+        return [_numpy_sort(ctx, target, x, aval, out, dimension)]
     position = ctx.op("stablehlo.iota", [], [], [out], {"iota_dimension": f"{dimension} : i64"})[0]
     if not aval.size:
         return [position]
