@@ -1,5 +1,5 @@
-/* Host memory for psc_jit's compiled calls, the one C module (optional: without a compiler
- * psc_jit does the same in Python, slower or not at all):
+/* Host memory for psc_jit's compiled calls (optional: without a compiler psc_jit does the
+ * same in Python, slower or not at all):
  *
  * 1. `writable_array`: an XLA result buffer as a writable ndarray, with no copy (the
  *    result object as its base, keeping the buffer alive): what `hostmemory.ResultView` does
@@ -13,9 +13,17 @@
  *
  * Each block is a malloc'd block ALIGNMENT bytes longer than asked for; the data starts at
  * the first boundary after its first byte, and the byte before the data holds how far in it
- * starts (1 to ALIGNMENT). calloc's blocks stay lazily zeroed (one byte is written). */
+ * starts (1 to ALIGNMENT). calloc's blocks stay lazily zeroed (one byte is written).
+ *
+ * 3. `router`: a method in front of jaxlib's C++ dispatcher. A call whose arguments the CPU
+ * client all reads in place goes to the dispatcher (a FastPath runs it in C++); a call with
+ * a large argument it would copy (misaligned, or not C-contiguous) goes to the Python path,
+ * which stages it: one memcpy into a reused aligned buffer, where jaxlib would allocate and
+ * fill a fresh one on every call. The dispatcher cannot tell the two apart (its key is the
+ * arguments' shapes and dtypes), and a Python check before it would cost microseconds. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +177,18 @@ writable_array(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return array;
 }
 
+static int
+read_in_place(PyObject *item, Py_ssize_t from_bytes)
+{
+    /* whether jaxlib's CPU client reads this argument in place, or it is not an ndarray of
+     * at least from_bytes (the inputs psc_jit stages when they are not read in place) */
+    if (!PyArray_Check(item) || PyArray_NBYTES((PyArrayObject *)item) < from_bytes) {
+        return 1;
+    }
+    return PyArray_IS_C_CONTIGUOUS((PyArrayObject *)item) &&
+           (uintptr_t)PyArray_DATA((PyArrayObject *)item) % ALIGNMENT == 0;
+}
+
 static PyObject *
 large_ones_aligned(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -188,20 +208,113 @@ large_ones_aligned(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     int aligned = 1;
     for (Py_ssize_t i = 0; aligned && i < PySequence_Fast_GET_SIZE(items); i++) {
-        PyObject *item = PySequence_Fast_GET_ITEM(items, i);
-        if (PyArray_Check(item) && PyArray_NBYTES((PyArrayObject *)item) >= from_bytes) {
-            aligned = PyArray_IS_C_CONTIGUOUS((PyArrayObject *)item) &&
-                      (uintptr_t)PyArray_DATA((PyArrayObject *)item) % ALIGNMENT == 0;
-        }
+        aligned = read_in_place(PySequence_Fast_GET_ITEM(items, i), from_bytes);
     }
     Py_DECREF(items);
     return PyBool_FromLong(aligned);
+}
+
+/* The router (3. above): a method object, called with the instance first. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *dispatch;
+    PyObject *python_call;
+    Py_ssize_t from_bytes;
+    vectorcallfunc vectorcall;
+} Router;
+
+static PyObject *
+route(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Router *router = (Router *)self;
+    Py_ssize_t count = PyVectorcall_NARGS(nargsf) + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (!read_in_place(args[i], router->from_bytes)) {
+            return PyObject_Vectorcall(router->python_call, args, nargsf, kwnames);
+        }
+    }
+    return PyObject_Vectorcall(router->dispatch, args, nargsf, kwnames);
+}
+
+static PyObject *
+router_get(PyObject *self, PyObject *instance, PyObject *owner)
+{
+    if (instance == NULL || instance == Py_None) {
+        return Py_NewRef(self);
+    }
+    return PyMethod_New(self, instance);
+}
+
+static int
+router_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(((Router *)self)->dispatch);
+    Py_VISIT(((Router *)self)->python_call);
+    return 0;
+}
+
+static int
+router_clear(PyObject *self)
+{
+    Py_CLEAR(((Router *)self)->dispatch);
+    Py_CLEAR(((Router *)self)->python_call);
+    return 0;
+}
+
+static void
+router_dealloc(PyObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    router_clear(self);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyTypeObject RouterType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "psc_jit.core.compile._host_memory.Router",
+    .tp_basicsize = sizeof(Router),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+                Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_doc = "Routes a method call to the C++ dispatcher or to the Python path (see router).",
+    .tp_vectorcall_offset = offsetof(Router, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_descr_get = router_get,
+    .tp_traverse = router_traverse,
+    .tp_clear = router_clear,
+    .tp_dealloc = router_dealloc,
+};
+
+static PyObject *
+router(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_ssize_t from_bytes;
+    if (nargs != 3 || !PyCallable_Check(args[0]) || !PyCallable_Check(args[1]) ||
+            (from_bytes = PyLong_AsSsize_t(args[2])) == -1) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError, "router(dispatch, python_call, from_bytes)");
+        }
+        return NULL;
+    }
+    Router *self = PyObject_GC_New(Router, &RouterType);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->dispatch = Py_NewRef(args[0]);
+    self->python_call = Py_NewRef(args[1]);
+    self->from_bytes = from_bytes;
+    self->vectorcall = route;
+    PyObject_GC_Track((PyObject *)self);
+    return (PyObject *)self;
 }
 
 static PyMethodDef methods[] = {
     {"large_ones_aligned", (PyCFunction)(void (*)(void))large_ones_aligned, METH_FASTCALL,
      "large_ones_aligned(arrays, from_bytes): whether each ndarray of at least from_bytes "
      "is C-contiguous and 64-byte aligned."},
+    {"router", (PyCFunction)(void (*)(void))router, METH_FASTCALL,
+     "router(dispatch, python_call, from_bytes): a method that calls python_call when an "
+     "ndarray argument of at least from_bytes is not C-contiguous and 64-byte aligned, "
+     "else dispatch."},
     {"writable_array", (PyCFunction)(void (*)(void))writable_array, METH_FASTCALL,
      "writable_array(owner, address, dtype, shape): the memory at address as a writable "
      "C-contiguous array, owner its base."},
@@ -221,5 +334,8 @@ PyMODINIT_FUNC
 PyInit__host_memory(void)
 {
     import_array();
+    if (PyType_Ready(&RouterType) < 0) {
+        return NULL;
+    }
     return PyModule_Create(&module_def);
 }

@@ -19,10 +19,12 @@ from ..tracing import current_trace
 from ..tree_util import LEAF
 from . import xla
 from .cache import TRACE_CACHE, CacheRecord, TracedLeaf
+from .hostmemory import STAGE_FROM_BYTES, router
 
 # A call that raised on a miss (a failed check, a bug, an interrupt) leaves its signature with
 # the dispatcher for good as "always ask Python"; the next miss that could hit clears them all.
 _SIGNATURES_FAILED = [False]
+_DISPATCHERS: dict[type, Callable] = {}     # a class -> the dispatcher of its calls
 
 
 @functools.cache
@@ -30,7 +32,11 @@ def install_dispatcher(cls) -> Callable:
     """jaxlib's C++ dispatcher as `cls.__call__` (the instance is its static first argument),
     made at the first call of any instance: misses go to `cls._cache_miss`, calls with jit
     disabled (jax.disable_jit) to `cls._python_call`, which is also what stays when there is
-    no jaxlib (its error comes when a call compiles) or no NumPy error-state object."""
+    no jaxlib (its error comes when a call compiles) or no NumPy error-state object. With
+    the C module, a router stands in front of it (`hostmemory.router`): a call with a large
+    argument the CPU client would copy goes to the Python path, which stages it, so that a
+    program with large inputs can keep a FastPath for its calls that read them in place.
+    Returns what `cls.__call__` became."""
     try:
         if ERROR_STATE is None:
             raise xla.XlaError("NumPy has no error-state object to check hits against")
@@ -38,8 +44,10 @@ def install_dispatcher(cls) -> Callable:
     except xla.XlaError:
         return cls._python_call
     TRACE_CACHE.on_drop(lambda: xla.clear_dispatcher(dispatch))
-    cls.__call__ = dispatch
-    return dispatch
+    _DISPATCHERS[cls] = dispatch
+    cls.__call__ = dispatch if router is None else \
+        router(dispatch, cls._python_call, STAGE_FROM_BYTES)
+    return cls.__call__
 
 
 def cache_miss(jitted, args, kwargs) -> tuple:
@@ -57,7 +65,7 @@ def cache_miss(jitted, args, kwargs) -> tuple:
     if record is None or record.never_dispatched:
         return result, None, True
     if not hasattr(record.entry, "executable") or not dispatchable(record.entry) or \
-            record.entry.executable.stages_inputs:      # (its inputs: the call's arguments)
+            router is None and record.entry.executable.stages_inputs:   # (inputs: arguments)
         record.never_dispatched = True      # (the dispatcher asks again on every such call)
         return result, None, True
     fast = fast_path_for(jitted, record, args)
@@ -88,7 +96,7 @@ def fast_path_for(jitted, record: CacheRecord, args) -> xla.FastPath | None:
     fast = xla.fast_path(entry.executable, Hit(jitted, record).finish)
     if fast is not None and _SIGNATURES_FAILED[0]:
         _SIGNATURES_FAILED[0] = False
-        xla.clear_dispatcher(type(jitted).__call__)
+        xla.clear_dispatcher(_DISPATCHERS[type(jitted)])
     return fast
 
 

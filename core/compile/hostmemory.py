@@ -94,10 +94,10 @@ def align_new_arrays(on: bool = True) -> bool:
     return bool(_REPLACED)
 
 
-try:        # the one C module (core/compile/_host_memory.c), when it was built
-    from ._host_memory import large_ones_aligned, writable_array
+try:        # core/compile/_host_memory.c, when it was built
+    from ._host_memory import large_ones_aligned, router, writable_array
 except ImportError:
-    large_ones_aligned = writable_array = None
+    large_ones_aligned = router = writable_array = None
 
 
 class ResultView:

@@ -239,8 +239,8 @@ class Executable:
 
     @property
     def stages_inputs(self) -> bool:
-        """Whether some input is large enough to be staged when misaligned (`InputSlot`): the
-        C++ dispatcher has no staging pool, so such executables keep the Python path."""
+        """Whether some input is large enough to be staged when misaligned (`InputSlot`): such
+        calls need the Python path (the C++ dispatcher cannot stage; `hostmemory.router`)."""
         return bool(self._large)
 
     def _transfer(self, arrays: Sequence[np.ndarray]) -> list:

@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import pytest
 from psc_jit.core import TRACE_CACHE, UnsupportedError, jit
+from psc_jit.core.compile.hostmemory import router
 
 pytestmark = pytest.mark.xla
 
@@ -80,6 +81,76 @@ def test_inputs_of_every_layout_give_numpys_values_on_hits():
     for x in (contiguous, base.T, fortran, misaligned, read_only, contiguous[:, ::-1]):
         for _ in range(2):
             np.testing.assert_array_equal(f(x), x * 2.0 + 1.0)
+
+
+def python_functions_called(fn) -> set[str]:
+    """The names of the Python functions that ran while fn ran."""
+    names: set[str] = set()
+
+    def note(frame, event, arg):
+        if event == "call":
+            names.add(frame.f_code.co_name)
+    sys.setprofile(note)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return names
+
+
+def with_offset(x: np.ndarray, offset: int) -> np.ndarray:
+    """A C-contiguous copy of x whose data starts `offset` bytes past a 64-byte boundary."""
+    raw = np.empty(x.nbytes + 128, np.uint8)
+    start = -raw.ctypes.data % 64 + offset
+    out = raw[start:start + x.nbytes].view(x.dtype).reshape(x.shape)
+    out[...] = x
+    return out
+
+
+@pytest.mark.skipif(router is None, reason="the router is part of the C module, not built")
+def test_large_inputs_read_in_place_hit_in_cpp_and_the_others_are_staged():
+    f = jit(affine)
+    x = np.random.default_rng(8).random((500, 600))       # 2.4 MB, above the staging size
+    aligned = with_offset(x, 0)
+    layouts = {"aligned": aligned, "misaligned": with_offset(x, 16),
+               "fortran order": np.asfortranarray(x), "every other column":
+               np.repeat(x, 2, axis=1)[:, ::2]}
+    hits_of(f, aligned)
+    assert "_python_call" not in python_functions_called(lambda: f(aligned))
+    for name, layout in layouts.items():
+        for _ in range(2):
+            called = python_functions_called(lambda: f(layout))  # noqa: B023
+            np.testing.assert_array_equal(f(layout), x * 2.0 + 1.0, err_msg=name)
+            assert ("stage" in called) == (name != "aligned"), (name, sorted(called))
+    assert f.last_call.cache_hit
+
+
+WITHOUT_THE_ROUTER = """
+import numpy as np
+import psc_jit.core.compile.dispatch as dispatch
+dispatch.router = None                      # as without the C module
+from psc_jit import jit
+
+x = np.random.default_rng(8).random((500, 600))
+raw = np.empty(x.nbytes + 128, np.uint8)
+start = -raw.ctypes.data % 64
+aligned = raw[start:start + x.nbytes].view(x.dtype).reshape(x.shape)
+misaligned = raw[start + 16:start + 16 + x.nbytes].view(x.dtype).reshape(x.shape)
+f = jit(lambda v: v * 2.0 + 1.0)
+for layout in (aligned, misaligned, aligned, misaligned):
+    layout[...] = x
+    for _ in range(3):
+        assert np.array_equal(f(layout), x * 2.0 + 1.0)
+assert type(type(f).__call__).__name__ != "Router"
+print("ok")
+"""
+
+
+def test_without_the_router_large_inputs_of_any_layout_give_numpys_values():
+    done = subprocess.run([sys.executable, "-c", WITHOUT_THE_ROUTER], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().endswith("ok")
 
 
 def test_an_update_that_shows_through_an_input_in_one_layout_only_lands_as_numpys():
