@@ -16,15 +16,25 @@
  *   the middle axis of an (outer, n, inner) array by NumPy's own sort functions (the dtype's
  *   ArrFuncs slots NumPy's np.sort calls: default kind, and stable), so results are NumPy's
  *   to the bit, ties and NaNs included. XLA ran a sort as a comparator-driven merge sort:
- *   argsort of 1M float64 took 285 ms against NumPy's 89 ms. */
+ *   argsort of 1M float64 took 285 ms against NumPy's 89 ms.
+ * - psc_cumsum / psc_cumprod / psc_cummax / psc_cummin: np.cumsum, np.cumprod,
+ *   np.maximum.accumulate and np.minimum.accumulate along the last axis of an (outer, n)
+ *   array, each row by NumPy's own inner loop of np.add (multiply, maximum, minimum) for the
+ *   type, called as NumPy's accumulate calls it (the first element copied, then the loop over
+ *   out[i - 1] and x[i] into out[i]), so results are NumPy's to the bit (float16 rounding,
+ *   NaNs and signed zeros included). XLA's while loop takes a column per step there: cumsum
+ *   along rows of 2000 x 3000 float64 took 74 ms against NumPy's 24 ms. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define NPY_NO_DEPRECATED_API NPY_2_0_API_VERSION
 #include <numpy/arrayobject.h>
+#include <numpy/ufuncobject.h>
 
 #include "_ffi_handler.h"
 
@@ -122,14 +132,20 @@ typedef int numpy_arg_function(void *, npy_intp, npy_intp *, void *);
 enum { DEFAULT_KIND, STABLE_KIND, KINDS };
 static const int numpy_kinds[KINDS] = {NPY_QUICKSORT, NPY_STABLESORT};
 
+enum { CUMSUM, CUMPROD, CUMMAX, CUMMIN, ACCUMULATIONS };
+static const char *accumulated_ufuncs[ACCUMULATIONS] = {"add", "multiply", "maximum", "minimum"};
+
 /* NumPy's own functions for an XLA element type, filled at import (PyInit__host_kernels):
- * its sorts and argsorts by kind, and its argmin (arg[0]) and argmax (arg[1]), to which rows
- * are handed as np.argmax hands its rows (NULL: ours). itemsize 0: a type NumPy has none of. */
+ * its sorts and argsorts by kind, its argmin (arg[0]) and argmax (arg[1]), to which rows
+ * are handed as np.argmax hands its rows (NULL: ours), and the inner loops (with their data)
+ * of the ufuncs accumulated, for (type, type) -> type. itemsize 0: a type NumPy has none of. */
 static struct numpy_functions {
     npy_intp itemsize;
     sort_function *sort[KINDS];
     argsort_function *argsort[KINDS];
     numpy_arg_function *arg[2];
+    PyUFuncGenericFunction loop[ACCUMULATIONS];
+    void *loop_data[ACCUMULATIONS];
 } numpy_by_type[XLA_FFI_DataType_C128 + 1];
 
 static const struct { XLA_FFI_DataType xla; int numpy; } type_pairs[] = {
@@ -206,6 +222,27 @@ static XLA_FFI_Error *
 argmin(XLA_FFI_CallFrame *frame)
 {
     return arg_extremum(frame, 0);
+}
+
+/* Ask for transparent huge pages under a large result XLA has just allocated, before the
+ * kernel first writes it, as NumPy does for its own allocations of 4 MiB or more: a block
+ * that large is a fresh mapping on every run (glibc maps blocks over 32 MiB anew, always),
+ * and filling it a 4 KiB page at a time took 22 ms of a 48 MB cumsum's 51 (11,719 page
+ * faults per run; NumPy's cumsum of the same took 477). Only advice: nothing changes where
+ * the kernel does not allow it. */
+static void
+prefer_huge_pages(void *data, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+    if (bytes >= ((size_t)1 << 22)) {
+        uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+        uintptr_t start = ((uintptr_t)data + page - 1) & ~(page - 1);
+        uintptr_t end = ((uintptr_t)data + bytes) & ~(page - 1);
+        if (end > start) {
+            madvise((void *)start, end - start, MADV_HUGEPAGE);
+        }
+    }
+#endif
 }
 
 /* -- sort / argsort by NumPy's own functions ----------------------------------------------- */
@@ -330,6 +367,8 @@ sort_call(XLA_FFI_CallFrame *frame, int kind, int indices)
             (indices ? s->argsort[kind] == NULL : s->sort[kind] == NULL)) {
         return failure(frame, "psc_sort/argsort: operands of the wrong shape or dtype");
     }
+    prefer_huge_pages(out->data, (size_t)(x->dims[0] * x->dims[1] * x->dims[2]) *
+                                 (indices ? sizeof(int64_t) : (size_t)s->itemsize));
     if (sort_lines(s, kind, indices, x->data, out->data, x->dims[0], x->dims[1],
                    x->dims[2]) < 0) {
         return failure(frame, "psc_sort/argsort: NumPy's sort function failed (out of memory)");
@@ -342,10 +381,82 @@ static XLA_FFI_Error *sort_stable(XLA_FFI_CallFrame *f) { return sort_call(f, ST
 static XLA_FFI_Error *argsort_default(XLA_FFI_CallFrame *f) { return sort_call(f, DEFAULT_KIND, 1); }
 static XLA_FFI_Error *argsort_stable(XLA_FFI_CallFrame *f) { return sort_call(f, STABLE_KIND, 1); }
 
+/* -- cumulative sums, products, maxima, minima by NumPy's own ufunc loops ------------------ */
+
+
+static XLA_FFI_Error *
+accumulate_call(XLA_FFI_CallFrame *frame, int kind)
+{
+    if (!runs(frame)) {
+        return NULL;
+    }
+    if (frame->args.size != 1 || frame->rets.size != 1) {
+        return failure(frame, "psc_cumsum/cumprod/cummax/cummin take one array and give one");
+    }
+    XLA_FFI_Buffer *x = frame->args.args[0], *out = frame->rets.rets[0];
+    const struct numpy_functions *s = numpy_for(x->dtype);
+    if (s == NULL || s->loop[kind] == NULL || x->rank != 2 || out->rank != 2 ||
+            out->dtype != x->dtype || out->dims[0] != x->dims[0] ||
+            out->dims[1] != x->dims[1] || x->dims[1] < 1) {
+        return failure(frame, "psc_cumsum/cumprod/cummax/cummin: operands of the wrong shape "
+                              "or dtype");
+    }
+    npy_intp size = s->itemsize, n = x->dims[1], count = n - 1;
+    npy_intp steps[3] = {size, size, size};
+    prefer_huge_pages(out->data, (size_t)(x->dims[0] * n * size));
+    for (int64_t o = 0; o < x->dims[0]; o++) {
+        char *from = (char *)x->data + o * n * size, *to = (char *)out->data + o * n * size;
+        memcpy(to, from, size);
+        if (count > 0) {
+            char *args[3] = {to, from + size, to + size};
+            s->loop[kind](args, &count, steps, s->loop_data[kind]);
+        }
+    }
+    return NULL;
+}
+
+static XLA_FFI_Error *cumsum(XLA_FFI_CallFrame *f) { return accumulate_call(f, CUMSUM); }
+static XLA_FFI_Error *cumprod(XLA_FFI_CallFrame *f) { return accumulate_call(f, CUMPROD); }
+static XLA_FFI_Error *cummax(XLA_FFI_CallFrame *f) { return accumulate_call(f, CUMMAX); }
+static XLA_FFI_Error *cummin(XLA_FFI_CallFrame *f) { return accumulate_call(f, CUMMIN); }
+
+/* The inner loop of `ufunc` for (type, type) -> type and its data, or -1 (with a Python error)
+ * when the name is not a ufunc; a type it has no loop for leaves *loop NULL. */
+static int
+find_loop(PyObject *numpy, const char *name, int type, PyUFuncGenericFunction *loop,
+          void **data)
+{
+    PyObject *object = PyObject_GetAttrString(numpy, name);
+    if (object == NULL) {
+        return -1;
+    }
+    if (!PyObject_TypeCheck(object, &PyUFunc_Type)) {
+        Py_DECREF(object);
+        PyErr_Format(PyExc_TypeError, "numpy.%s is not a ufunc", name);
+        return -1;
+    }
+    PyUFuncObject *ufunc = (PyUFuncObject *)object;
+    *loop = NULL;
+    for (int i = 0; ufunc->nin == 2 && ufunc->nout == 1 && i < ufunc->ntypes; i++) {
+        const char *types = ufunc->types + 3 * i;
+        if (types[0] == type && types[1] == type && types[2] == type) {
+            *loop = ufunc->functions[i];
+            *data = ufunc->data != NULL ? ufunc->data[i] : NULL;
+            break;
+        }
+    }
+    Py_DECREF(object);
+    return 0;
+}
+
 /* NumPy's functions of every type in type_pairs (run once, with the GIL, at import). */
 static int
 find_numpy_functions(void)
 {
+    PyObject *numpy = PyImport_ImportModule("numpy");
+    if (numpy == NULL) {
+        return -1;
+    }
     for (size_t i = 0; i < sizeof(type_pairs) / sizeof(type_pairs[0]); i++) {
         PyArray_Descr *descr = PyArray_DescrFromType(type_pairs[i].numpy);
         if (descr == NULL) {
@@ -361,7 +472,15 @@ find_numpy_functions(void)
         s->arg[0] = (numpy_arg_function *)funcs->argmin;
         s->arg[1] = (numpy_arg_function *)funcs->argmax;
         Py_DECREF(descr);
+        for (int k = 0; k < ACCUMULATIONS; k++) {
+            if (find_loop(numpy, accumulated_ufuncs[k], type_pairs[i].numpy, &s->loop[k],
+                          &s->loop_data[k]) < 0) {
+                Py_DECREF(numpy);
+                return -1;
+            }
+        }
     }
+    Py_DECREF(numpy);
     return 0;
 }
 
@@ -392,14 +511,16 @@ sortable(PyObject *module, PyObject *unused)
     return result;
 }
 
-/* Whether NumPy has the sort (argsort) function of this kind for every type of type_pairs
- * (a sort target is offered only then: its lowering sends all of them). */
+/* Whether NumPy has the function a target calls for every type of type_pairs (such a target
+ * is offered only then: its lowering sends all of them): the sort (argsort, indices 1) of a
+ * sort kind, or (indices -1) the loop of an accumulation. */
 static int
-sorts_everything(int kind, int indices)
+has_everything(int kind, int indices)
 {
     for (size_t i = 0; i < sizeof(type_pairs) / sizeof(type_pairs[0]); i++) {
         const struct numpy_functions *s = &numpy_by_type[type_pairs[i].xla];
-        if (indices ? s->argsort[kind] == NULL : s->sort[kind] == NULL) {
+        if (indices < 0 ? s->loop[kind] == NULL :
+                indices ? s->argsort[kind] == NULL : s->sort[kind] == NULL) {
             return 0;
         }
     }
@@ -416,10 +537,12 @@ targets(PyObject *module, PyObject *unused)
         {"psc_sort_stable", sort_stable, STABLE_KIND, 0},
         {"psc_argsort", argsort_default, DEFAULT_KIND, 1},
         {"psc_argsort_stable", argsort_stable, STABLE_KIND, 1},
+        {"psc_cumsum", cumsum, CUMSUM, -1}, {"psc_cumprod", cumprod, CUMPROD, -1},
+        {"psc_cummax", cummax, CUMMAX, -1}, {"psc_cummin", cummin, CUMMIN, -1},
     };
     PyObject *result = PyDict_New();
     for (size_t i = 0; result != NULL && i < sizeof(handlers) / sizeof(handlers[0]); i++) {
-        if (handlers[i].kind >= 0 && !sorts_everything(handlers[i].kind, handlers[i].indices)) {
+        if (handlers[i].kind >= 0 && !has_everything(handlers[i].kind, handlers[i].indices)) {
             continue;
         }
         PyObject *capsule = PyCapsule_New(handlers[i].handler, "xla._CUSTOM_CALL_TARGET", NULL);
@@ -448,6 +571,7 @@ PyMODINIT_FUNC
 PyInit__host_kernels(void)
 {
     import_array();
+    import_umath();
     if (find_numpy_functions() < 0) {
         return NULL;
     }

@@ -1,13 +1,15 @@
 """psc_jit's own CPU kernels for XLA programs (core/compile/_host_kernels.c): operations XLA's
 code runs far slower than NumPy (argmax/argmin along an axis; sort and argsort, by NumPy's own
-sort functions), each an XLA FFI custom call that the lowerings in core/primitives emit where
-the program may call it. No jaxlib here: compile/xla.py registers them."""
+sort functions; cumulative sums, products, maxima and minima along rows, by NumPy's own ufunc
+loops), each an XLA FFI custom call that the lowerings in core/primitives emit where the
+program may call it. No jaxlib here: compile/xla.py registers them."""
 from __future__ import annotations
 
 import functools
 
 TARGETS = frozenset({"psc_argmax", "psc_argmin", "psc_sort", "psc_sort_stable", "psc_argsort",
-                     "psc_argsort_stable"})
+                     "psc_argsort_stable", "psc_cumsum", "psc_cumprod", "psc_cummax",
+                     "psc_cummin"})
 
 
 @functools.cache

@@ -91,6 +91,11 @@ def _positive_zero(ctx, total, aval):
     return ctx.select(ctx.compare("EQ", total, zero, aval), zero, total, aval)
 
 
+# The dtypes whose NumPy functions (sorts, ufunc loops) the host kernels call: their table in
+# core/compile/_host_kernels.c (a target is offered only when NumPy has its function for all).
+HOST_KERNEL_DTYPES = frozenset(np.dtype(c) for c in "?bhilBHILefdFD")
+
+
 def as_lines(ctx, x, aval, axis: int):
     """x read as (outer, n, inner) around `axis` (a reshape, no copy): the operand shape of
     psc_jit's host kernels that work along an axis. (x reshaped, its aval)."""
@@ -333,6 +338,10 @@ def cumulative_lowering(kind: str, ctx, x, *, axis, reverse):
     n = aval.shape[axis]
     if n <= 1 or aval.size == 0:
         return [x]
+    if not reverse and f"psc_cum{kind}" in ctx.module.targets and \
+            aval.dtype in HOST_KERNEL_DTYPES and aval.size > n and \
+            all(d == 1 for d in aval.shape[axis + 1:]):
+        return [_accumulate_rows(kind, ctx, x, aval, axis)]
     scan = _Scan(kind, aval, axis, reverse)
     carry = scan.slice(ctx, x, scan.position(0), 1)
     blocks, tail = divmod(n - 1, scan.k)
@@ -349,6 +358,19 @@ def cumulative_lowering(kind: str, ctx, x, *, axis, reverse):
         out = ctx.op("stablehlo.dynamic_update_slice", [out, results, *starts],
                      [aval, scan.aval(tail)] + [index] * aval.ndim, [aval])[0]
     return [out]
+
+
+def _accumulate_rows(kind: str, ctx, x, aval, axis: int):
+    """A cumulative op along rows (axis last; more than one row) by psc_jit's host kernel
+    (core/compile/_host_kernels.c), which hands each row to NumPy's own ufunc loop as NumPy's
+    accumulate does: the while loop below takes one column per step there, strided (cumsum
+    along rows of 2000 x 3000 float64: 74 ms, NumPy 24 ms). A single line keeps the loop,
+    whose blocks of elements ran 1M float64 in 1.9 ms against NumPy's 3.3."""
+    x, lines = as_lines(ctx, x, aval, axis)
+    rows = lines.update(shape=lines.shape[:2])
+    x = ctx.op("stablehlo.reshape", [x], [lines], [rows])[0]
+    (result,) = ctx.ffi_call(f"psc_cum{kind}", [x], [rows], [rows])
+    return ctx.op("stablehlo.reshape", [result], [rows], [aval])[0]
 
 
 class _Scan:

@@ -21,7 +21,7 @@ from ..lowering import i64_array
 from .batching import shifted
 from .elementwise import complex_parts, ordered
 from .record import Primitive, register
-from .reductions import as_lines, reduce_along
+from .reductions import HOST_KERNEL_DTYPES, as_lines, reduce_along
 
 
 # -- sort -------------------------------------------------------------------------------------
@@ -256,15 +256,11 @@ def _order_preserving_bits(ctx, bits, negative, key_aval):
 
 # -- NumPy's own sort functions ---------------------------------------------------------------
 
-# The dtypes whose NumPy sort functions the host kernels call (their table in _host_kernels.c).
-HOST_SORTED = frozenset(np.dtype(c) for c in "?bhilBHILefdFD")
-
-
 def _numpy_target(ctx, name: str, aval, stable: bool) -> str | None:
     """The host kernel of this kind (`name` or `name_stable`) for aval, where the program may
     call it; None where XLA's lowering sorts."""
     target = name + ("_stable" if stable else "")
-    return target if target in ctx.module.targets and aval.dtype in HOST_SORTED else None
+    return target if target in ctx.module.targets and aval.dtype in HOST_KERNEL_DTYPES else None
 
 
 def _numpy_sort(ctx, target, x, aval, out, dimension):

@@ -2,6 +2,8 @@
 loop over the axis, a block of elements per step combined one op at a time in NumPy's order
 (no reduce_window, whose work grows with the window), the last partial block at static
 positions, so real results are NumPy's bit for bit, float16 rounding at every step included.
+Along rows (the last axis, more than one row) they call NumPy's own ufunc loop per row (a host
+kernel), as NumPy's accumulate does: NumPy's results bit for bit, signs of zeros included.
 
 Sorts and argsorts call NumPy's own sort functions (psc_jit's host kernels): NumPy's result of
 the same call, bit for bit, ties and the default kind's order included. XLA's own lowering of
@@ -50,7 +52,7 @@ def edge_array(shape, dtype, seed):
         info = np.iinfo(dtype)
         return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
     with np.errstate(all="ignore"):
-        return rng.choice(EDGES, shape).astype(dtype)
+        return rng.choice(EDGES, shape).astype(dtype)     # (complex: real parts only)
 
 
 @pytest.mark.parametrize("name", sorted(SCANS))
@@ -95,12 +97,40 @@ def test_complex_scans_match_numpy():
 
 
 @pytest.mark.parametrize("name", sorted(SCANS))
-def test_scans_lower_to_one_while_loop_without_reduce_window(name):
-    traced = jit(scan_along(SCANS[name], 1)).trace(np.ones((20, 30)))
-    check_graph(traced.graph)
-    ops = re.findall(r'"stablehlo\.(\w+)"', traced.lower().as_text())
-    assert "reduce_window" not in ops
-    assert ops.count("while") == 1 and "dynamic_update_slice" in ops
+def test_scans_lower_to_one_while_loop_or_numpys_loop_along_rows(name):
+    for axis, shape in ((0, (20, 30)), (1, (20, 30)), (0, (30,))):
+        traced = jit(scan_along(SCANS[name], axis)).trace(np.ones(shape))
+        check_graph(traced.graph)
+        text = traced.lower().as_text()
+        ops = re.findall(r'"stablehlo\.(\w+)"', text)
+        assert "reduce_window" not in ops
+        if axis == 1:
+            assert "while" not in ops and re.search(r'"psc_cum(sum|prod|max|min)"', text)
+        else:
+            assert ops.count("while") == 1 and "dynamic_update_slice" in ops
+
+
+ALL_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+              "float16", "float32", "float64", "complex64", "complex128"]
+
+
+@pytest.mark.parametrize("name", sorted(SCANS))
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_scans_along_rows_are_numpys_loop_bit_for_bit(name, dtype):
+    """By NumPy's own loop, as NumPy's accumulate calls it: even the sign of a zero that
+    maximum and minimum pick, and every bit of a complex product."""
+    if dtype == "bool" and name == "cumprod":
+        pytest.skip("NumPy's cumprod of bool is an int64 product, covered by the int cases")
+    for shape, seed in (((7, 9), 1), ((3, 4, 5), 2), ((2, 3, 100, 1), 3)):
+        x = edge_array(shape, dtype, seed)
+        axis = 2 if len(shape) == 4 else -1
+        with np.errstate(all="ignore"):
+            if x.dtype.kind == "c":
+                x.imag = edge_array(shape, "float64", seed + 10)
+            want = SCANS[name](x, axis=axis)
+            got = jit(scan_along(SCANS[name], axis))(x)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert got.tobytes() == want.tobytes(), (shape, got, want)
 
 
 # Lengths around the loop's blocks: no block (all static), whole blocks, whole blocks and a tail.
@@ -293,10 +323,10 @@ def test_sorts_are_numpys_own_result_of_the_same_call_bit_for_bit(call, dtype):
 
 def test_sorts_call_numpys_sort_functions_where_the_kernels_are_built():
     from psc_jit.core.compile import _host_kernels, hostkernels
-    from psc_jit.core.primitives.sorting import HOST_SORTED
+    from psc_jit.core.primitives.reductions import HOST_KERNEL_DTYPES
     assert {"psc_sort", "psc_argsort_stable"} <= hostkernels.available_targets()
     found = _host_kernels.sortable()
-    assert {(d.char, k, f) for d in HOST_SORTED for k in ("default", "stable")
+    assert {(d.char, k, f) for d in HOST_KERNEL_DTYPES for k in ("default", "stable")
             for f in ("sort", "argsort")} <= found
     for fn, target in ((np.sort, '"psc_sort"'), (np.argsort, '"psc_argsort"'),
                        (lambda x: np.sort(x, kind="stable"), '"psc_sort_stable"'),

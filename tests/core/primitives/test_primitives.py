@@ -754,7 +754,9 @@ def test_primitive_on_random_arrays(compile_cached, name, data):
 
 # The primitives whose lowering calls psc_jit's host kernels where the program may
 # (core/compile/_host_kernels.c), run that way too.
-HOST_KERNEL_CASES = {"argmax": "psc_argmax", "argmin": "psc_argmin", "argsort": "psc_argsort_stable"}
+HOST_KERNEL_CASES = {"argmax": "psc_argmax", "argmin": "psc_argmin", "argsort": "psc_argsort_stable",
+                     "cumsum": "psc_cumsum", "cumprod": "psc_cumprod", "cummax": "psc_cummax",
+                     "cummin": "psc_cummin"}
 
 
 @pytest.mark.parametrize("name", sorted(HOST_KERNEL_CASES))
