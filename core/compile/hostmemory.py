@@ -14,15 +14,16 @@ from ..ir import ShapedArray
 from .errors import run_failed
 
 ALIGNMENT = 64          # the CPU client reads an input in place only at this alignment
-# Inputs under this size go through jaxlib's C++ dispatcher (a misaligned one copied by jaxlib);
-# larger misaligned ones are staged. Measured (x * 2 + 1, interleaved, separate processes): at
-# 10,000 and 60,000 float64 the dispatcher call took 9 and 18-24 us, the staged Python path 31
-# and 69-76 us; jax.jit 8-13 and 52-77 us.
-STAGE_FROM_BYTES = 1 << 20
 # jaxlib copies a misaligned input smaller than this before the call returns; a larger one on a
 # worker thread, so even an inline run may end after the call (its results are then waited for:
 # without the wait, 128 kB misaligned inputs gave garbage results on some calls).
 COPIED_AT_ONCE_BYTES = 1 << 16
+# Misaligned inputs from this size are staged (copied on the calling thread into a reused
+# aligned buffer), smaller ones left to jaxlib's copy. Measured, x * 2 + 1 on the inline
+# client, interleaved (one run, best of 40 batches): jaxlib's copy on its worker thread against
+# the staged call at 60,000 float64 89 and 48-50 us, at 100,000 94-103 and 65-77 (jax.jit
+# 66-115); at 10,000 (under COPIED_AT_ONCE_BYTES) 12 against 12.
+STAGE_FROM_BYTES = COPIED_AT_ONCE_BYTES
 
 
 def aligned_empty(shape: tuple[int, ...], dtype) -> np.ndarray:
@@ -70,6 +71,13 @@ class InputSlot:
 
     def release(self, buffer: np.ndarray) -> None:
         self._pool.append(buffer)
+
+
+def release_staged(slots: list[InputSlot], arrays, staged) -> None:
+    """Give the staging buffers of one call (`staged`, for `arrays`) back to their slots."""
+    for slot, x, put_in in zip(slots, arrays, staged, strict=True):
+        if put_in is not x:
+            slot.release(put_in)
 
 
 _REPLACED: list = []     # the NumPy memory handler align_new_arrays replaced, while it is on

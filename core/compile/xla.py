@@ -23,7 +23,8 @@ import numpy as np
 from ..ir import ShapedArray
 from . import blas, hostkernels
 from .errors import XlaError, run_failed as _run_failed
-from .hostmemory import COPIED_AT_ONCE_BYTES, InputSlot, ResultView, large_ones_aligned
+from .hostmemory import (COPIED_AT_ONCE_BYTES, InputSlot, ResultView, large_ones_aligned,
+                         release_staged)
 from .thunks import ThunkTrace, thunk_events
 from .waiting import poll_until_ready
 
@@ -174,20 +175,22 @@ class Executable:
                 ) -> list[np.ndarray]:
         """Run with NumPy inputs (of exactly in_avals' dtypes and shapes); NumPy outputs.
 
-        An input goes in without a copy when its data is C-contiguous and 64-byte aligned;
-        a large one that is not is copied once into an aligned staging buffer of its slot
-        (reused by the next call); a small one is copied by jaxlib. Each output is the buffer
-        XLA wrote, as a writable ndarray that keeps XLA's array alive (no copy). `marks`, when
-        given, gets the clock after the inputs are on the device and after XLA's run (for a
-        breakdown of the call's time)."""
+        An input goes in without a copy when C-contiguous and 64-byte aligned; a large one
+        that is not is copied into an aligned staging buffer of its slot (reused), a small one
+        by jaxlib. Each output is XLA's buffer, as a writable ndarray keeping XLA's array alive.
+        `marks` (when given) gets the clock once the inputs are in and after XLA's run."""
         if marks is None and self._call is not None:    # an inline run of small inputs
             return self._call(*arrays)
-        if marks is None and self._aligned_call is not None and \
-                large_ones_aligned(arrays, COPIED_AT_ONCE_BYTES):   # none copied on a thread:
-            return self._aligned_call(*arrays)          # the inline run ends on return
         if marks is None and not self._large:     # the common call, with the least Python
             results = self._launch(self._transfer(arrays))
             return [view(r) for view, r in zip(self._results, results, strict=True)]
+        if marks is None and self._aligned_call is not None:   # large inputs read in place
+            if large_ones_aligned(arrays, COPIED_AT_ONCE_BYTES):  # (none copied on a thread:
+                return self._aligned_call(*arrays)                # the run ends on return)
+            staged = [slot.stage(x) for slot, x in zip(self._large, arrays, strict=True)]
+            outputs = self._aligned_call(*staged)
+            release_staged(self._large, arrays, staged)
+            return outputs
         staged = [slot.stage(x) for slot, x in zip(self._large, arrays, strict=True)] \
             if self._large else arrays
         buffers = self._transfer(staged)
@@ -201,9 +204,7 @@ class Executable:
         outputs = [view(r) for view, r in zip(self._results, results, strict=True)]
         if self._large:
             del buffers
-            for slot, x, put_in in zip(self._large, arrays, staged, strict=True):
-                if put_in is not x:
-                    slot.release(put_in)
+            release_staged(self._large, arrays, staged)
         return outputs
 
     def _dispatched_call(self, views: list[ResultView]) -> Callable:
@@ -239,8 +240,7 @@ class Executable:
 
     @property
     def stages_inputs(self) -> bool:
-        """Whether some input is large enough to be staged when misaligned (`InputSlot`): such
-        calls need the Python path (the C++ dispatcher cannot stage; `hostmemory.router`)."""
+        """Whether a misaligned input would be staged (the C++ dispatcher cannot: router)."""
         return bool(self._large)
 
     def _transfer(self, arrays: Sequence[np.ndarray]) -> list:
