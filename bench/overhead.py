@@ -79,6 +79,10 @@ def affine(x):
     return x * 2.0 + 1.0
 
 
+def wave(x):
+    return np.sin(x) * 2.0      # reads the global np: a guard checked on every call
+
+
 def affine_in_place(x):
     x *= 0.5
     x += 1.0
@@ -105,6 +109,7 @@ def cases():
     v = rng.random(2000)
     return [
         ("8 floats: x * 2 + 1", affine, (np.ones(8),), "affine", False),
+        ("8 floats: np.sin(x) * 2", wave, (np.ones(8),), "wave", False),
         ("100k elementwise, aligned", affine, (aligned(100_000),), "affine", False),
         ("100k elementwise, misaligned", affine, (aligned(100_000, 16),), "affine", False),
         ("1M elementwise, aligned", affine, (aligned(1_000_000),), "affine", False),
@@ -124,6 +129,7 @@ def jax_functions():
         return None
     jax.config.update("jax_enable_x64", True)
     return {"affine": jax.jit(lambda x: x * 2.0 + 1.0),
+            "wave": jax.jit(lambda x: jnp.sin(x) * 2.0),
             "halve": jax.jit(lambda x: x * 0.5 + 1.0),
             "matmul": jax.jit(lambda a, c: a @ c),
             "cumsum": jax.jit(jnp.cumsum),

@@ -20,7 +20,11 @@
  * a large argument it would copy (misaligned, or not C-contiguous) goes to the Python path,
  * which stages it: one memcpy into a reused aligned buffer, where jaxlib would allocate and
  * fill a fresh one on every call. The dispatcher cannot tell the two apart (its key is the
- * arguments' shapes and dtypes), and a Python check before it would cost microseconds. */
+ * arguments' shapes and dtypes), and a Python check before it would cost microseconds. It
+ * also checks the guards the instance lists (a global or closure value, and attributes from
+ * it, that the hits' traces read: `np`, `np.sum`, a helper function) by identity, so that a
+ * function reading them keeps a FastPath; when one fails, the Python path checks and
+ * retraces as it always does. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stddef.h>
@@ -219,21 +223,92 @@ typedef struct {
     PyObject_HEAD
     PyObject *dispatch;
     PyObject *python_call;
+    PyObject *guards_name;
     Py_ssize_t from_bytes;
     vectorcallfunc vectorcall;
 } Router;
+
+/* Whether one guard (container, name, attribute names, expected) holds: the value of `name`
+ * in a dict (a function's globals) or the contents of a cell (a closure variable), then its
+ * attributes in turn, is `expected` itself. -1 with a Python error only for a bad guard. */
+static int
+guard_holds(PyObject *guard)
+{
+    if (!PyTuple_Check(guard) || PyTuple_GET_SIZE(guard) != 4 ||
+            !PyTuple_Check(PyTuple_GET_ITEM(guard, 2))) {
+        PyErr_SetString(PyExc_TypeError, "a router guard is (container, name, attributes, "
+                                         "expected)");
+        return -1;
+    }
+    PyObject *container = PyTuple_GET_ITEM(guard, 0), *name = PyTuple_GET_ITEM(guard, 1);
+    PyObject *attributes = PyTuple_GET_ITEM(guard, 2);
+    PyObject *value;
+    if (PyDict_Check(container)) {
+        value = PyDict_GetItemWithError(container, name);       /* borrowed */
+        if (value == NULL) {
+            PyErr_Clear();
+            return 0;
+        }
+    } else if (PyCell_Check(container)) {
+        value = PyCell_GET(container);                          /* borrowed */
+        if (value == NULL) {
+            return 0;
+        }
+    } else {
+        PyErr_SetString(PyExc_TypeError, "a router guard reads a dict or a cell");
+        return -1;
+    }
+    Py_INCREF(value);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(attributes); i++) {
+        PyObject *next = PyObject_GetAttr(value, PyTuple_GET_ITEM(attributes, i));
+        Py_DECREF(value);
+        if (next == NULL) {
+            PyErr_Clear();
+            return 0;
+        }
+        value = next;
+    }
+    int holds = value == PyTuple_GET_ITEM(guard, 3);
+    Py_DECREF(value);
+    return holds;
+}
+
+/* Whether the dispatcher may take a call: the instance's guards all hold (what its hits read
+ * beyond the arguments) and the CPU client reads every argument in place. -1 on error. */
+static int
+dispatchable_call(Router *router, PyObject *const *args, Py_ssize_t count)
+{
+    for (Py_ssize_t i = 1; i < count; i++) {
+        if (!read_in_place(args[i], router->from_bytes)) {
+            return 0;
+        }
+    }
+    PyObject *guards = PyObject_GetAttr(args[0], router->guards_name);
+    if (guards == NULL) {
+        PyErr_Clear();
+        return 1;
+    }
+    int holds = 1;
+    if (PyTuple_Check(guards)) {
+        for (Py_ssize_t i = 0; holds == 1 && i < PyTuple_GET_SIZE(guards); i++) {
+            holds = guard_holds(PyTuple_GET_ITEM(guards, i));
+        }
+    }
+    Py_DECREF(guards);
+    return holds;
+}
 
 static PyObject *
 route(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Router *router = (Router *)self;
     Py_ssize_t count = PyVectorcall_NARGS(nargsf) + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
-    for (Py_ssize_t i = 0; i < count; i++) {
-        if (!read_in_place(args[i], router->from_bytes)) {
-            return PyObject_Vectorcall(router->python_call, args, nargsf, kwnames);
-        }
+    int dispatched = count > 0 ? dispatchable_call(router, args, count) : 1;
+    if (dispatched < 0) {
+        return NULL;
     }
-    return PyObject_Vectorcall(router->dispatch, args, nargsf, kwnames);
+    return PyObject_Vectorcall(dispatched ? router->dispatch : router->python_call, args,
+                               nargsf, kwnames);
 }
 
 static PyObject *
@@ -250,6 +325,7 @@ router_traverse(PyObject *self, visitproc visit, void *arg)
 {
     Py_VISIT(((Router *)self)->dispatch);
     Py_VISIT(((Router *)self)->python_call);
+    Py_VISIT(((Router *)self)->guards_name);
     return 0;
 }
 
@@ -258,6 +334,7 @@ router_clear(PyObject *self)
 {
     Py_CLEAR(((Router *)self)->dispatch);
     Py_CLEAR(((Router *)self)->python_call);
+    Py_CLEAR(((Router *)self)->guards_name);
     return 0;
 }
 
@@ -288,10 +365,11 @@ static PyObject *
 router(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     Py_ssize_t from_bytes;
-    if (nargs != 3 || !PyCallable_Check(args[0]) || !PyCallable_Check(args[1]) ||
-            (from_bytes = PyLong_AsSsize_t(args[2])) == -1) {
+    if (nargs != 4 || !PyCallable_Check(args[0]) || !PyCallable_Check(args[1]) ||
+            (from_bytes = PyLong_AsSsize_t(args[2])) == -1 || !PyUnicode_Check(args[3])) {
         if (!PyErr_Occurred()) {
-            PyErr_SetString(PyExc_TypeError, "router(dispatch, python_call, from_bytes)");
+            PyErr_SetString(PyExc_TypeError,
+                            "router(dispatch, python_call, from_bytes, guards_name)");
         }
         return NULL;
     }
@@ -301,6 +379,7 @@ router(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     self->dispatch = Py_NewRef(args[0]);
     self->python_call = Py_NewRef(args[1]);
+    self->guards_name = Py_NewRef(args[3]);
     self->from_bytes = from_bytes;
     self->vectorcall = route;
     PyObject_GC_Track((PyObject *)self);
@@ -312,9 +391,9 @@ static PyMethodDef methods[] = {
      "large_ones_aligned(arrays, from_bytes): whether each ndarray of at least from_bytes "
      "is C-contiguous and 64-byte aligned."},
     {"router", (PyCFunction)(void (*)(void))router, METH_FASTCALL,
-     "router(dispatch, python_call, from_bytes): a method that calls python_call when an "
-     "ndarray argument of at least from_bytes is not C-contiguous and 64-byte aligned, "
-     "else dispatch."},
+     "router(dispatch, python_call, from_bytes, guards_name): a method that calls python_call "
+     "when an ndarray argument of at least from_bytes is not C-contiguous and 64-byte "
+     "aligned, or a guard of the instance's attribute guards_name fails, else dispatch."},
     {"writable_array", (PyCFunction)(void (*)(void))writable_array, METH_FASTCALL,
      "writable_array(owner, address, dtype, shape): the memory at address as a writable "
      "C-contiguous array, owner its base."},

@@ -25,6 +25,10 @@ from .hostmemory import STAGE_FROM_BYTES, router
 # the dispatcher for good as "always ask Python"; the next miss that could hit clears them all.
 _SIGNATURES_FAILED = [False]
 _DISPATCHERS: dict[type, Callable] = {}     # a class -> the dispatcher of its calls
+# Guards a function's calls check in C before the dispatcher (the router), across all of its
+# signatures with a FastPath: a signature whose guards would go over keeps the Python path.
+GUARD_BUDGET = 32
+GUARDS = "_router_guards"      # the instance attribute the router reads them from
 
 
 @functools.cache
@@ -46,7 +50,7 @@ def install_dispatcher(cls) -> Callable:
     TRACE_CACHE.on_drop(lambda: xla.clear_dispatcher(dispatch))
     _DISPATCHERS[cls] = dispatch
     cls.__call__ = dispatch if router is None else \
-        router(dispatch, cls._python_call, STAGE_FROM_BYTES)
+        router(dispatch, cls._python_call, STAGE_FROM_BYTES, GUARDS)
     return cls.__call__
 
 
@@ -91,7 +95,7 @@ def fast_path_for(jitted, record: CacheRecord, args) -> xla.FastPath | None:
     if any(value_key(a) is None or xla.dispatched_type(a) != (aval.shape, np.dtype(aval.dtype))
            for a, aval in zip(args, in_avals, strict=True)):
         return None
-    if not xla.keeps_64_bit():
+    if not xla.keeps_64_bit() or not _guard_hits(jitted, entry):
         return None
     fast = xla.fast_path(entry.executable, Hit(jitted, record).finish)
     if fast is not None and _SIGNATURES_FAILED[0]:
@@ -103,19 +107,55 @@ def fast_path_for(jitted, record: CacheRecord, args) -> xla.FastPath | None:
 def dispatchable(entry) -> bool:
     """Whether the dispatcher may run a compiled entry on a hit: its inputs are the call's
     argument leaves, in order, and nothing is checked before the run or done after it with
-    the call's leaves (no guard but NumPy's error state, which a hit checks; no implicit
-    input or hoisted constant; no output a view of an input), and no array was updated in
-    place and no answer of NumPy's was taken from a memory layout: whether an update shows
-    through an input, or a result is a view of it, can depend on the input's memory layout
-    (`x.T.reshape(-1)` is a copy of a C-ordered x, a view of a Fortran-ordered one), which
-    the dispatcher's key does not hold. Run-time checks are verified by `Hit.finish`."""
+    the call's leaves (no guards but NumPy's error state, which a hit checks, and those the
+    router checks, see `router_guard`; no implicit input or hoisted constant; no output a
+    view of an input), and no array was updated in place and no answer of NumPy's was taken
+    from a memory layout: whether an update shows through an input, or a result is a view of
+    it, can depend on the input's memory layout (`x.T.reshape(-1)` is a copy of a C-ordered
+    x, a view of a Fortran-ordered one), which the dispatcher's key does not hold. Run-time
+    checks are verified by `Hit.finish`."""
     result = entry.lowered.traced.result
-    guards_only_errstate = all(isinstance(r, Guard) and r.source.root == "errstate" and
-                               not r.expected for r in result.reads.items)
-    return guards_only_errstate and not (result.writes or result.layout_questions
-                                         or entry.lowered.consts) \
+    guards_checked = all(_errstate_guard(r) or router_guard(r) is not None
+                         for r in result.reads.items)
+    return guards_checked and not (result.writes or result.layout_questions
+                                   or entry.lowered.consts) \
         and all(o.how != "view" or o.value[0] < 0 for o in result.out_specs) \
         and [i for i, _ in result.inputs] == list(range(len(result.inputs)))
+
+
+def _errstate_guard(read) -> bool:
+    return isinstance(read, Guard) and read.source.root == "errstate" and not read.expected
+
+
+def router_guard(read) -> tuple | None:
+    """The guard as the router checks it before the dispatcher (hostmemory.router), or None
+    when it cannot: a global or closure value, or an attribute of one (`np`, `np.sum`, a
+    helper, a constant), compared by identity, which is at least as strict as the guard's
+    own test (a value that fails it goes to the Python path, which checks the guard itself
+    and retraces where it fails)."""
+    source = read.source if isinstance(read, Guard) else None
+    if router is None or source is None or read.test not in ("identity", "value") or \
+            source.root not in ("global", "closure") or \
+            any(kind != "attr" for kind, _ in source.steps):
+        return None
+    return (source.where, source.name, tuple(name for _, name in source.steps), read.expected)
+
+
+def _guard_hits(jitted, entry) -> bool:
+    """Add the guards of an entry to those the router checks before every call of `jitted`
+    (kept by identity, within GUARD_BUDGET); False when they would go over it."""
+    known = getattr(jitted, GUARDS)
+    new = [g for g in map(router_guard, entry.lowered.traced.result.reads.items)
+           if g is not None and not any(_same_guard(g, k) for k in known)]
+    if len(known) + len(new) > GUARD_BUDGET:
+        return False
+    if new:
+        setattr(jitted, GUARDS, known + tuple(new))
+    return True
+
+
+def _same_guard(a: tuple, b: tuple) -> bool:
+    return a[0] is b[0] and a[1] == b[1] and a[2] == b[2] and a[3] is b[3]
 
 
 def one_array_output(entry) -> bool:

@@ -314,6 +314,7 @@ class Jitted:
         self.owner_key: Hashable = ("function", id(fun), self.name)
         self._memo: dict[tuple, list[CacheRecord]] = {}
         self._memo_generation = TRACE_CACHE.generation
+        self._router_guards: tuple = ()     # what hits read beyond arguments (dispatch.GUARDS)
         self._last: tuple[bool, str | None, CacheRecord] | None = None
         self.last_reads: Reads | None = None
         functools.update_wrapper(self, fun, updated=())   # its names, not its attributes

@@ -263,6 +263,56 @@ def test_guards_of_globals_closures_and_attributes_are_checked_on_every_call(mon
     np.testing.assert_array_equal(jit(make_by_closure(6.0))(x), np.full(3, 6.0))
 
 
+REPEATS = 2
+
+
+def shifted(x):
+    return x + 1.0
+
+
+class Ops:
+    wave = np.sin
+
+
+def by_static_globals(x):
+    return np.tile(Ops.wave(shifted(x)), REPEATS)
+
+
+def make_by_static_closure(repeats, helper):
+    def by_static_closure(x):
+        return np.tile(helper(x), repeats)
+    return by_static_closure
+
+
+def test_hits_that_read_modules_helpers_and_constants_run_in_cpp_and_see_each_rebinding(
+        monkeypatch):
+    """`np`, a helper function, a class attribute and an int a function reads are guards the
+    router checks before the dispatcher: hits stay in C++, and the first call after any of
+    them is rebound gives the plain function's result (and C++ hits resume once it is back)."""
+    x = np.arange(4.0)
+    f, g = jit(by_static_globals), jit(make_by_static_closure(2, shifted))
+    for fn, plain in ((f, by_static_globals), (g, make_by_static_closure(2, shifted))):
+        hits_of(fn, x)
+        assert python_functions_called(lambda: fn(x)) <= {"<lambda>", "__call__", "_one_array"}  # noqa: B023
+        np.testing.assert_array_equal(fn(x), plain(x))
+    module = sys.modules[__name__]
+    for name, value in (("REPEATS", 3), ("shifted", lambda v: v - 1.0)):
+        monkeypatch.setattr(module, name, value)
+        np.testing.assert_array_equal(f(x), by_static_globals(x), err_msg=name)
+        monkeypatch.undo()
+        np.testing.assert_array_equal(f(x), by_static_globals(x), err_msg=name)
+    inner = g.__wrapped__
+    cell = inner.__closure__[inner.__code__.co_freevars.index("repeats")]
+    cell.cell_contents = 3
+    np.testing.assert_array_equal(g(x), make_by_static_closure(3, shifted)(x))
+    monkeypatch.setattr(Ops, "wave", np.cos)
+    np.testing.assert_array_equal(f(x), np.tile(np.cos(x + 1.0), 2))
+    monkeypatch.undo()
+    hits_of(f, x)
+    assert python_functions_called(lambda: f(x)) <= {"<lambda>", "__call__", "_one_array"}
+    np.testing.assert_array_equal(f(x), np.tile(np.sin(x + 1.0), 2))
+
+
 def test_numpys_error_state_is_checked_on_hits():
     f = jit(lambda x: 1.0 / x)
     x = np.zeros(3)
