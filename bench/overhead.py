@@ -115,6 +115,7 @@ def cases():
         ("1M elementwise, aligned", affine, (aligned(1_000_000),), "affine", False),
         ("1M elementwise, misaligned", affine, (aligned(1_000_000, 16),), "affine", False),
         ("1M in-place update", affine_in_place, (aligned(1_000_000),), "halve", True),
+        ("6M elementwise (48 MB), aligned", affine, (aligned(6_000_000),), "affine", False),
         ("3-D @ 2-D matmul", matmul, (a3, c2), "matmul", False),
         ("cumsum of 1M", cumsum, (aligned(1_000_000),), "cumsum", False),
         ("M.T @ (M @ v), 2000²", normal_matvec, (m, v), "normal_matvec", False),
@@ -191,8 +192,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--only", nargs="*", help="substrings of the row names to run")
+    parser.add_argument("--keep-freed-memory", type=int, default=0, metavar="MIB",
+                        help="keep this much freed memory for reuse from the start "
+                             "(psc_jit.core.keep_freed_memory; the magic rows turn on the "
+                             "magic's own setting, 1024 MiB, whatever this says)")
     args = parser.parse_args()
     from psc_jit import jit
+    from psc_jit.core import keep_freed_memory
+    if args.keep_freed_memory:
+        print(f"freed memory kept: {keep_freed_memory(args.keep_freed_memory << 20)}")
     jax_fns = jax_functions()
     print(f"{'case':30} {'numpy µs':>10} {'psc µs':>10} {'jax µs':>10} {'xla µs':>10} "
           f"{'psc/jax':>8} {'psc/xla':>8} {'np/psc':>8}")

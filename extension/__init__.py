@@ -41,8 +41,9 @@ def _report_text(report, printer, cycle) -> None:
 
 
 def unload_ipython_extension(ipython) -> None:
-    from .core import align_new_arrays
+    from .core import align_new_arrays, keep_freed_memory
     align_new_arrays(False)
+    keep_freed_memory(None)
     magics = ipython.magics_manager.registry.pop("PscJitMagics", None)
     if magics is not None:
         ipython.magics_manager.magics["cell"].pop("psc_jit", None)

@@ -13,7 +13,7 @@ from traitlets import Bool, Float, Int, Unicode, observe
 from traitlets.config import Configurable
 
 from .core import (DISK_CACHE, EXECUTABLE_CACHE, TRACE_CACHE, align_new_arrays,
-                   current_budget, set_budget)
+                   current_budget, keep_freed_memory, set_budget)
 
 
 class PscJit(Configurable):
@@ -63,6 +63,18 @@ class PscJit(Configurable):
     @observe("align_arrays")
     def _align_arrays_changed(self, change) -> None:
         align_new_arrays(change["new"])
+
+    kept_freed_memory = Int(1024, min=0, help=(
+        "MiB of freed memory the process keeps for reuse (0: none, glibc's default). Large "
+        "blocks are then served from malloc's heap instead of fresh mappings, so a compiled "
+        "cell whose result is over 32 MiB reuses the memory its last result left, without a "
+        "page fault per 4 KiB (a 48 MB result ran 4.7x faster). After each %%psc_jit cell, "
+        "freed memory beyond this is given back to the system. glibc only.")
+    ).tag(config=True)
+
+    @observe("kept_freed_memory")
+    def _kept_freed_memory_changed(self, change) -> None:
+        keep_freed_memory(change["new"] << 20)
 
     @observe("cache_size")
     def _cache_size_changed(self, change) -> None:

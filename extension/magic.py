@@ -10,7 +10,8 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from .config import PscJit
-from .core import DISK_CACHE, EXECUTABLE_CACHE, TRACE_CACHE, align_new_arrays
+from .core import (DISK_CACHE, EXECUTABLE_CACHE, TRACE_CACHE, align_new_arrays,
+                   keep_freed_memory, trim_freed_memory)
 from .runner import CellRunner, Options
 
 
@@ -41,6 +42,7 @@ class PscJitMagics(Magics):
         self.runner = CellRunner(shell.user_ns)
         self.settings = _settings(shell)
         align_new_arrays(self.settings.align_arrays)
+        keep_freed_memory(self.settings.kept_freed_memory << 20)
 
     @magic_arguments()
     @argument("--static", action="append", metavar="NAMES",
@@ -78,6 +80,7 @@ class PscJitMagics(Magics):
         with progress_display(enabled=not options.quiet) as progress:
             report, value = self.runner.run(cell, options, cell_id=self._cell_id(),
                                             progress=progress)
+        trim_freed_memory()
         if not options.quiet:
             show_report(report, progress)
         return value

@@ -1,6 +1,8 @@
 """Settings through IPython's configuration system (%config PscJit), the `psc_jit` logger,
 and flag conflicts refused as usage errors."""
 import logging
+import subprocess
+import sys
 
 import numpy as np
 import psc_jit
@@ -93,3 +95,34 @@ def test_arrays_made_after_loading_are_aligned_unless_turned_off(shell):
         shell.run_line_magic("config", "PscJit.align_arrays = True")
     assert get_handler_name() == "psc_jit_aligned_64"
     shell.user_ns.pop("fresh")
+
+
+MAGIC_FAULTS = """
+import resource
+import numpy as np
+from IPython.core.interactiveshell import InteractiveShell
+shell = InteractiveShell.instance()
+shell.run_line_magic("load_ext", "psc_jit")
+{setting}
+shell.run_cell("import numpy as np; x = np.random.default_rng(0).random((2000, 3000))")
+faults = []
+for _ in range(13):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    shell.run_cell_magic("psc_jit", "--quiet --no-compare", "y = x * 2.0 + 1.0")
+    faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+assert np.array_equal(shell.user_ns["y"], shell.user_ns["x"] * 2.0 + 1.0)
+print(sorted(faults[4:])[4])
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
+def test_a_cell_with_a_large_result_reuses_its_memory_unless_turned_off():
+    def median_faults(setting):
+        done = subprocess.run([sys.executable, "-c", MAGIC_FAULTS.format(setting=setting)],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return int(done.stdout.split()[-1])
+    pages = 2000 * 3000 * 8 // 4096
+    kept = median_faults("")
+    fresh = median_faults('shell.run_line_magic("config", "PscJit.kept_freed_memory = 0")')
+    assert kept < pages // 20 < pages // 2 < fresh, (kept, fresh)

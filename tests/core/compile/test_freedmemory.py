@@ -1,0 +1,77 @@
+"""Freed memory kept for reuse (glibc's malloc from its heap, within a budget): a compiled call
+whose result is over 32 MiB reuses the memory its last result left instead of faulting in a
+fresh mapping on every run, and freed memory beyond the budget goes back to the system. Each
+check runs in a fresh process: the setting is the whole process's."""
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.xla
+
+FAULTS_PER_RUN = """
+import resource, sys
+import numpy as np
+from psc_jit import jit, aligned
+from psc_jit.core import keep_freed_memory
+assert keep_freed_memory({budget}) == {kept}
+x = aligned(np.random.default_rng(0).random((2000, 3000)))       # 48 MB
+f = jit(lambda v: v * 2.0 + 1.0)
+y = f(x)
+for _ in range(4):
+    y = f(x)
+faults = []
+for _ in range(9):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    y = f(x)
+    faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+assert np.array_equal(y, x * 2.0 + 1.0)
+print(sorted(faults)[4])        # the median run (now and then the heap grows: a full one)
+"""
+
+
+def run(script: str) -> str:
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.strip().splitlines()[-1]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
+def test_a_large_result_reuses_the_memory_its_last_one_left():
+    kept = int(run(FAULTS_PER_RUN.format(budget=1 << 30, kept=True)))
+    fresh = int(run(FAULTS_PER_RUN.format(budget=0, kept=False)))
+    pages = 2000 * 3000 * 8 // 4096
+    assert fresh > pages // 2, f"{fresh} page faults in the median run with fresh mappings"
+    assert kept < pages // 20, f"{kept} page faults in the median run with freed memory kept"
+
+
+GIVEN_BACK = """
+import numpy as np
+from psc_jit.core import keep_freed_memory, trim_freed_memory
+
+def resident_mib():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096 >> 20
+
+assert keep_freed_memory(64 << 20)
+blocks, pins = [], []
+for _ in range(8):                      # 8 x 40 MB, each below a small block that stays
+    blocks.append(np.ones(5_000_000))
+    pins.append(np.ones(1000))
+before = resident_mib()
+del blocks
+kept = resident_mib()
+trimmed = trim_freed_memory()
+after = resident_mib()
+assert not trim_freed_memory()          # nothing more freed since
+keep_freed_memory(None)
+print(before, kept, trimmed, after)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
+def test_freed_memory_beyond_the_budget_goes_back_to_the_system():
+    before, kept, trimmed, after = run(GIVEN_BACK).split()
+    assert int(kept) > int(before) - 100, "the freed blocks below live ones stay (kept)"
+    assert trimmed == "True" and int(after) < int(kept) - 200, (before, kept, after)
