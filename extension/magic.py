@@ -12,6 +12,7 @@ from IPython.display import display
 from .config import PscJit
 from .core import (DISK_CACHE, EXECUTABLE_CACHE, TRACE_CACHE, align_new_arrays,
                    keep_freed_memory, trim_freed_memory)
+from .core.compile.freedmemory import TRIM_INTERVAL
 from .runner import CellRunner, Options
 
 
@@ -80,7 +81,7 @@ class PscJitMagics(Magics):
         with progress_display(enabled=not options.quiet) as progress:
             report, value = self.runner.run(cell, options, cell_id=self._cell_id(),
                                             progress=progress)
-        trim_freed_memory()
+        trim_freed_memory(TRIM_INTERVAL)
         if not options.quiet:
             show_report(report, progress)
         return value

@@ -9,18 +9,21 @@ interleaved as bench/overhead.py times (`--keep-freed-memory` there compares the
 
 The price is memory that stays with the process after it is freed: malloc gives back the top
 of its heap beyond the budget at once, and `trim_freed_memory` gives back the rest (a freed
-block below a live one) once more than the budget has been freed since it last did. Only on
+block below a live one) once more than the budget has been freed since it last did (the magic
+asks after its cells, at most every TRIM_INTERVAL seconds). Only on
 glibc (elsewhere `keep_freed_memory` says False and changes nothing). No jaxlib here."""
 from __future__ import annotations
 
 import ctypes
 import functools
 import logging
+import time
 
 _M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4          # mallopt's parameters (malloc.h)
 # glibc's values before any mallopt (its dynamic mmap threshold does not come back)
 _GLIBC_DEFAULTS = ((_M_MMAP_MAX, 65536), (_M_TRIM_THRESHOLD, 128 * 1024))
-_KEPT: dict[str, int] = {}        # while memory is kept: "budget", and "free" after a trim
+_KEPT: dict[str, float] = {}      # while kept: "budget", "free" after a trim, "looked" (clock)
+TRIM_INTERVAL = 2.0               # seconds between the magic's looks at the freed memory
 
 
 class _MallInfo2(ctypes.Structure):
@@ -53,7 +56,8 @@ def keep_freed_memory(budget_bytes: int | None) -> bool:
     if budget_bytes:
         libc.mallopt(_M_MMAP_MAX, 0)
         libc.mallopt(_M_TRIM_THRESHOLD, min(int(budget_bytes), 2**31 - 1))
-        _KEPT.update(budget=int(budget_bytes), free=libc.mallinfo2().fordblks)
+        _KEPT.update(budget=int(budget_bytes), free=libc.mallinfo2().fordblks,
+                     looked=time.monotonic())
     elif _KEPT:
         for parameter, value in _GLIBC_DEFAULTS:
             libc.mallopt(parameter, value)
@@ -62,18 +66,23 @@ def keep_freed_memory(budget_bytes: int | None) -> bool:
     return bool(_KEPT)
 
 
-def trim_freed_memory() -> bool:
+def trim_freed_memory(interval: float = 0.0) -> bool:
     """While memory is kept: give freed memory back to the system once more than the budget
     has been freed since the last time (malloc counts given-back blocks as free still, so
-    the comparison is with the count then). Returns whether it did; a few microseconds when
-    it does not (the magic calls it after every cell)."""
+    the comparison is with the count then). With an `interval`, only when that many seconds
+    have passed since the last look: malloc's count walks all its free lists, which took
+    300 us with a heap of large blocks (the magic looks after a cell, every TRIM_INTERVAL
+    seconds at most). Returns whether it gave memory back."""
     if not _KEPT:
         return False
+    now = time.monotonic()
+    if now < _KEPT["looked"] + interval:
+        return False
+    _KEPT["looked"] = now
     libc = _glibc()
     free = libc.mallinfo2().fordblks
     if free - _KEPT["free"] <= _KEPT["budget"]:
-        if free < _KEPT["free"]:
-            _KEPT["free"] = free
+        _KEPT["free"] = min(free, _KEPT["free"])
         return False
     libc.malloc_trim(0)
     _KEPT["free"] = libc.mallinfo2().fordblks
