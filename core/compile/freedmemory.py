@@ -19,9 +19,13 @@ import functools
 import logging
 import time
 
-_M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4          # mallopt's parameters (malloc.h)
-# glibc's values before any mallopt (its dynamic mmap threshold does not come back)
-_GLIBC_DEFAULTS = ((_M_MMAP_MAX, 65536), (_M_TRIM_THRESHOLD, 128 * 1024))
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_MMAP_MAX = -1, -3, -4   # mallopt's (malloc.h)
+# glibc's behaviour back: its own limit on mappings, and the thresholds where its dynamic ones
+# settle once a large block was freed (a block up to 32 MiB from the heap, trimmed past twice
+# that). Any mallopt ends the dynamic thresholds, and glibc's starting ones (128 KiB) would
+# then map, and fault in, every block over 128 KiB: NumPy's cells ran 2-3x slower so.
+_GLIBC_DEFAULTS = ((_M_MMAP_MAX, 65536), (_M_MMAP_THRESHOLD, 32 << 20),
+                   (_M_TRIM_THRESHOLD, 64 << 20))
 _KEPT: dict[str, float] = {}      # while kept: "budget", "free" after a trim, "looked" (clock)
 TRIM_INTERVAL = 2.0               # seconds between the magic's looks at the freed memory
 

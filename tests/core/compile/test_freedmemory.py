@@ -75,3 +75,24 @@ def test_freed_memory_beyond_the_budget_goes_back_to_the_system():
     before, kept, trimmed, after = run(GIVEN_BACK).split()
     assert int(kept) > int(before) - 100, "the freed blocks below live ones stay (kept)"
     assert trimmed == "True" and int(after) < int(kept) - 200, (before, kept, after)
+
+
+TURNED_OFF = """
+import resource
+import numpy as np
+from psc_jit.core import keep_freed_memory
+assert keep_freed_memory(64 << 20) and not keep_freed_memory(None)
+faults = []
+for _ in range(9):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    np.ones(1_000_000).sum()                                        # 8 MB, made and freed
+    faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+print(sorted(faults)[4])
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
+def test_turned_off_blocks_under_32_mib_are_reused_as_glibc_does():
+    """glibc's own thresholds settle at 32 MiB; turning the setting off must not leave its
+    starting 128 KiB, which maps (and faults in) every 8 MB array afresh."""
+    assert int(run(TURNED_OFF)) < 1_000_000 * 8 // 4096 // 20
