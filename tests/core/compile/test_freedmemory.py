@@ -18,15 +18,15 @@ assert keep_freed_memory({budget}) == {kept}
 x = aligned(np.random.default_rng(0).random((2000, 3000)))       # 48 MB
 f = jit(lambda v: v * 2.0 + 1.0)
 y = f(x)
-for _ in range(4):
+for _ in range(5):
     y = f(x)
-faults = []
-for _ in range(9):
+faulting = 0
+for _ in range(15):
     before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     y = f(x)
-    faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+    faulting += resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before > 2000 * 3000 // 1024
 assert np.array_equal(y, x * 2.0 + 1.0)
-print(sorted(faults)[4])        # the median run (now and then the heap grows: a full one)
+print(faulting)     # runs of 15 that faulted in most of the result's pages
 """
 
 
@@ -39,11 +39,12 @@ def run(script: str) -> str:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
 def test_a_large_result_reuses_the_memory_its_last_one_left():
+    """Now and then a run still grows the heap (the hole a freed result left was split by
+    small blocks meanwhile): most runs, not all, reuse memory."""
     kept = int(run(FAULTS_PER_RUN.format(budget=1 << 30, kept=True)))
     fresh = int(run(FAULTS_PER_RUN.format(budget=0, kept=False)))
-    pages = 2000 * 3000 * 8 // 4096
-    assert fresh > pages // 2, f"{fresh} page faults in the median run with fresh mappings"
-    assert kept < pages // 20, f"{kept} page faults in the median run with freed memory kept"
+    assert fresh == 15, f"{fresh} of 15 runs faulted in the result's pages with fresh mappings"
+    assert kept <= 5, f"{kept} of 15 runs faulted in the result's pages with freed memory kept"
 
 
 GIVEN_BACK = """
