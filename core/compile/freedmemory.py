@@ -2,16 +2,18 @@
 afresh and unmaps it when freed, so each run of a program with such a result (XLA allocates
 its outputs with malloc) touches fresh pages, one fault per 4 KiB: a 48 MB `x * 2 + 1` took
 11,719 page faults and 15-18 ms per run against NumPy's 9.7 ms (NumPy asks for huge pages for
-its own large blocks; XLA does not). With blocks served from malloc's heap instead, the
-memory a freed result leaves is reused by the next run, with no faults: the same run took
-3.2 ms (NumPy's own 5.8 ms, as its blocks are reused too). Measured on 2000 x 3000 float64,
-interleaved as bench/overhead.py times (`--keep-freed-memory` there compares the two).
+its own large blocks; XLA does not). With blocks served from malloc's heap instead, a run
+reuses the memory the last result left: the same run took 3.2 ms (NumPy's own 5.8 ms, as its
+blocks are reused too). Not every run: now and then the heap grows, when small blocks have
+split the hole a freed result left (0-3 of 15 re-runs in tests/core/compile). Measured on
+2000 x 3000 float64, interleaved as bench/overhead.py times (`--keep-freed-memory` there
+compares the two).
 
 The price is memory that stays with the process after it is freed: malloc gives back the top
 of its heap beyond the budget at once, and `trim_freed_memory` gives back the rest (a freed
 block below a live one) once more than the budget has been freed since it last did (the magic
-asks after its cells, at most every TRIM_INTERVAL seconds). Only on
-glibc (elsewhere `keep_freed_memory` says False and changes nothing). No jaxlib here."""
+asks after its cells, at most every TRIM_INTERVAL seconds). Only on glibc (elsewhere
+`keep_freed_memory` says False and changes nothing). No jaxlib here."""
 from __future__ import annotations
 
 import ctypes
