@@ -42,7 +42,7 @@ from .compile.timing import copy_inputs, largest_difference, time_runs
 from .compile.units import fmt_bytes, fmt_count, fmt_seconds, fmt_speedup
 from .compile.xla import XlaError
 from .compile.hostmemory import align_new_arrays
-from .compile.freedmemory import keep_freed_memory, trim_freed_memory
+from .compile.freedmemory import TRIM_INTERVAL, keep_freed_memory, trim_freed_memory
 from .compile.hostmemory import aligned_copy as aligned
 from .control.api import cond, fori_loop, scan, switch, while_loop
 from .control.cell import (CellAnalysis, analyze_cell, effect_sinks, make_cell_function,
@@ -66,7 +66,7 @@ __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "vmap",
     "TraceError", "ConcretizationError", "UnsupportedError", "DataDependentShapeError",
     "BudgetExceeded", "LoweringError", "XlaError", "aligned", "align_new_arrays", "Budget",
-    "keep_freed_memory", "trim_freed_memory",
+    "keep_freed_memory", "trim_freed_memory", "TRIM_INTERVAL",
     "budget",
     "current_budget", "set_budget",
     "GraphTypeError", "check_graph",

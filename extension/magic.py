@@ -11,8 +11,7 @@ from IPython.display import display
 
 from .config import PscJit
 from .core import (DISK_CACHE, EXECUTABLE_CACHE, TRACE_CACHE, align_new_arrays,
-                   keep_freed_memory, trim_freed_memory)
-from .core.compile.freedmemory import TRIM_INTERVAL
+                   TRIM_INTERVAL, keep_freed_memory, trim_freed_memory)
 from .runner import CellRunner, Options
 
 
