@@ -184,15 +184,15 @@ class Executable:
         if marks is None and not self._large:     # the common call, with the least Python
             results = self._launch(self._transfer(arrays))
             return [view(r) for view, r in zip(self._results, results, strict=True)]
-        if marks is None and self._aligned_call is not None:   # large inputs read in place
-            if large_ones_aligned(arrays, COPIED_AT_ONCE_BYTES):  # (none copied on a thread:
-                return self._aligned_call(*arrays)                # the run ends on return)
-            staged = [slot.stage(x) for slot, x in zip(self._large, arrays, strict=True)]
+        if marks is None and self._aligned_call is not None and \
+                large_ones_aligned(arrays, COPIED_AT_ONCE_BYTES):   # none copied on a thread:
+            return self._aligned_call(*arrays)          # the inline run ends on return
+        staged = [slot.stage(x) for slot, x in zip(self._large, arrays, strict=True)] \
+            if self._large else arrays
+        if marks is None and self._aligned_call is not None:    # all read in place now
             outputs = self._aligned_call(*staged)
             release_staged(self._large, arrays, staged)
             return outputs
-        staged = [slot.stage(x) for slot, x in zip(self._large, arrays, strict=True)] \
-            if self._large else arrays
         buffers = self._transfer(staged)
         if marks is not None:
             marks.append(time.perf_counter())

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from psc_jit.core import TRACE_CACHE, UnsupportedError, jit
 from psc_jit.core.compile.hostmemory import router
+from test_calls import with_offset
 
 pytestmark = pytest.mark.xla
 
@@ -96,15 +97,6 @@ def python_functions_called(fn) -> set[str]:
     finally:
         sys.setprofile(None)
     return names
-
-
-def with_offset(x: np.ndarray, offset: int) -> np.ndarray:
-    """A C-contiguous copy of x whose data starts `offset` bytes past a 64-byte boundary."""
-    raw = np.empty(x.nbytes + 128, np.uint8)
-    start = -raw.ctypes.data % 64 + offset
-    out = raw[start:start + x.nbytes].view(x.dtype).reshape(x.shape)
-    out[...] = x
-    return out
 
 
 @pytest.mark.skipif(router is None, reason="the router is part of the C module, not built")
