@@ -257,6 +257,27 @@ def test_products_blas_cannot_read_in_place_stay_xlas():
         np.testing.assert_allclose(jit(f)(a, b), f(a, b), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_narrow_product_of_a_large_matrix_is_xlas_dot(dtype):
+    """From NARROW_FROM_ELEMENTS lhs elements, a product with few result columns is XLA's dot
+    (which ran faster than gemm there), batched or not; a transposed lhs, one more column, or
+    a smaller lhs call gemm. Every one gives NumPy's result."""
+    from psc_jit.core.primitives.contraction import NARROW_COLUMNS, NARROW_FROM_ELEMENTS
+    columns, rows = NARROW_COLUMNS[np.dtype(dtype)], NARROW_FROM_ELEMENTS // 256
+    rng = np.random.default_rng(8)
+    cases = [(matmul, (rows, 256), (256, columns), False),
+             (matmul, (4, rows // 2, 512), (4, 512, 2), False),
+             (lambda a, b: a @ b.T, (rows, 256), (columns, 256), False),
+             (lambda a, b: a.T @ b, (256, rows), (256, columns), True),
+             (matmul, (rows, 256), (256, columns + 1), True),
+             (matmul, (rows // 2, 256), (256, columns), True)]
+    for f, sa, sb, gemm in cases:
+        a, b = rng.standard_normal(sa).astype(dtype), rng.standard_normal(sb).astype(dtype)
+        assert ("psc_gemm" in lowered_text(f, a, b, blas_calls=True)) == gemm, (sa, sb)
+        np.testing.assert_allclose(jit(f)(a, b), f(a, b), rtol=1e-4 if dtype == np.float32
+                                   else 1e-12, atol=1e-3 if dtype == np.float32 else 1e-10)
+
+
 def test_a_program_calling_blas_loads_from_disk_in_a_new_process(tmp_path):
     """The disk cache records that the program calls custom targets: a new process registers
     them before it loads the program."""
