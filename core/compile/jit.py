@@ -311,7 +311,8 @@ class Jitted:
         self.traced_names = frozenset(traced_argnames)
         self._forced_static = frozenset(i for i, p in enumerate(params)
                                         if p in self.static_names)
-        self.owner_key: Hashable = ("function", id(fun), self.name)
+        # wrappers of one function share programs only when they trace it alike
+        self.owner_key: Hashable = ("function", id(fun), self.name, roll, convert)
         self._memo: dict[tuple, list[CacheRecord]] = {}
         self._memo_generation = TRACE_CACHE.generation
         self._router_guards: tuple = ()     # what hits read beyond arguments (dispatch.GUARDS)

@@ -149,6 +149,23 @@ def test_loops_of_a_function_with_source_are_rolled_into_one_xla_loop():
     assert sum(1 for _ in unrolled.all_eqns()) > 1000
 
 
+def test_rolled_and_unrolled_compilations_of_one_function_are_cached_apart():
+    """jit(f, roll=False) and jit(f) of the same function each get the program they ask for,
+    whichever ran first (they shared cache entries, so the second got the first's)."""
+    x = np.random.default_rng(2).random(50)
+    for first, second in ((False, True), (True, False)):
+        def total(x, n):
+            acc = 0.0
+            for i in range(n):
+                acc = acc + x[i]
+            return acc
+        calls = [jit(total, roll=roll) for roll in (first, second)]
+        for f, roll in zip(calls, (first, second), strict=True):
+            assert f(x, 50) == pytest.approx(x.sum(), rel=1e-12)
+            loops = [e.prim.name for e in f.last_call.compiled.graph.eqns].count("while_loop")
+            assert loops == (1 if roll else 0), (first, second, roll)
+
+
 def test_first_use_from_two_threads_shares_one_xla_client():
     import subprocess
     import sys
