@@ -1,8 +1,7 @@
 """Tracing: Tracer objects stand in for arrays while a function runs on abstract values.
 
-Real NumPy calls on tracers dispatch (through `__array_ufunc__`, `__array_function__`,
-operators and methods, see `numpy_api`) to `bind`, which records one equation per primitive
-in the current `Trace`. There is one tracing context, held in a ContextVar.
+NumPy calls on tracers dispatch (`__array_ufunc__`, `__array_function__`, operators, methods:
+see `numpy`) to `bind`, which records one equation per primitive in the current `Trace`.
 
 A tracer is a *view* of a `Buffer`: a mutable box holding the current value of one array.
 Basic slicing, transposes and reshapes make views of the same buffer, so an in-place update
@@ -341,9 +340,8 @@ def _dense_layouts(aval: ShapedArray) -> list[tuple[int, ...]]:
 
 @dataclass(eq=False)
 class Buffer:
-    """The current value of one array during a trace; in-place updates replace `var`.
-    `strides` is its memory layout; None when NumPy would pick it (order='K') and psc_jit
-    does not follow which."""
+    """The current value of one array during a trace; in-place updates replace `var`. `strides`:
+    its memory layout; None when NumPy would pick it (order='K') and psc_jit does not follow."""
     var: Var
     trace: Trace
     strides: tuple[int, ...] | None = None
@@ -396,7 +394,8 @@ class ViewStep:
     `op` is the same step on memory layouts (`Layout`, for view-or-copy questions) and on
     ndarrays: a returned view is rebuilt after the run as the same view of the caller's array
     (so it aliases what NumPy's would), by `op`, or by `rebuild` given the run-time values of
-    `operands` (the traced index of a dynamic view). `exact` is false when neither can."""
+    `operands` (the traced index of a dynamic view). `exact` is false when neither can.
+    `positions` (indexing steps): view coordinates -> base coordinates (see windows.write)."""
     read: Callable[[Any], Any]                   # base value -> view value (tracers)
     write: Callable[[Any, Any], Any]             # (base value, new view value) -> new base value
     op: ViewOp                                   # the same step on a Layout or an ndarray
@@ -404,6 +403,7 @@ class ViewStep:
     exact: bool = True
     operands: tuple = ()                         # tracers whose values `rebuild` needs
     rebuild: Callable[..., np.ndarray] | None = None   # (ndarray, *operand values) -> view
+    positions: Callable[[list], list] | None = None
 
 
 class Tracer:

@@ -34,6 +34,7 @@ from .base import (as_kind, broadcast_to, convert, ensure_tracer, full, real_par
                    unsupported)
 from .checks import require_in_bounds, require_int_convertible
 from .masked import MaskedSelection, in_data_coordinates, select_masked
+from .masked_writes import basic_positions, dynamic_positions, same_positions
 from .ufuncs import call_ufunc, np_where
 
 
@@ -188,10 +189,11 @@ def indexed_view(x: Tracer, idx: tuple) -> Tracer:
 def _basic_view(x: Tracer, idx: tuple) -> Tracer:
     x.layout()[idx]   # the index checked as NumPy checks it (its IndexError)
     if all(isinstance(e, slice) and e == slice(None) for e in _expand_ellipsis(idx, x.ndim)):
-        return x.view(ViewStep(lambda b: b, lambda b, new: new, ViewOp("index", idx), "[...]"))
+        return x.view(ViewStep(lambda b: b, lambda b, new: new, ViewOp("index", idx), "[...]",
+                               positions=same_positions))
     step = ViewStep(read=lambda base: basic_read(base, idx),
-                    write=lambda base, new: basic_write(base, idx, new),
-                    op=ViewOp("index", idx), describe=f"[{idx}]")
+                    write=lambda base, new: basic_write(base, idx, new), op=ViewOp("index", idx),
+                    describe=f"[{idx}]", positions=basic_positions(_normalized(idx, x.shape)))
     return x.with_kind("array").view(step)
 
 
@@ -327,7 +329,8 @@ def _dynamic_view(x: Tracer, idx: tuple) -> Tracer:
     step = ViewStep(read=read, write=write, op=ViewOp("index", static_idx),
                     describe=f"[{idx}] (traced index)",
                     operands=tuple(s for s, e in zip(starts, idx, strict=True)
-                                   if isinstance(e, Tracer)), rebuild=rebuild)
+                                   if isinstance(e, Tracer)), rebuild=rebuild,
+                    positions=dynamic_positions(idx, starts))
     return x.with_kind("array").view(step)
 
 

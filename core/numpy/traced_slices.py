@@ -24,6 +24,7 @@ from ..tracing import Tracer, ViewStep, bind, caller_source
 from .affine import Affine, affine_of, interval, root_range
 from .base import convert, ensure_tracer, unsupported
 from .indexing import expand_ellipsis, indexed_view, register_traced_slices
+from .masked_writes import offset_positions
 from .ufuncs import call_ufunc, np_where
 from .spans import INT, Span
 from .windows import Window, write
@@ -133,7 +134,9 @@ def traced_getitem(x: Tracer, idx: tuple):
     view = indexed_view(base, tuple(rest))
     if not spans:
         return view
-    return Window(view, _result_spans(rest, spans, view.ndim), _describe())
+    window = Window(view, _result_spans(rest, spans, view.ndim), _describe())
+    window.source = (x, idx)
+    return window
 
 
 def _plan_slice(entry: slice, n: int, axis: int, starts, sizes, spans, position: int):
@@ -199,7 +202,8 @@ def _sized_view(x: Tracer, starts: dict, sizes: dict) -> Tracer:
     step = ViewStep(read=read, write=write_back,
                     op=ViewOp("index", tuple(slice(0, s) for s in extent)),
                     describe=f"[traced start, size {extent}]",
-                    operands=tuple(b for _, b in traced), rebuild=rebuild)
+                    operands=tuple(b for _, b in traced), rebuild=rebuild,
+                    positions=offset_positions(begin))
     return x.with_kind("array").view(step)
 
 
@@ -211,10 +215,23 @@ def _as_int64(value):
 
 def traced_setitem(x: Tracer, idx: tuple, value) -> None:
     """x[idx] = value where idx has a traced slice bound or value has a traced length."""
+    if _written_in_place(x, idx, value):
+        return      # `x[idx] += v`: x[idx] was updated in place, and nothing written since
     target = traced_getitem(x, idx) if has_traced_slice(idx) else indexed_view(x, idx)
     if not isinstance(target, Window):
         target = Window(target, _full_spans(target, value), "the target")
     write(target, value)
+
+
+def _written_in_place(x: Tracer, idx: tuple, value) -> bool:
+    """Whether value is x[idx] as read through this very index (the same entries: Python
+    evaluates the index of `x[idx] += v` once), updated in place since, and nothing else
+    written to x's buffer after that."""
+    source = getattr(value, "source", None)
+    if not isinstance(value, Window) or source is None or source[0] is not x or \
+            len(source[1]) != len(idx) or value.written != x._buffer.version:
+        return False
+    return all(a is b for a, b in zip(source[1], idx, strict=True))
 
 
 def _full_spans(target: Tracer, value) -> tuple:

@@ -26,6 +26,7 @@ from ..primitives import select_p
 from ..tracing import Tracer, bind, current_trace
 from .base import as_kind, convert, ensure_tracer, normalize_axes, unsupported
 from .indexing import fit_value
+from .masked_writes import scatter_where
 from .products import matmul, np_dot
 from .reductions import mean_dtypes, np_all, np_any, np_max, np_min, np_prod, np_sum
 from .shape import np_transpose
@@ -46,6 +47,8 @@ class Window:
         self.data = data
         self.spans = tuple(spans)
         self.text = text
+        self.source: tuple | None = None     # (array, index) it was read from, if read
+        self.written: int | None = None      # its buffer's version after it was written
 
     # static facts ------------------------------------------------------------------------
     dtype = property(lambda self: self.data.dtype)
@@ -329,10 +332,12 @@ def _align_to(ref_op, ref_axis, op, axis):
 
 
 def write(target: Window, value):
-    """target's elements (inside its spans) replaced by value: a select into target's data
-    (a view of the array it was sliced from)."""
+    """target's elements (inside its spans) replaced by value: a scatter into the array
+    target's data is a view of (`masked_writes`), or a select into target's data."""
     datas, _ = align([target, value], into=True)
     new = fit_value(datas[1], target.data.shape, target.dtype)
     mask = mask_of(target.data, target.spans)
-    target.data.assign(as_kind(bind(select_p, mask, new, target.data), "array"))
+    if not scatter_where(target.data, mask, ensure_tracer(new)):
+        target.data.assign(as_kind(bind(select_p, mask, new, target.data), "array"))
+    target.written = target.data._buffer.version
     return target

@@ -399,13 +399,25 @@ def scatter_shape_rule(aval, indices, updates, *, num_indexed, mode):
 
 
 def scatter_impl(x, indices, updates, *, num_indexed, mode):
+    """mode "add" adds each update, "set" sets it (indices clipped into range, as gather
+    clips them), "drop" sets it where its index is in range and drops it elsewhere."""
     out = np.array(x, copy=True)
-    index = _index_tuple(out.shape, np.asarray(indices), num_indexed)
+    indices, updates = np.asarray(indices), np.asarray(updates)
+    if mode == "drop":
+        kept = _in_range(out.shape, indices, num_indexed)
+        indices, updates = indices[kept], updates[kept]
+    index = _index_tuple(out.shape, indices, num_indexed)
     if mode == "add":
         np.add.at(out, index, updates)
     else:
         out[index] = updates
     return out
+
+
+def _in_range(shape, indices, num_indexed) -> np.ndarray:
+    """Per update (indices' leading axes), whether its index is inside the first axes."""
+    bounds = np.array(shape[:num_indexed], np.int64)
+    return ((indices >= 0) & (indices < bounds)).all(axis=-1)
 
 
 def _clipped(ctx, indices, idx_aval, shape, num_indexed):
@@ -419,7 +431,8 @@ def _clipped(ctx, indices, idx_aval, shape, num_indexed):
 
 def scatter_lowering(ctx, x, indices, updates, *, num_indexed, mode):
     aval, idx_aval, _ = ctx.avals_in
-    indices = _clipped(ctx, indices, idx_aval, aval.shape, num_indexed)
+    if mode != "drop":           # XLA drops an update whose index is out of range
+        indices = _clipped(ctx, indices, idx_aval, aval.shape, num_indexed)
     batch = idx_aval.ndim - 1
     window = list(range(batch, batch + aval.ndim - num_indexed))
     dnums = (f"#stablehlo.scatter<update_window_dims = [{', '.join(map(str, window))}], "
@@ -446,11 +459,11 @@ def scatter_transpose(ctx, ct, x, indices, updates, *, num_indexed, mode):
         ct_updates = ctx.gather(ct, indices, num_indexed) if is_linear(updates) else None
         return [ct_x, None, ct_updates]
     ct_x = ctx.scatter(ct, indices, ctx.zeros(updates.aval.update(weak_type=False)),
-                       num_indexed, "set") if is_linear(x) else None
+                       num_indexed, mode) if is_linear(x) else None
     ct_updates = None
     if is_linear(updates):
         ct_updates = ctx.gather(ct, indices, num_indexed)
-        kept = _kept_updates(ctx, x.aval, indices, num_indexed)
+        kept = _kept_updates(ctx, x.aval, indices, num_indexed, mode)
         if kept is not None:
             batch = range(indices.aval.ndim - 1)
             mask = ctx.broadcast_in_dim(kept, updates.aval.shape, batch)
@@ -458,11 +471,12 @@ def scatter_transpose(ctx, ct, x, indices, updates, *, num_indexed, mode):
     return [ct_x, None, ct_updates]
 
 
-def _kept_updates(ctx, aval, indices, num_indexed):
-    """Where positions repeat, which update a set-scatter keeps at each (bool, one per
-    update): the one that wins a scatter of the updates' numbers. None when no position
-    repeats (a literal index without repeats)."""
-    if isinstance(indices, Literal):
+def _kept_updates(ctx, aval, indices, num_indexed, mode):
+    """Which updates a set-scatter keeps (bool, one per update): where positions repeat, the
+    one that wins a scatter of the updates' numbers; none that a "drop" scatter dropped (its
+    number is nowhere). None when every update is kept (a literal index without repeats)."""
+    if isinstance(indices, Literal) and (mode == "set" or _in_range(
+            aval.shape, np.asarray(indices.value), num_indexed).all()):
         rows = _index_tuple(aval.shape, np.asarray(indices.value), num_indexed)
         flat = np.ravel_multi_index(rows, aval.shape[:num_indexed]) if rows else np.zeros(0)
         if np.unique(flat).size == np.size(flat):
@@ -471,7 +485,7 @@ def _kept_updates(ctx, aval, indices, num_indexed):
     count = int(np.prod(batch_shape, dtype=np.int64))
     numbers = ctx.reshape(ctx.iota((count,), np.int64, 0), batch_shape)
     owners = ctx.full(ShapedArray(aval.shape[:num_indexed], np.dtype(np.int64)), -1)
-    owners = ctx.scatter(owners, indices, numbers, num_indexed, "set")
+    owners = ctx.scatter(owners, indices, numbers, num_indexed, mode)
     return ctx.eq(ctx.gather(owners, indices, num_indexed), numbers)
 
 

@@ -132,6 +132,50 @@ def test_nan_and_inf_outside_the_slice_do_not_leak():
     compare(masked_product, x, x[::-1].copy())
 
 
+def writes_through_views(a, x):
+    """Masked writes through each kind of view a window can be a view of, into an array
+    holding NaN and inf: what lies outside each write must come through untouched."""
+    a = a.copy()
+    n = a.shape[0]
+    every_other = a[:, ::2]                 # a static slice with a step
+    flipped = a[::-1]                       # a negative step
+    for i in range(n):
+        a[i, :i] = x[:i] * 2                # a traced row, then a window
+        a[i:, i] += 1.0                     # a traced column, window written with +=
+        every_other[i, i // 2:] = -x[:every_other.shape[1] - i // 2]
+        flipped[i, :i] = 7.0                # a scalar into a window of a reversed view
+        a[1:, 1:][i:, :i] = 3.0             # a window of a static view of the array
+        a.T[i, i:] = 5.0                    # through a transpose (written the other way)
+    return a
+
+
+def test_writes_of_traced_length_through_views_leave_everything_else_alone():
+    a = np.full((5, 6), np.nan)
+    a[0, 3], a[4, 0], a[2, 5] = np.inf, -np.inf, 0.25
+    compare(writes_through_views, a, np.arange(1.0, 7.0))
+    compare(writes_through_views, np.arange(30.0).reshape(5, 6), -np.arange(6.0))
+
+
+def updates_then_assignments(a):
+    """`a[key] += v` writes once; an assignment of such a window elsewhere, or after another
+    write, still writes."""
+    a = a.copy()
+    for i in range(a.shape[0]):
+        a[i:, 0] += 1.0
+        key = (slice(i, None), 2)
+        w = a[key]
+        w *= 3.0
+        a[i:, 1] = w                # the same values into another column
+        a[key] = w                  # its own place: nothing to write
+        a[i, 2] = -1.0
+        a[key] = w                  # after a write into it: w is a view, so it reads -1
+    return a
+
+
+def test_in_place_updates_of_windows_and_assignments_of_them():
+    compare(updates_then_assignments, np.arange(12.0).reshape(4, 3))
+
+
 @pytest.mark.parametrize("n", [0, 1, 2])
 def test_loops_of_zero_one_and_two_iterations(n):
     def f(x, n):
@@ -156,7 +200,7 @@ def test_bounds_at_zero_and_at_the_end():
 
 def test_the_graph_does_not_grow_with_the_trip_count():
     sizes = []
-    for n in (4, 40):
+    for n in (40, 400):             # (a smaller matrix may write its columns another way)
         a = rng.standard_normal((n, n))
         graph = jit(cholesky).trace(a @ a.T + n * np.eye(n)).graph
         check_graph(graph)

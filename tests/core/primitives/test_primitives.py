@@ -671,7 +671,7 @@ def gather_inputs(draw):
 
 @st.composite
 def scatter_inputs(draw):
-    mode = draw(st.sampled_from(("set", "add")))
+    mode = draw(st.sampled_from(("set", "add", "drop")))     # drop: out-of-range ones
     x, indices, k = draw(gather_scatter_operands(tame_values if mode == "add" else values))
     elements = tame_values if mode == "add" else values
     updates = draw(arrays(x.dtype, indices.shape[:-1] + x.shape[k:], elements(x.dtype)))

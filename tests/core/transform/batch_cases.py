@@ -152,6 +152,8 @@ STRUCTURAL = [
          {"num_indexed": 1, "mode": "set"}),
     Case("scatter", (Float((4, 3)), Ints((3, 1), 0, 4), Float((3, 3))),
          {"num_indexed": 1, "mode": "add"}, "add"),
+    Case("scatter", (Float((4, 3)), Distinct(3, 6), Float((3, 3))),    # rows 4, 5: dropped
+         {"num_indexed": 1, "mode": "drop"}, "drop"),
 ]
 
 SOLVE = {"left_side": True, "lower": True, "transpose_a": "NO_TRANSPOSE", "unit_diagonal": False}

@@ -175,6 +175,8 @@ STRUCTURAL = [
          {"num_indexed": 1, "mode": "set"}),
     Case("scatter", (Float((4, 3)), Fixed(np.array([[2], [0], [2]])), Float((3, 3))),
          {"num_indexed": 1, "mode": "add"}, "add"),
+    Case("scatter", (Float((4, 3)), Fixed(np.array([[2], [4], [0], [-1]])), Float((4, 3))),
+         {"num_indexed": 1, "mode": "drop"}, "drop"),
 ]
 
 CONTRACTION = [
