@@ -133,6 +133,22 @@ def test_scans_along_rows_are_numpys_loop_bit_for_bit(name, dtype):
         assert got.tobytes() == want.tobytes(), (shape, got, want)
 
 
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_sums_and_products_along_rows_keep_numpys_nan_payloads(name, dtype):
+    """The running value meets NaNs of other signs and payloads, and infinities that make
+    new NaNs (inf - inf): every bit as NumPy's, in rows taken four at a time and the rest."""
+    specials = [PAYLOAD_NAN, NEGATIVE_NAN, np.nan, np.inf, -np.inf, 0.0, -0.0, 1e300]
+    rng = np.random.default_rng(11)
+    for rows in (1, 4, 7):
+        with np.errstate(all="ignore"):
+            x = rng.choice(specials + [1.5, -2.0, 0.25], (rows, 33)).astype(dtype)
+            x[:, 0] = rng.choice(specials, rows).astype(dtype)      # NaN-led rows too
+            want = SCANS[name](x, axis=1)
+            got = jit(scan_along(SCANS[name], 1))(x)
+        assert got.tobytes() == want.tobytes(), (rows, got, want)
+
+
 # Lengths around the loop's blocks: no block (all static), whole blocks, whole blocks and a tail.
 LENGTHS = sorted({2, CUMULATIVE_BLOCK + 1, 3 * CUMULATIVE_BLOCK - 1, 5 * CUMULATIVE_BLOCK + 4})
 
