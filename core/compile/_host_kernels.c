@@ -22,8 +22,10 @@
  *   array, each row by NumPy's own inner loop of np.add (multiply, maximum, minimum) for the
  *   type, called as NumPy's accumulate calls it (the first element copied, then the loop over
  *   out[i - 1] and x[i] into out[i]), so results are NumPy's to the bit (float16 rounding,
- *   NaNs and signed zeros included). XLA's while loop takes a column per step there: cumsum
- *   along rows of 2000 x 3000 float64 took 74 ms against NumPy's 24 ms. */
+ *   NaNs and signed zeros included); float sums and products by a loop of the same
+ *   operations that keeps four rows' running values in registers. XLA's while loop takes a
+ *   column per step there: cumsum along rows of 2000 x 3000 float64 took 74 ms against
+ *   NumPy's 24 ms. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
