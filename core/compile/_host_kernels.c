@@ -420,7 +420,7 @@ ACCUMULATE_ROWS(cumsum_f32, float, +)
 ACCUMULATE_ROWS(cumprod_f64, double, *)
 ACCUMULATE_ROWS(cumprod_f32, float, *)
 
-/* The register loop for kind and dtype, or NULL (NumPy's own loop then). */
+/* Runs the register loop for kind and dtype: 1, or 0 when there is none (NumPy's loop then). */
 static int
 accumulate_in_registers(int kind, XLA_FFI_Buffer *x, XLA_FFI_Buffer *out)
 {

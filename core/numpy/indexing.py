@@ -193,7 +193,8 @@ def _basic_view(x: Tracer, idx: tuple) -> Tracer:
                                positions=same_positions))
     step = ViewStep(read=lambda base: basic_read(base, idx),
                     write=lambda base, new: basic_write(base, idx, new), op=ViewOp("index", idx),
-                    describe=f"[{idx}]", positions=basic_positions(_normalized(idx, x.shape)))
+                    describe=f"[{idx}]",
+                    positions=lambda coords: basic_positions(_normalized(idx, x.shape), coords))
     return x.with_kind("array").view(step)
 
 
@@ -330,7 +331,7 @@ def _dynamic_view(x: Tracer, idx: tuple) -> Tracer:
                     describe=f"[{idx}] (traced index)",
                     operands=tuple(s for s, e in zip(starts, idx, strict=True)
                                    if isinstance(e, Tracer)), rebuild=rebuild,
-                    positions=dynamic_positions(idx, starts))
+                    positions=lambda coords: dynamic_positions(idx, starts, coords))
     return x.with_kind("array").view(step)
 
 

@@ -10,9 +10,10 @@ writes each element inside the mask at its coordinates in the base array (not th
 reshape to flat positions: XLA then duplicated the earlier write into both shapes) and sends
 the others out of range, where XLA drops them (the scatter primitive's mode "drop").
 
-Each indexing step of a view (`ViewStep.positions`) maps the coordinates of the view's
-elements to their coordinates in its base; a view with any other step (a transpose, a
-reshape) is written the plain way.
+Each indexing step of a view (`ViewStep.positions`, one of the functions below given the
+step's index) maps the coordinates of the view's elements to their coordinates in its base,
+only when such a write asks; a view with any other step (a transpose, a reshape) is written
+the plain way.
 """
 from __future__ import annotations
 
@@ -48,37 +49,31 @@ def same_positions(coords: list) -> list:
     return coords
 
 
-def basic_positions(parts: list):
+def basic_positions(parts: list, coords: list) -> list:
     """For a static basic index, normalised per entry as ('new',), ('int', i) or
     ('slice', start, stop, step) (`indexing._normalized`)."""
-    def positions(coords: list) -> list:
-        view_axes = iter(coords)
-        out = []
-        for part in parts:
-            if part[0] == "new":
-                next(view_axes)
-            elif part[0] == "int":
-                out.append(np.int64(part[1]))
-            else:
-                out.append(_plus(np.int64(part[1]), _times(next(view_axes), part[3])))
-        return out
-    return positions
+    view_axes = iter(coords)
+    out = []
+    for part in parts:
+        if part[0] == "new":
+            next(view_axes)
+        elif part[0] == "int":
+            out.append(np.int64(part[1]))
+        else:
+            out.append(_plus(np.int64(part[1]), _times(next(view_axes), part[3])))
+    return out
 
 
-def dynamic_positions(idx: tuple, starts: list):
+def dynamic_positions(idx: tuple, starts: list, coords: list) -> list:
     """For one traced integer (its start in `starts`) or `:` per axis of the base."""
-    def positions(coords: list) -> list:
-        view_axes = iter(coords)
-        return [start if isinstance(entry, Tracer) else next(view_axes)
-                for entry, start in zip(idx, starts, strict=True)]
-    return positions
+    view_axes = iter(coords)
+    return [start if isinstance(entry, Tracer) else next(view_axes)
+            for entry, start in zip(idx, starts, strict=True)]
 
 
-def offset_positions(begin: list):
+def offset_positions(begin: list, coords: list) -> list:
     """For a view of traced starts `begin` (one per axis) and fixed sizes."""
-    def positions(coords: list) -> list:
-        return [_plus(b, c) for b, c in zip(begin, coords, strict=True)]
-    return positions
+    return [_plus(b, c) for b, c in zip(begin, coords, strict=True)]
 
 
 # -- the write --------------------------------------------------------------------------------

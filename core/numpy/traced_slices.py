@@ -203,7 +203,7 @@ def _sized_view(x: Tracer, starts: dict, sizes: dict) -> Tracer:
                     op=ViewOp("index", tuple(slice(0, s) for s in extent)),
                     describe=f"[traced start, size {extent}]",
                     operands=tuple(b for _, b in traced), rebuild=rebuild,
-                    positions=offset_positions(begin))
+                    positions=lambda coords: offset_positions(begin, coords))
     return x.with_kind("array").view(step)
 
 
@@ -227,11 +227,10 @@ def _written_in_place(x: Tracer, idx: tuple, value) -> bool:
     """Whether value is x[idx] as read through this very index (the same entries: Python
     evaluates the index of `x[idx] += v` once), updated in place since, and nothing else
     written to x's buffer after that."""
-    source = getattr(value, "source", None)
-    if not isinstance(value, Window) or source is None or source[0] is not x or \
-            len(source[1]) != len(idx) or value.written != x._buffer.version:
+    if not isinstance(value, Window) or value.source is None or value.source[0] is not x or \
+            len(value.source[1]) != len(idx) or value.written != x._buffer.version:
         return False
-    return all(a is b for a, b in zip(source[1], idx, strict=True))
+    return all(a is b for a, b in zip(value.source[1], idx, strict=True))
 
 
 def _full_spans(target: Tracer, value) -> tuple:

@@ -58,7 +58,7 @@ GEMM_FROM = 1 << 12      # multiply-adds (m * n * k) from which a matrix product
 # ... except a narrow product of a large matrix (the lhs not transposed), where XLA's dot ran
 # 1.2-3x faster than OpenBLAS's gemm on two cores: from 2**19 lhs elements per matrix, up to
 # 64 float64 or 16 float32 result columns (float32 from 32 to 64 columns ran either way, a
-# transposed lhs 1.4-3x slower, small and square products 1.1-1.5x slower)
+# transposed lhs up to 4x slower, square products of 64 to 256 1.15-1.4x slower)
 NARROW_FROM_ELEMENTS = 1 << 19
 NARROW_COLUMNS = {np.dtype(np.float64): 64, np.dtype(np.float32): 16}
 
