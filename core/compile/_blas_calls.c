@@ -9,6 +9,8 @@
  * - psc_gemm_nn / _nt / _tn / _tt: stacks of matrices a (b x m x k, or b x k x m when the
  *   first letter is t: each matrix is transposed) and c (b x k x n, or b x n x k for t);
  *   the b products op(a[i]) @ op(c[i]), b x m x n.
+ * - psc_window_gemv_n / _t: A, x and four int64 bounds; the product over a window of A
+ *   (window_matvec, core/primitives/window_products.py), zero outside it.
  * The BLAS functions (Fortran interface, 32- or 64-bit integers) come from Python at
  * registration (`set_blas`, core/compile/blas.py); the handlers are handed to XLA as capsules
  * (`targets`), registered by core/compile/xla.py. Built only where jaxlib's FFI header is
@@ -57,6 +59,34 @@ static void *dgemm = NULL;
 static void *sgemm = NULL;
 static int wide_integers = 0;
 
+/* One BLAS gemv, y = op(A) @ x, in BLAS's own (column-major) terms: A is rows x cols with
+ * leading dimension lda, op transposes it when trans is "T"; x and y have unit strides. */
+static void
+gemv_one(int is_double, const char *trans, int64_t rows, int64_t cols, const void *a,
+         int64_t lda, const void *x, void *y)
+{
+    int64_t one = 1;
+    double d_alpha = 1.0, d_beta = 0.0;
+    float s_alpha = 1.0f, s_beta = 0.0f;
+    if (wide_integers && is_double) {
+        ((gemv64_double *)dgemv)(trans, &rows, &cols, &d_alpha, a, &lda, x, &one, &d_beta, y,
+                                 &one);
+    } else if (wide_integers) {
+        ((gemv64_float *)sgemv)(trans, &rows, &cols, &s_alpha, a, &lda, x, &one, &s_beta, y,
+                                &one);
+    } else {
+        int32_t rows32 = (int32_t)rows, cols32 = (int32_t)cols, one32 = 1;
+        int32_t lda32 = (int32_t)lda;
+        if (is_double) {
+            ((gemv32_double *)dgemv)(trans, &rows32, &cols32, &d_alpha, a, &lda32, x, &one32,
+                                     &d_beta, y, &one32);
+        } else {
+            ((gemv32_float *)sgemv)(trans, &rows32, &cols32, &s_alpha, a, &lda32, x, &one32,
+                                    &s_beta, y, &one32);
+        }
+    }
+}
+
 /* y = A @ x (transposed = 0) or A.T @ x (1), A row-major m x n: in BLAS's column-major
  * terms A is an n x m matrix with leading dimension n, and A @ x is its transpose times x. */
 static XLA_FFI_Error *
@@ -74,7 +104,7 @@ gemv(XLA_FFI_CallFrame *frame, int transposed)
             a->dtype != y->dtype) {
         return failure(frame, "psc_gemv: operands of the wrong rank or dtype");
     }
-    int64_t m = a->dims[0], n = a->dims[1], one = 1, lda = n > 1 ? n : 1;
+    int64_t m = a->dims[0], n = a->dims[1], lda = n > 1 ? n : 1;
     if (!wide_integers && (m > INT32_MAX || n > INT32_MAX)) {
         return failure(frame, "psc_gemv: the matrix is too large for 32-bit BLAS");
     }
@@ -87,38 +117,77 @@ gemv(XLA_FFI_CallFrame *frame, int transposed)
         memset(y->data, 0, (size_t)(transposed ? n : m) * (is_double ? 8 : 4));
         return NULL;
     }
-    double d_alpha = 1.0, d_beta = 0.0;
-    float s_alpha = 1.0f, s_beta = 0.0f;
-    if (wide_integers && is_double) {
-        ((gemv64_double *)dgemv)(trans, &n, &m, &d_alpha, a->data, &lda, x->data, &one,
-                                 &d_beta, y->data, &one);
-    } else if (wide_integers) {
-        ((gemv64_float *)sgemv)(trans, &n, &m, &s_alpha, a->data, &lda, x->data, &one,
-                                &s_beta, y->data, &one);
-    } else {
-        int32_t m32 = (int32_t)m, n32 = (int32_t)n, one32 = 1, lda32 = (int32_t)lda;
-        if (is_double) {
-            ((gemv32_double *)dgemv)(trans, &n32, &m32, &d_alpha, a->data, &lda32, x->data,
-                                     &one32, &d_beta, y->data, &one32);
-        } else {
-            ((gemv32_float *)sgemv)(trans, &n32, &m32, &s_alpha, a->data, &lda32, x->data,
-                                    &one32, &s_beta, y->data, &one32);
-        }
-    }
+    gemv_one(is_double, trans, n, m, a->data, lda, x->data, y->data);
     return NULL;
 }
 
-static XLA_FFI_Error *
-gemv_n(XLA_FFI_CallFrame *frame)
+/* A bound of a window: the int64 scalar of buffer b, clipped to [0, n]. */
+static int64_t
+bound(XLA_FFI_Buffer *b, int64_t n)
 {
-    return gemv(frame, 0);
+    int64_t value = *(const int64_t *)b->data;
+    return value < 0 ? 0 : value > n ? n : value;
 }
 
+/* y = A[out_lo:out_hi, k_lo:k_hi] @ x[k_lo:k_hi] in y[out_lo:out_hi] (transposed = 0), or
+ * A[k_lo:k_hi, out_lo:out_hi].T @ x[k_lo:k_hi] (1); zero elsewhere in y. The bounds are int64
+ * scalars, clipped to A. The window is a row-major sub-matrix of A with A's leading
+ * dimension: BLAS reads it in place, the call NumPy makes on that slice of A. */
 static XLA_FFI_Error *
-gemv_t(XLA_FFI_CallFrame *frame)
+window_gemv(XLA_FFI_CallFrame *frame, int transposed)
 {
-    return gemv(frame, 1);
+    if (!runs(frame)) {
+        return NULL;
+    }
+    if (frame->args.size != 6 || frame->rets.size != 1) {
+        return failure(frame, "psc_window_gemv takes a matrix, a vector and four bounds and "
+                              "gives a vector");
+    }
+    XLA_FFI_Buffer *a = frame->args.args[0], *x = frame->args.args[1];
+    XLA_FFI_Buffer *y = frame->rets.rets[0];
+    if (a->rank != 2 || x->rank != 1 || y->rank != 1 || a->dtype != x->dtype ||
+            a->dtype != y->dtype) {
+        return failure(frame, "psc_window_gemv: operands of the wrong rank or dtype");
+    }
+    for (int i = 2; i < 6; i++) {
+        XLA_FFI_Buffer *b = frame->args.args[i];
+        if (b->rank != 0 || b->dtype != XLA_FFI_DataType_S64) {
+            return failure(frame, "psc_window_gemv: the bounds are int64 scalars");
+        }
+    }
+    int is_double = a->dtype == XLA_FFI_DataType_F64;
+    if (!is_double && a->dtype != XLA_FFI_DataType_F32) {
+        return failure(frame, "psc_window_gemv: float32 or float64 only");
+    }
+    int64_t rows = a->dims[0], cols = a->dims[1];
+    int64_t out_n = transposed ? cols : rows, k_n = transposed ? rows : cols;
+    if (!wide_integers && (rows > INT32_MAX || cols > INT32_MAX)) {
+        return failure(frame, "psc_window_gemv: the matrix is too large for 32-bit BLAS");
+    }
+    size_t item = is_double ? 8 : 4;
+    memset(y->data, 0, (size_t)out_n * item);
+    int64_t out_lo = bound(frame->args.args[2], out_n), out_hi = bound(frame->args.args[3], out_n);
+    int64_t k_lo = bound(frame->args.args[4], k_n), k_hi = bound(frame->args.args[5], k_n);
+    if (out_hi <= out_lo || k_hi <= k_lo) {
+        return NULL;
+    }
+    /* the window's first element, and its extent: m rows by n columns, row-major */
+    int64_t first = transposed ? k_lo * cols + out_lo : out_lo * cols + k_lo;
+    int64_t m = transposed ? k_hi - k_lo : out_hi - out_lo;
+    int64_t n = transposed ? out_hi - out_lo : k_hi - k_lo;
+    gemv_one(is_double, transposed ? "N" : "T", n, m, (const char *)a->data + first * item,
+             cols > 1 ? cols : 1, (const char *)x->data + k_lo * item,
+             (char *)y->data + out_lo * item);
+    return NULL;
 }
+
+/* the handlers of both matrix-vector products, each way round */
+#define GEMV_HANDLER(name, kernel, transposed)                                                 \
+    static XLA_FFI_Error *name(XLA_FFI_CallFrame *frame) { return kernel(frame, transposed); }
+GEMV_HANDLER(gemv_n, gemv, 0)
+GEMV_HANDLER(gemv_t, gemv, 1)
+GEMV_HANDLER(window_gemv_n, window_gemv, 0)
+GEMV_HANDLER(window_gemv_t, window_gemv, 1)
 
 /* One BLAS gemm in row-major terms: C (m x n, leading dimension n) = op(A) @ op(B), op
  * transposing a matrix whose flag is set (A is then stored k x m, B n x k). Column-major BLAS
@@ -234,7 +303,8 @@ targets(PyObject *module, PyObject *unused)
     }
     static const struct { const char *name; XLA_FFI_Error *(*handler)(XLA_FFI_CallFrame *); }
     handlers[] = {{"psc_gemv_n", gemv_n}, {"psc_gemv_t", gemv_t}, {"psc_gemm_nn", gemm_nn},
-                  {"psc_gemm_nt", gemm_nt}, {"psc_gemm_tn", gemm_tn}, {"psc_gemm_tt", gemm_tt}};
+                  {"psc_gemm_nt", gemm_nt}, {"psc_gemm_tn", gemm_tn}, {"psc_gemm_tt", gemm_tt},
+                  {"psc_window_gemv_n", window_gemv_n}, {"psc_window_gemv_t", window_gemv_t}};
     PyObject *result = PyDict_New();
     for (size_t i = 0; result != NULL && i < sizeof(handlers) / sizeof(handlers[0]); i++) {
         PyObject *capsule = PyCapsule_New((void *)handlers[i].handler,

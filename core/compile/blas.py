@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 
-TARGETS = frozenset({"psc_gemv_n", "psc_gemv_t",
+TARGETS = frozenset({"psc_gemv_n", "psc_gemv_t", "psc_window_gemv_n", "psc_window_gemv_t",
                      "psc_gemm_nn", "psc_gemm_nt", "psc_gemm_tn", "psc_gemm_tt"})
 FUNCTIONS = ("dgemv", "sgemv", "dgemm", "sgemm")
 # (prefix, suffix, 64-bit integers) of their names: as NumPy's bundled OpenBLAS names them

@@ -10,7 +10,8 @@ with a select (never a multiplication by zero: a NaN or inf there must not leak)
   spans are shifted onto one another; lengths that cannot be proven equal are checked when
   the program runs, with NumPy's ValueError);
 - reductions (sum, prod, max, min, mean, any, all): the identity outside the span;
-- products (`@`, dot, matmul, outer, inner, vdot): zeros outside the span of the contracted axis;
+- products (`@`, dot, matmul, outer, inner, vdot): zeros outside the span of the contracted axis
+  (a float matrix window times a vector: BLAS's product of the window alone, window_matvec);
 - writes (`x[:i] = v`, `A[i, :i + 1] *= a`): a select between the new and the old values.
 
 So the compiled program gives NumPy's numbers at a cost that does not depend on the index.
@@ -22,7 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..primitives import select_p
+from ..primitives import select_p, window_matvec_p
+from ..primitives.window_products import FLOATS
 from ..tracing import Tracer, bind, current_trace
 from .base import as_kind, convert, ensure_tracer, normalize_axes, unsupported
 from .indexing import fit_value
@@ -30,7 +32,8 @@ from .masked_writes import scatter_where
 from .products import matmul, np_dot
 from .reductions import mean_dtypes, np_all, np_any, np_max, np_min, np_prod, np_sum
 from .shape import np_transpose
-from .spans import Span, align, mask_of, masked, require_equal, shifted, subtract
+from .spans import (Span, align, as_int64, mask_of, masked, require_equal, shifted,
+                    subtract)
 from .ufuncs import call_ufunc
 
 # NumPy functions a Window takes (filled by `window_functions`, which builds on this module).
@@ -283,12 +286,35 @@ def contract(fn, a, b):
     a_axis, b_axis = a_ndim - 1, 0 if b_ndim == 1 else b_ndim - 2
     a_op, b_op = window_parts(a), window_parts(b)
     a_op, b_op, span = _align_contracted(a_op, a_axis, b_op, b_axis)
+    if (a_ndim, b_ndim) in ((2, 1), (1, 2)):
+        product = _window_matvec(a_op, b_op, span)
+        if product is not None:
+            return wrap(product, ((a_op if a_ndim == 2 else b_op)[1][a_ndim - 2],), [a, b])
     a_data = masked(a_op[0], _only(a_op[1], a_axis, span), 0, (a_axis,))
     b_data = masked(b_op[0], _only(b_op[1], b_axis, span), 0, (b_axis,))
     result = fn(a_data, b_data)
     spans = tuple(s for d, s in enumerate(a_op[1]) if d != a_axis) + tuple(
         s for d, s in enumerate(b_op[1]) if d != b_axis)
     return wrap(result, spans, [a, b])
+
+
+def _window_matvec(a_op, b_op, span):
+    """A float matrix window times a vector (or a vector times one) as window_matvec: the
+    product of the window alone, not of the masked whole matrix. None for other dtypes, or
+    when the matrix has no span (a vector window times a whole matrix)."""
+    (a_data, a_spans), (b_data, b_spans) = a_op, b_op
+    transposed = a_data.ndim == 1
+    (matrix, spans), vector = ((b_data, b_spans), a_data) if transposed else \
+        ((a_data, a_spans), b_data)
+    if matrix.dtype != vector.dtype or matrix.dtype not in FLOATS or \
+            all(s is None for s in spans):
+        return None
+    out_axis = 1 if transposed else 0
+    out = spans[out_axis] or Span(0, matrix.shape[out_axis])
+    k = span or Span(0, vector.shape[0])
+    bounds = [ensure_tracer(as_int64(v)) for v in (out.lo, out.hi, k.lo, k.hi)]
+    return as_kind(bind(window_matvec_p, matrix, vector, *bounds, transposed=transposed),
+                    "array")
 
 
 def window_parts(x):

@@ -10,6 +10,7 @@ Categories, each a module defining its primitives as values (`exp_p`, `reshape_p
     sorting         sort
     structural      broadcast, reshape, transpose, slices, pad, iota, gather and scatter
     contraction     dot_general
+    window_products window_matvec: a matrix-vector product over a window of traced bounds
     linalg          cholesky, triangular_solve, lu, eigh, svd, geqrf, householder_product,
                     householder_apply
     fft             the discrete Fourier transform (stablehlo.fft)
@@ -25,7 +26,7 @@ Importing this package registers them all in `PRIMITIVES` (name -> record). Code
 primitive by its value, never by a string.
 """
 from . import (arithmetic, contraction, control, elementwise, fft, linalg,  # noqa: F401
-               reductions, sorting, structural, transcendental)
+               reductions, sorting, structural, transcendental, window_products)
 from .control import branch_index
 from .record import PRIMITIVES, Primitive
 

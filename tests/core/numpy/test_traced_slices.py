@@ -132,6 +132,31 @@ def test_nan_and_inf_outside_the_slice_do_not_leak():
     compare(masked_product, x, x[::-1].copy())
 
 
+def test_nan_and_inf_outside_a_matrix_window_do_not_leak():
+    a = np.where(np.tril(np.ones((N, N)), -1) > 0, SPD, np.nan)   # NaN on and above the diagonal
+    a[0, -1] = np.inf
+
+    def lower_products(a, x):
+        out = np.zeros((a.shape[0], 2))
+        for j in range(a.shape[0]):
+            out[j, 0] = (a[j + 1:, :j] @ x[:j]).sum()
+            out[j, 1] = (x[j + 1:] @ a[j + 1:, :j]).sum()
+        return out
+    compare(lower_products, a, B)
+    exact_compare(lower_products, a.astype(np.float32), B.astype(np.float32), rtol=1e-5)
+
+
+def test_a_float_matrix_window_times_a_vector_is_one_product_of_the_window():
+    """No select over the matrix: the product reads the window alone (window_matvec)."""
+    graph = jit(cholesky).trace(SPD).graph
+    names = [e.prim.name for e in graph.all_eqns()]
+    assert "window_matvec" in names
+    selects = [e for e in graph.all_eqns() if e.prim.name == "select"]
+    assert all(e.outs[0].aval.ndim < 2 for e in selects), "a matrix was masked"
+    int_graph = jit(cholesky).trace(np.arange(36).reshape(6, 6)).graph
+    assert "window_matvec" not in [e.prim.name for e in int_graph.all_eqns()]
+
+
 def writes_through_views(a, x):
     """Masked writes through each kind of view a window can be a view of, into an array
     holding NaN and inf: what lies outside each write must come through untouched."""
@@ -340,6 +365,16 @@ def matrix_rows(x, y, p, q):
     return out
 
 
+def matrix_windows(x, y, p, q):
+    """Matrix windows times vectors, either side: the product of the window alone."""
+    a = np.outer(x, y) + np.eye(x.shape[0])
+    out = np.zeros(x.shape[0])
+    for i in range(x.shape[0]):
+        out[i] = (a[i + p:, :i + q] @ x[:i + q]).sum() + (y[p:i] @ a[p:i, i:]).sum()
+        out[i] += (a[i:, :] @ y).sum() + (x @ a[:, :i + q]).sum()
+    return out
+
+
 def write_rows(x, y, p, q):
     a = np.outer(x, y)
     for i in range(x.shape[0]):
@@ -352,7 +387,7 @@ def write_rows(x, y, p, q):
 @settings(max_examples=100, deadline=None)
 @given(n=st.integers(1, 6), p=st.integers(-8, 8), q=st.integers(-8, 8),
        f=st.sampled_from([read_offsets, read_reversed, product_of_matching, write_window,
-                          shifted_pair, matrix_rows, write_rows]),
+                          shifted_pair, matrix_rows, matrix_windows, write_rows]),
        dtype=st.sampled_from([np.float64, np.int64]))
 @example(n=2, p=0, q=-1, f=shifted_pair, dtype=np.float64)    # lengths 1 and 0: broadcast
 @example(n=3, p=0, q=2, f=write_window, dtype=np.float64)      # a value of length 1 at the end

@@ -547,6 +547,24 @@ def dot_general_inputs(draw):
         "batch": (positions(lhs_dims, "b"), positions(rhs_dims, "b"))}
 
 
+@st.composite
+def window_matvec_inputs(draw):
+    """A matrix (NaN and infinities anywhere: those outside the window must not show), a
+    vector, and bounds of the window, some outside the matrix or crossed (it is clipped)."""
+    dtype = draw(st.sampled_from((np.float32, np.float64)))
+    rows, cols = draw(st.integers(0, 5)), draw(st.integers(0, 5))
+    transposed = draw(st.booleans())
+    out_n, k_n = (cols, rows) if transposed else (rows, cols)
+    a = draw(arrays(dtype, (rows, cols), tame_factors(dtype)))
+    x = draw(arrays(dtype, (k_n,), tame_factors(dtype)))
+    bounds = [np.int64(draw(st.integers(-2, n + 2))) for n in (out_n, out_n, k_n, k_n)]
+    return [a, x, *bounds], {"transposed": transposed}
+
+
+def window_terms(args, params):
+    return args[0].shape[0 if params["transposed"] else 1]
+
+
 def contraction_terms(args, params):
     lhs, (lhs_contracting, _) = args[0], params["contracting"]
     return int(np.prod([lhs.shape[i] for i in lhs_contracting]))
@@ -739,6 +757,7 @@ CASES = {
     "dynamic_update_slice": (dynamic_update_slice_inputs(), check_exact),
     "gather": (gather_inputs(), check_exact),
     "scatter": (scatter_inputs(), check_scatter),
+    "window_matvec": (window_matvec_inputs(), accumulated(window_terms)),
 }
 
 
@@ -770,6 +789,40 @@ def test_primitive_by_the_host_kernel_on_random_arrays(compile_cached, name, dat
     args, params = data.draw(strategy)
     got, want = run(compile_cached, name, args, targets, **params)
     check(got, want, args, params, name)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("by_blas", [False, True], ids=["xla", "blas"])
+def test_window_products_on_every_window(compile_cached, transposed, by_blas):
+    """window_matvec on every window of a 4 x 5 matrix (bounds from before its start to past
+    its end, crossed ones included), NaN and inf everywhere but in the window: by XLA's ops,
+    and by BLAS's gemv on the window alone (core/compile/_blas_calls.c)."""
+    from psc_jit.core.compile import blas
+    targets = blas.available_targets() if by_blas else frozenset()
+    if by_blas:
+        assert {"psc_window_gemv_n", "psc_window_gemv_t"} <= targets, \
+            "the BLAS module was not built or NumPy's BLAS not found"
+    rng = np.random.default_rng(3)
+    a = rng.uniform(-2, 2, (4, 5))
+    out_n, k_n = (5, 4) if transposed else (4, 5)
+    x = rng.uniform(-2, 2, k_n)
+    for out_lo, out_hi, k_lo, k_hi in itertools.product(range(-1, out_n + 2), range(-1, out_n + 2),
+                                                         range(-1, k_n + 2), range(-1, k_n + 2)):
+        bounds = np.int64([out_lo, out_hi, k_lo, k_hi])
+        window = (slice(max(out_lo, 0), max(out_hi, 0)), slice(max(k_lo, 0), max(k_hi, 0)))
+        poisoned = np.full_like(a.T if transposed else a, np.nan)
+        poisoned[::2] = np.inf
+        poisoned[window] = (a.T if transposed else a)[window]
+        operand = poisoned.T if transposed else poisoned
+        x_poisoned = np.full_like(x, -np.inf)
+        x_poisoned[window[1]] = x[window[1]]
+        args = [np.ascontiguousarray(operand), x_poisoned, *bounds]
+        got, want = run(compile_cached, "window_matvec", args, targets, transposed=transposed)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-14, atol=1e-14,
+                                   err_msg=f"window {bounds}")
+    text, _ = lowered("window_matvec", [ShapedArray(np.shape(a), np.asarray(a).dtype)
+                                        for a in args], {"transposed": transposed}, targets)
+    assert ("psc_window_gemv" in text) == by_blas
 
 
 @pytest.mark.parametrize("name", ["reduce_sum", "reduce_prod"])

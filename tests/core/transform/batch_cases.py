@@ -206,4 +206,14 @@ CONTROL_BATCHING = CONTROL + [
     Case("while_loop", (Float((4, 3)), Float((3,))), label="indexed", traced=_indexed_in_a_loop),
 ]
 
-CASES = ELEMENTWISE + REDUCTIONS + STRUCTURAL + CONTRACTION + LINALG + CONTROL_BATCHING
+# windows whose bounds differ from member to member (some past the ends or crossed)
+WINDOWS = [
+    Case("window_matvec", (Float((4, 5)), Float((5,)), Ints((), -1, 5), Ints((), 0, 5),
+                           Ints((), -1, 6), Ints((), 0, 6)), {"transposed": False}, "bounds"),
+    Case("window_matvec", (Float((4, 5)), Float((4,)), Ints((), 0, 6), Ints((), 0, 6),
+                           Ints((), 0, 5), Ints((), 0, 5)), {"transposed": True},
+         "transposed-bounds"),
+]
+
+CASES = (ELEMENTWISE + REDUCTIONS + STRUCTURAL + CONTRACTION + WINDOWS + LINALG
+         + CONTROL_BATCHING)

@@ -186,6 +186,11 @@ CONTRACTION = [
          {"contracting": ((1,), (2,)), "batch": ((0,), (0,))}, "batched"),
     Case("dot_general", (Float((3,)), Float((3,))), {"contracting": ((0,), (0,)),
                                                      "batch": ((), ())}, "inner"),
+    # rows 1, 2 of a 4 x 5 matrix times elements 0 to 3; columns 0 to 2 of its transpose
+    Case("window_matvec", (Float((4, 5)), Float((5,)), *map(Fixed, np.int64([1, 3, 0, 4]))),
+         {"transposed": False}),
+    Case("window_matvec", (Float((4, 5)), Float((4,)), *map(Fixed, np.int64([0, 3, 1, 9]))),
+         {"transposed": True}, "transposed"),
 ]
 
 
