@@ -2,6 +2,7 @@
 slices (never inside jaxlib's blocking wait, where KeyboardInterrupt is not delivered)."""
 from __future__ import annotations
 
+import threading
 import time
 
 SPIN_SECONDS = 2e-4     # a run's wait first looks without sleeping (most calls end by then)
@@ -21,3 +22,18 @@ def poll_until_ready(result) -> None:
         time.sleep(delay)
         if time.perf_counter() - start > POLL_SHORT_FOR:
             delay = min(delay * 2, POLL_LONGEST)
+
+
+WAIT_SLICE = 0.05       # seconds between looks at a running compile (and at interrupts)
+
+
+def wait_for_thread(worker: threading.Thread, waiting=None) -> None:
+    """Wait for a worker thread (an XLA compile) in slices of WAIT_SLICE, calling
+    `waiting(seconds so far)` about every second."""
+    start = last = time.monotonic()
+    while worker.is_alive():
+        worker.join(WAIT_SLICE)
+        now = time.monotonic()
+        if waiting is not None and now - last >= 1.0:
+            last = now
+            waiting(now - start)

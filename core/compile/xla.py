@@ -26,7 +26,7 @@ from .errors import XlaError, run_failed as _run_failed
 from .hostmemory import (COPIED_AT_ONCE_BYTES, InputSlot, ResultView, large_ones_aligned,
                          release_staged)
 from .thunks import ThunkTrace, thunk_events
-from .waiting import poll_until_ready
+from .waiting import poll_until_ready, wait_for_thread
 
 SUPPORTED_JAXLIB = ((0, 10, 2), (0, 11, 0))     # [lowest, first unsupported)
 
@@ -94,11 +94,24 @@ def platform() -> str:
     return _client(False).platform
 
 
+# XLA options beyond jaxlib's defaults. Copy insertion by region analysis: without it XLA:CPU
+# copied a whole array per iteration of a loop reading an element the last one wrote (the
+# Thomas algorithm on 100,000 elements: 3.3 s, NumPy 75 ms; with it 1.7 ms).
+COMPILE_OVERRIDES = (("xla_cpu_copy_insertion_use_region_analysis", True),)
+
+
+def compile_options(xla_client):
+    options = xla_client.CompileOptions()
+    options.env_option_overrides = list(COMPILE_OVERRIDES)
+    return options
+
+
 @functools.cache
 def target_description() -> str:
     """What XLA's CPU code is generated for, beyond jaxlib's version and the platform: the
     machine, the host CPU's feature flags (an executable built for AVX-512 must never run
-    where it is missing) and XLA_FLAGS. Part of a persistent executable's key."""
+    where it is missing), XLA_FLAGS and psc_jit's own options. Part of a persistent
+    executable's key."""
     import platform as host
     flags = ""
     try:
@@ -110,7 +123,7 @@ def target_description() -> str:
     except OSError:
         flags = host.processor()
     return "\n".join((_client(False).platform_version, host.machine(), flags,
-                      os.environ.get("XLA_FLAGS", "")))
+                      os.environ.get("XLA_FLAGS", ""), repr(COMPILE_OVERRIDES)))
 
 
 @functools.cache
@@ -386,9 +399,6 @@ def register_custom_targets(text: str) -> None:
         register_own_targets()
 
 
-WAIT_SLICE = 0.05      # seconds between looks at a running compile (and at interrupts)
-
-
 def compile_stablehlo(text: str, in_avals: Sequence[ShapedArray],
                       out_avals: Sequence[ShapedArray],
                       waiting: Callable[[float], None] | None = None,
@@ -409,27 +419,17 @@ def compile_stablehlo(text: str, in_avals: Sequence[ShapedArray],
     def work():
         try:
             outcome["loaded"] = client.compile_and_load(text.encode(), devices,
-                                                        xla_client.CompileOptions())
+                                                        compile_options(xla_client))
         except Exception as err:   # jaxlib raises its own XlaRuntimeError; keep its text
             outcome["error"] = err
 
     worker = threading.Thread(target=work, name="psc_jit XLA compile", daemon=True)
     worker.start()
-    _wait(worker, waiting)
+    wait_for_thread(worker, waiting)
     if "error" in outcome:
         raise XlaError(f"XLA could not compile the lowered module: {outcome['error']}"
                        ) from outcome["error"]
     return Executable(outcome["loaded"], in_avals, out_avals, inline)
-
-
-def _wait(worker: threading.Thread, waiting) -> None:
-    start = last = time.monotonic()
-    while worker.is_alive():
-        worker.join(WAIT_SLICE)
-        now = time.monotonic()
-        if waiting is not None and now - last >= 1.0:
-            last = now
-            waiting(now - start)
 
 
 def uses_lapack(text: str) -> bool:

@@ -100,6 +100,36 @@ def test_in_place_slice_update_is_carried_by_reference():
     assert everywhere(graph, "while_loop") == 1
 
 
+THOMAS = """
+n = d.shape[0]
+cp = np.empty(n)
+dp = np.empty(n)
+cp[0] = c[0] / b[0]
+dp[0] = d[0] / b[0]
+for i in range(1, n):
+    m = b[i] - a[i] * cp[i - 1]
+    cp[i] = c[i] / m
+    dp[i] = (d[i] - a[i] * dp[i - 1]) / m
+x = np.zeros(n)
+x[n - 1] = dp[n - 1]
+for i in range(n - 2, -1, -1):
+    x[i] = dp[i] - cp[i] * x[i + 1]
+"""
+
+
+def test_a_recurrence_updates_its_arrays_in_place_without_a_copy_per_iteration():
+    """Each iteration reads an element the one before wrote (cp[i - 1]) and writes two
+    arrays: XLA's program copies none of the 3000-element arrays inside its loops (it copied
+    two per iteration, 3.3 s at 100,000 elements against NumPy's 75 ms)."""
+    inputs = {k: rng.random(3000) + (4.0 if k == "b" else 0.0) for k in "abcd"}
+    run_cell(THOMAS, inputs)
+    _, names, jitted = compile_cell(THOMAS, inputs)
+    jitted(**{n: inputs[n] for n in names})
+    text = jitted.last_call.compiled.as_text()
+    copies = [line for line in text.splitlines() if "f64[3000]{0} copy(" in line]
+    assert copies == [], copies
+
+
 def test_graph_size_does_not_grow_with_the_iteration_count():
     sizes = {n: eqn_count(run_cell(HEAT, heat_inputs(n))) for n in (2, 10, 500)}
     assert len(set(sizes.values())) == 1, sizes
