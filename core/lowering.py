@@ -7,6 +7,7 @@ fusion, which is how fused kernels are traced back to equations and source lines
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 from typing import Sequence
 
@@ -278,6 +279,22 @@ class ModuleBuilder:
         self.ids = itertools.count()     # SSA names restart per module: same graph, same text
         self.constants: dict[int, tuple[Eqn, int]] = {}   # var id -> (its equation, output)
         self.values: dict[int, np.ndarray | None] = {}    # var id -> value (None: too large)
+        self.transposed: dict[int, str] = {}    # var id -> its transposed copy, made before
+        #                                         the loop whose body is being lowered
+
+    @contextlib.contextmanager
+    def transposed_copies(self, copies: dict[int, str]):
+        """While a loop body is lowered: {var id: name of its transposed copy} (see
+        primitives.contraction.transposed_consts)."""
+        saved = dict(self.transposed)
+        self.transposed.update(copies)
+        try:
+            yield
+        finally:
+            self.transposed = saved
+
+    def transposed_copy(self, atom) -> str | None:
+        return None if isinstance(atom, Literal) else self.transposed.get(atom.id)
 
     def track_constants(self, eqn: Eqn) -> None:
         """Record the outputs of an equation of constants (computed from literals only)."""

@@ -105,6 +105,9 @@ gemv(XLA_FFI_CallFrame *frame, int transposed)
         return failure(frame, "psc_gemv: operands of the wrong rank or dtype");
     }
     int64_t m = a->dims[0], n = a->dims[1], lda = n > 1 ? n : 1;
+    if (x->dims[0] != (transposed ? m : n) || y->dims[0] != (transposed ? n : m)) {
+        return failure(frame, "psc_gemv: the vector's length is not the matrix's");
+    }
     if (!wide_integers && (m > INT32_MAX || n > INT32_MAX)) {
         return failure(frame, "psc_gemv: the matrix is too large for 32-bit BLAS");
     }
@@ -161,6 +164,9 @@ window_gemv(XLA_FFI_CallFrame *frame, int transposed)
     }
     int64_t rows = a->dims[0], cols = a->dims[1];
     int64_t out_n = transposed ? cols : rows, k_n = transposed ? rows : cols;
+    if (x->dims[0] != k_n || y->dims[0] != out_n) {
+        return failure(frame, "psc_window_gemv: the vector's length is not the matrix's");
+    }
     if (!wide_integers && (rows > INT32_MAX || cols > INT32_MAX)) {
         return failure(frame, "psc_window_gemv: the matrix is too large for 32-bit BLAS");
     }

@@ -22,6 +22,8 @@ import numpy as np
 
 from ..interpreter import eval_graph
 from ..ir import Graph, ShapedArray
+from ..lowering import i64_array
+from .contraction import transposed_consts
 from .control_batching import cond_batch, while_loop_batch
 from .control_derivatives import cond_jvp, cond_vjp, split_while, while_loop_jvp, while_loop_vjp
 from .record import Primitive, register
@@ -80,23 +82,34 @@ def while_loop_impl(*args, cond_graph, body_graph, cond_nconsts, body_nconsts,
 
 def while_loop_lowering(ctx, *args, cond_graph, body_graph, cond_nconsts, body_nconsts,
                         trip_count=None):
-    """`stablehlo.while` carrying the consts too (unchanged), so its regions are closed."""
-    avals = ctx.avals_in
+    """`stablehlo.while` carrying the consts too (unchanged), so its regions are closed, and
+    after them a transposed copy of each tall matrix the body multiplies with vectors
+    (`contraction.transposed_consts`), made once before the loop."""
+    avals = list(ctx.avals_in)
     n_consts = cond_nconsts + body_nconsts
     pred_aval = ShapedArray((), np.dtype(bool))
+    copied = transposed_consts(body_graph, body_nconsts, trip_count, ctx.module.targets)
+    copies = [ctx.op("stablehlo.transpose", [args[cond_nconsts + k]],
+                     [avals[cond_nconsts + k]], [flipped],
+                     {"permutation": i64_array((1, 0))})[0] for k, flipped in copied.items()]
+    every_aval = avals + list(copied.values())
 
     def cond_region(sub, names):
-        cond_consts, _, carried = split_while(names, cond_nconsts, body_nconsts)
+        cond_consts, _, carried = split_while(names[:len(avals)], cond_nconsts, body_nconsts)
         return [(sub.lower_graph(cond_graph, cond_consts + carried)[0], pred_aval)]
 
     def body_region(sub, names):
-        _, body_consts, carried = split_while(names, cond_nconsts, body_nconsts)
-        outs = sub.lower_graph(body_graph, body_consts + carried)
-        return list(zip(names[:n_consts] + outs, avals, strict=True))
+        _, body_consts, carried = split_while(names[:len(avals)], cond_nconsts, body_nconsts)
+        copy_names = names[len(avals):]
+        with ctx.module.transposed_copies({body_graph.in_vars[k].id: name for k, name
+                                           in zip(copied, copy_names, strict=True)}):
+            outs = sub.lower_graph(body_graph, body_consts + carried)
+        return list(zip(names[:n_consts] + outs + copy_names, every_aval, strict=True))
 
-    regions = [ctx.region(avals, cond_region), ctx.region(avals, body_region)]
-    results = ctx.op("stablehlo.while", list(args), avals, avals, regions=regions)
-    return results[n_consts:]
+    regions = [ctx.region(every_aval, cond_region), ctx.region(every_aval, body_region)]
+    results = ctx.op("stablehlo.while", list(args) + copies, every_aval, every_aval,
+                     regions=regions)
+    return results[n_consts:len(avals)]
 
 
 while_loop_p = register(Primitive(
