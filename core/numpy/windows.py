@@ -287,9 +287,9 @@ def contract(fn, a, b):
     a_op, b_op = window_parts(a), window_parts(b)
     a_op, b_op, span = _align_contracted(a_op, a_axis, b_op, b_axis)
     if (a_ndim, b_ndim) in ((2, 1), (1, 2)):
-        product = _window_matvec(a_op, b_op, span)
+        product = _window_matvec(a_op, b_op, span, [a, b])
         if product is not None:
-            return wrap(product, ((a_op if a_ndim == 2 else b_op)[1][a_ndim - 2],), [a, b])
+            return product
     a_data = masked(a_op[0], _only(a_op[1], a_axis, span), 0, (a_axis,))
     b_data = masked(b_op[0], _only(b_op[1], b_axis, span), 0, (b_axis,))
     result = fn(a_data, b_data)
@@ -298,10 +298,11 @@ def contract(fn, a, b):
     return wrap(result, spans, [a, b])
 
 
-def _window_matvec(a_op, b_op, span):
+def _window_matvec(a_op, b_op, span, inputs):
     """A float matrix window times a vector (or a vector times one) as window_matvec: the
-    product of the window alone, not of the masked whole matrix. None for other dtypes, or
-    when the matrix has no span (a vector window times a whole matrix)."""
+    product of the window alone, not of the masked whole matrix, with the span of the
+    matrix's other axis. None for other dtypes, or when the matrix has no span (a vector
+    window times a whole matrix)."""
     (a_data, a_spans), (b_data, b_spans) = a_op, b_op
     transposed = a_data.ndim == 1
     (matrix, spans), vector = ((b_data, b_spans), a_data) if transposed else \
@@ -313,8 +314,8 @@ def _window_matvec(a_op, b_op, span):
     out = spans[out_axis] or Span(0, matrix.shape[out_axis])
     k = span or Span(0, vector.shape[0])
     bounds = [ensure_tracer(as_int64(v)) for v in (out.lo, out.hi, k.lo, k.hi)]
-    return as_kind(bind(window_matvec_p, matrix, vector, *bounds, transposed=transposed),
-                    "array")
+    product = bind(window_matvec_p, matrix, vector, *bounds, transposed=transposed)
+    return wrap(as_kind(product, "array"), (spans[out_axis],), inputs)
 
 
 def window_parts(x):

@@ -138,12 +138,13 @@ def transposed_consts(body_graph, body_nconsts: int, trip_count: int | None,
             continue
         avals = [a.aval for a in eqn.inputs]
         product = _matrix_vector(avals, eqn.params["contracting"], eqn.params["batch"], targets)
-        if product is None or getattr(eqn.inputs[product[0]], "id", None) not in consts:
+        if product is None:
             continue
-        rows, cols = avals[product[0]].shape
-        if avals[product[0]].size >= TRANSPOSED_FROM_ELEMENTS and \
-                rows >= TRANSPOSED_FROM_ASPECT * cols:
-            found[consts[eqn.inputs[product[0]].id]] = _flipped(avals[product[0]])
+        matrix, aval = eqn.inputs[product[0]], avals[product[0]]
+        rows, cols = aval.shape
+        if getattr(matrix, "id", None) in consts and aval.size >= TRANSPOSED_FROM_ELEMENTS \
+                and rows >= TRANSPOSED_FROM_ASPECT * cols:
+            found[consts[matrix.id]] = _flipped(aval)
     return found
 
 
