@@ -523,9 +523,8 @@ class Tracer:
         """The known value, or the error that says a concrete value was needed, and where."""
         value = self.known_value()
         if value is None:
-            raise ConcretizationError(
-                f"{what} of a traced value ({self.aval}) is needed at trace time",
-                caller_source(), hint)
+            raise ConcretizationError(f"{what} of a traced value ({self.aval}) is needed at "
+                                      "trace time", caller_source(), hint)
         return value
 
     def __bool__(self):
@@ -544,10 +543,9 @@ class Tracer:
         return complex(self._concrete("a Python complex", "keep it an array"))
 
     def __index__(self):
-        return operator.index(self._concrete(
-            "an integer index", "index with a static value or a traced integer array (x[i], "
-            "np.take); a slice's length must not depend on a traced value unless it is a "
-            "loop index"))
+        return operator.index(self._concrete("an integer index", (
+            "index with a static value or a traced integer array (x[i], np.take); a slice's "
+            "length must not depend on a traced value unless it is a loop index")))
 
     def __iter__(self):
         if self.aval.ndim == 0:
@@ -562,9 +560,11 @@ class Tracer:
     def __repr__(self):
         return f"Tracer<{self.aval}>"
 
-    def __str__(self):
-        return str(self._concrete("the printed text", "print outside the cell, or return the "
-                                  "value"))
+    def __format__(self, spec=""):     # print(x), str(x), f"{x:.3f}"
+        return format(self._concrete("the text", "print or format it after the cell, or "
+                                     "return the value"), spec)
+
+    __str__ = __format__
 
     def __array__(self, dtype=None, copy=None):
         value = self._concrete("a concrete NumPy array", self._array_hint())

@@ -23,7 +23,11 @@ _IMPURE_CALLS = {
     "eval": "eval() runs code psc_jit cannot see; write the code in the cell",
     "display": "display() is a side effect; display after the cell",
 }
-_IMPURE_MODULE_PREFIXES = {
+_GENERATORS = ("a NumPy random generator draws its numbers outside XLA, and psc_jit does not "
+               "compile it; draw the numbers before the cell and use them in it")
+_IMPURE_MODULE_PREFIXES = {     # the first that matches gives the reason
+    **{f"{np_}.random.{name}": _GENERATORS for np_ in ("np", "numpy")
+       for name in ("default_rng", "Generator", "RandomState")},
     "np.random": "the global random state is a side effect; draw the numbers before the cell "
                  "(rng = np.random.default_rng(seed); r = rng.standard_normal(shape))",
     "numpy.random": "the global random state is a side effect; draw the numbers before the cell",

@@ -37,6 +37,14 @@ def test_side_effects_are_found_with_the_line_the_user_sees():
     assert a.findings[0].explain().startswith("line 3: ")
 
 
+def test_a_random_generator_made_in_the_cell_is_named_as_one_not_as_global_state():
+    a = analyze_cell("g = np.random.default_rng(5)\nr = np.random.random(3)\n")
+    generator, global_state = (f.explain() for f in a.findings)
+    assert generator.startswith("line 2: 'g = np.random.default_rng(5)'")
+    assert "a NumPy random generator draws its numbers outside XLA" in generator
+    assert "the global random state is a side effect" in global_state
+
+
 def test_cell_function_returns_assigned_outputs_and_last_value():
     a = analyze_cell("y = x + 1\nif y.sum() > 100:\n    big = True\ny * 2")
     fn = make_cell_function(a, ["x"], {"np": np})

@@ -118,3 +118,27 @@ def test_a_concretization_error_says_what_to_write_for_its_cause():
         jit(convert, roll=False)(X)
     assert "return np.asarray(x).tolist()" in str(info.value)
     assert "use NumPy functions on it instead of converting it" in str(info.value)
+
+
+def format_traced(x):
+    return f"mean={x.mean():.3f}"
+
+
+def str_of_traced(x):
+    return "mean " + str(x.mean())
+
+
+@pytest.mark.parametrize("f, line", [(format_traced, 'return f"mean={x.mean():.3f}"'),
+                                     (str_of_traced, 'return "mean " + str(x.mean())')])
+def test_text_of_a_traced_value_names_its_line(f, line):
+    with pytest.raises(ConcretizationError) as info:
+        jit(f, roll=False)(X)
+    assert f"'{line}'" in str(info.value)
+    assert "format it after the cell, or return the value" in str(info.value)
+
+
+def test_text_of_a_value_known_at_trace_time_is_numpys():
+    def known(x):
+        n = np.zeros(3) + 2.5
+        return x * 2, f"{n.sum():.2f}|{n[0]}"
+    assert jit(known, roll=False)(X)[1] == known(X)[1] == "7.50|2.5"
