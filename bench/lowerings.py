@@ -131,6 +131,10 @@ def _logsumexp(x, np=np):
     return m[:, 0] + np.log(np.exp(x - m).sum(axis=1))
 
 
+def _convolve_same(x, k, np=np):
+    return np.convolve(x, k, "same")
+
+
 def _matmul(A, B, np=np):
     return A @ B
 
@@ -177,6 +181,12 @@ def cases() -> list[Case]:
         Case("softmax f32 (4096,1000)", _softmax,
              lambda: (r.standard_normal((4096, 1000)).astype(np.float32),)),
         Case("logsumexp (4096,1000)", _logsumexp, lambda: (r.standard_normal((4096, 1000)),)),
+        Case("convolve same 100k, 5 taps", _convolve_same, lambda: (r.random(100_000), r.random(5))),
+        Case("convolve same 100k, 31 taps", _convolve_same, lambda: (r.random(100_000), r.random(31))),
+        Case("convolve same 100k, 64 taps", _convolve_same, lambda: (r.random(100_000), r.random(64))),
+        Case("convolve same 100k, 255 taps", _convolve_same,
+             lambda: (r.random(100_000), r.random(255))),
+        Case("convolve same 10k, 1000 taps", _convolve_same, lambda: (r.random(10_000), r.random(1000))),
         Case("tensor_contraction S", _tensor_contraction, lambda: (
             r.random((40, 30, 60)), r.random((60, 60)), r.random((1500, 1500)), r.random(1500))),
         Case("tensor_contraction M", _tensor_contraction, lambda: (

@@ -45,6 +45,8 @@ EXAMPLES: dict[Callable, Callable] = {
     np.vdot: lambda x, y, v, i, b: np.vdot(y, y),
     np.inner: lambda x, y, v, i, b: np.inner(x, y),
     np.outer: lambda x, y, v, i, b: np.outer(y, v),
+    np.convolve: lambda x, y, v, i, b: np.convolve(v, y),
+    np.correlate: lambda x, y, v, i, b: np.correlate(v, y, "same"),
     np.tensordot: lambda x, y, v, i, b: np.tensordot(x, x, axes=([1], [1])),
     np.einsum: lambda x, y, v, i, b: np.einsum("ij,kj->ik", x, x),
     np.kron: lambda x, y, v, i, b: np.kron(x, y),

@@ -1,11 +1,13 @@
 """NumPy's products on tracers: matmul, dot, vdot, inner, outer, tensordot and kron, each
-one `dot_general` (or a broadcast multiply) with NumPy's promotion and shape errors.
+one `dot_general` (or a broadcast multiply) with NumPy's promotion and shape errors; convolve
+and correlate, one `correlate` of the zero-padded longer vector.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..tracing import Tracer
+from ..primitives import correlate_p, pad_p, rev_p
+from ..tracing import Tracer, bind
 from .base import (as_array, as_kind, assign_into, convert, dot_general, ensure_tracer,
                    implements, is_weak, kind_of_result, normalize_axes, reshape, result_type,
                    transpose, unsupported)
@@ -180,3 +182,73 @@ def np_kron(a, b):
     b_open = reshape(b, tuple(d for s in b_shape for d in (1, s)))
     product = call_ufunc(np.multiply, a_open, b_open)
     return as_kind(reshape(product, tuple(x * y for x, y in zip(a_shape, b_shape, strict=True))), "array")
+
+
+@implements(np.convolve)
+def np_convolve(a, v, mode="full"):
+    a, v = _promote_pair(a, v)
+    a, v = (reshape(x, (1,)) if x.ndim == 0 else x for x in (a, v))
+    if a.shape[0] == 0:
+        raise ValueError("a cannot be empty")
+    if v.shape[0] == 0:
+        raise ValueError("v cannot be empty")
+    if v.shape[0] > a.shape[0]:
+        a, v = v, a
+    if a.ndim > 1 or v.ndim > 1:
+        raise ValueError("object too deep for desired array")
+    return _correlate(a, bind(rev_p, v, dimensions=(0,)), _mode_number(mode))
+
+
+@implements(np.correlate)
+def np_correlate(a, v, mode="valid"):
+    mode = _mode_number(mode)
+    a, v = _promote_pair(a, v)
+    for x in (a, v):
+        if x.ndim == 0:
+            raise ValueError("object of too small depth for desired array")
+        if x.ndim > 1:
+            raise ValueError("object too deep for desired array")
+    if a.shape[0] == 0 or v.shape[0] == 0:
+        raise ValueError(f"{'first' if a.shape[0] == 0 else 'second'} array argument "
+                         f"cannot be empty")
+    if v.dtype.kind == "c":
+        v = call_ufunc(np.conjugate, v)
+    if v.shape[0] <= a.shape[0]:
+        return _correlate(a, v, mode)
+    return bind(rev_p, _correlate(v, a, mode), dimensions=(0,))
+
+
+_MODES = {"valid": 0, "same": 1, "full": 2}
+
+
+def _mode_number(mode) -> int:
+    """NumPy's mode of convolve/correlate, with its errors: 0 valid, 1 same, 2 full."""
+    if isinstance(mode, str):
+        if mode in _MODES:
+            return _MODES[mode]
+        if mode[:1].lower() in ("v", "s", "f"):
+            raise ValueError("Use one of 'valid', 'same', or 'full' for convolve/correlate mode")
+        raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+    if isinstance(mode, (int, np.integer)) and not isinstance(mode, bool):
+        if mode not in (0, 1, 2):
+            raise ValueError("integer convolve/correlate mode must be 0, 1, or 2")
+        return int(mode)
+    raise TypeError("convolve/correlate mode not understood")
+
+
+def _correlate(a, v, mode: int):
+    """`correlate` of a (the longer) zero-padded as NumPy pads it for mode, and v. Booleans
+    are correlated as integers (any product true), float16 in float32 (NumPy's float16 dot
+    sums in float)."""
+    dtype = a.dtype
+    if dtype in (np.bool_, np.float16):
+        wide = np.int64 if dtype == np.bool_ else np.float32
+        out = _correlate(convert(a, wide), convert(v, wide), mode)
+        return as_kind(convert(out, dtype) if dtype == np.float16 else
+                       call_ufunc(np.not_equal, out, 0), "array")
+    taps = v.shape[0]
+    low = (0, taps // 2, taps - 1)[mode]
+    high = (0, taps - 1 - taps // 2, taps - 1)[mode]
+    if low or high:
+        a = bind(pad_p, a, np.zeros((), dtype), low=(low,), high=(high,), interior=(0,))
+    return as_kind(bind(correlate_p, a, v), "array")

@@ -10,6 +10,7 @@ Categories, each a module defining its primitives as values (`exp_p`, `reshape_p
     sorting         sort
     structural      broadcast, reshape, transpose, slices, pad, iota, gather and scatter
     contraction     dot_general
+    correlation     correlate: the sliding dot product of two vectors (np.convolve)
     window_products window_matvec: a matrix-vector product over a window of traced bounds
     linalg          cholesky, triangular_solve, lu, eigh, svd, geqrf, householder_product,
                     householder_apply
@@ -25,8 +26,8 @@ those of the primitives that take indices, `control_batching` those of while_loo
 Importing this package registers them all in `PRIMITIVES` (name -> record). Code refers to a
 primitive by its value, never by a string.
 """
-from . import (arithmetic, contraction, control, elementwise, fft, linalg,  # noqa: F401
-               reductions, sorting, structural, transcendental, window_products)
+from . import (arithmetic, contraction, control, correlation, elementwise, fft,  # noqa: F401
+               linalg, reductions, sorting, structural, transcendental, window_products)
 from .control import branch_index
 from .record import PRIMITIVES, Primitive
 

@@ -505,6 +505,14 @@ case("np.searchsorted sorter", lambda v, w: np.searchsorted(v, w, sorter=np.args
 case("np.searchsorted python", lambda v, w: np.searchsorted(np.sort(v), 2.5), "vec",
      np.searchsorted)
 case("np.meshgrid", lambda v, w: np.meshgrid(v, w), "vec")
+# (np.append: never empty, w 0-d in the short scenario, mixed dtypes with 1)
+case("np.convolve", lambda v, w: (np.convolve(np.append(v, w), w),
+                                  np.convolve(w, np.append(v, w), "same"),
+                                  np.convolve(np.append(v, w), np.append(w, 1), "valid")), "vec")
+case("np.correlate", lambda v, w: (np.correlate(np.append(v, w), np.append(w, 2)),
+                                   np.correlate(np.append(w, 2), np.append(v, w), "full"),
+                                   np.correlate(np.append(v, w), np.append(w, v), "same")),
+     "vec")
 case("np.meshgrid ij sparse", lambda v, w: np.meshgrid(v, w, v, indexing="ij", sparse=True),
      "vec", np.meshgrid)
 case("np.broadcast_arrays", lambda v, w: np.broadcast_arrays(v[:, None], w), "vec")

@@ -561,6 +561,20 @@ def window_matvec_inputs(draw):
     return [a, x, *bounds], {"transposed": transposed}
 
 
+@st.composite
+def correlate_inputs(draw):
+    """Two vectors, the kernel short (summed as shifted slices) or long (XLA's convolution
+    for floats: past correlation.UNROLLED_TAPS)."""
+    dtype = draw(st.sampled_from(NUMBERS))
+    taps = draw(st.one_of(st.integers(1, 8), st.integers(33, 40)))
+    a = draw(arrays(dtype, (taps + draw(st.integers(0, 6)),), tame_factors(dtype)))
+    return [a, draw(arrays(dtype, (taps,), tame_factors(dtype)))], {}
+
+
+def correlate_terms(args, params):
+    return args[1].shape[0]
+
+
 def window_terms(args, params):
     return args[0].shape[0 if params["transposed"] else 1]
 
@@ -758,6 +772,7 @@ CASES = {
     "gather": (gather_inputs(), check_exact),
     "scatter": (scatter_inputs(), check_scatter),
     "window_matvec": (window_matvec_inputs(), accumulated(window_terms)),
+    "correlate": (correlate_inputs(), accumulated(correlate_terms)),
 }
 
 

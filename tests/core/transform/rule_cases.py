@@ -191,6 +191,10 @@ CONTRACTION = [
          {"transposed": False}),
     Case("window_matvec", (Float((4, 5)), Float((4,)), *map(Fixed, np.int64([0, 3, 1, 9]))),
          {"transposed": True}, "transposed"),
+    # a kernel summed as shifted slices, one long enough for XLA's convolution, complex
+    Case("correlate", (Float((7,)), Float((3,)))),
+    Case("correlate", (Float((40,)), Float((35,))), label="long"),
+    Case("correlate", (Float((6,), dtype=C128), Float((2,), dtype=C128)), label="complex"),
 ]
 
 
