@@ -1,4 +1,5 @@
-"""NumPy's matrix helpers on tracers: diagonal, trace, diag, diagflat, triu, tril, cross.
+"""NumPy's matrix helpers on tracers: diagonal, trace, diag, diagflat, triu, tril, cross,
+fill_diagonal.
 """
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from ..primitives import pad_p, select_p
 from ..tracing import Tracer, bind
 from .base import (as_array, as_kind, assign_into, broadcast_to, convert, ensure_tracer, implements,
                    normalize_axes, reshape, static_slice, transpose)
-from .indexing import getitem
+from .indexing import getitem, setitem
 from .reductions import np_sum
 from .shape import np_moveaxis, np_stack
 from .ufuncs import call_ufunc
@@ -140,3 +141,33 @@ def _stack_last(parts, axisc):
     stacked = np_stack([broadcast_to(p, shape) for p in parts], axis=-1)
     (axc,) = normalize_axes(axisc, stacked.ndim)
     return np_moveaxis(stacked, -1, axc) if axc != stacked.ndim - 1 else stacked
+
+
+@implements(np.fill_diagonal)
+def np_fill_diagonal(a, val, wrap=False):
+    """In place, as NumPy's `a.flat[:end:step] = val`: the diagonal's flat positions are
+    static; val is repeated (flattened) to their number, as a flat assignment does."""
+    if not isinstance(a, Tracer):
+        raise TypeError("np.fill_diagonal writes into its array: pass a traced array")
+    if a.ndim < 2:
+        raise ValueError("array must be at least 2-d")
+    if a.ndim == 2:
+        step = a.shape[1] + 1
+        end = a.size if wrap else min(a.size, a.shape[1] * a.shape[1])
+    else:
+        if len(set(a.shape)) != 1:
+            raise ValueError("All dimensions of input must be of equal length")
+        step, end = 1 + int(np.cumprod(a.shape[:-1]).sum()), a.size
+    positions = np.arange(0, end, step)
+    if positions.size == 0:
+        return None
+    values = as_array(val)
+    values = reshape(values, (values.size,))
+    if values.size == 0:
+        return None
+    if values.size != positions.size:
+        repeats = -(-positions.size // values.size)
+        tiled = broadcast_to(values, (repeats, values.size))
+        values = static_slice(reshape(tiled, (tiled.size,)), (0,), (positions.size,))
+    setitem(a, np.unravel_index(positions, a.shape), values)
+    return None

@@ -19,7 +19,7 @@ from ..tracing import Tracer, bind
 from .base import (as_array, as_kind, broadcast_to, convert, copy_of, ensure_tracer, implements,
                    normalize_axes, reshape, unsupported)
 from .indexing import getitem
-from .shape import np_concatenate, np_reshape, np_swapaxes
+from .shape import np_concatenate, np_flip, np_reshape, np_swapaxes, np_transpose
 from .sorting import take_in_bounds
 from .ufuncs import call_ufunc
 
@@ -356,3 +356,33 @@ def np_atleast_3d(*arys):
             a = np_reshape(a, a.shape + (1,))
         out.append(a)
     return out[0] if len(out) == 1 else tuple(out)
+
+
+@implements(np.dstack)
+def np_dstack(tup):
+    if isinstance(tup, Tracer):
+        raise TypeError("arrays to stack must be passed as a sequence (a list or tuple)")
+    return np_concatenate([np_atleast_3d(a) for a in tup], axis=2)
+
+
+@implements(np.rot90)
+def np_rot90(m, k=1, axes=(0, 1)):
+    """A view, as in NumPy: a flip and a transpose of m."""
+    axes = tuple(axes)
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2.")
+    m = ensure_tracer(m)
+    if axes[0] == axes[1] or abs(axes[0] - axes[1]) == m.ndim:
+        raise ValueError("Axes must be different.")
+    if not all(-m.ndim <= a < m.ndim for a in axes):
+        raise ValueError(f"Axes={axes} out of range for array of ndim={m.ndim}.")
+    k = operator.index(k) % 4
+    if k == 0:
+        return getitem(m, slice(None))
+    if k == 2:
+        return np_flip(np_flip(m, axes[0]), axes[1])
+    order = list(range(m.ndim))
+    order[axes[0]], order[axes[1]] = order[axes[1]], order[axes[0]]
+    if k == 1:
+        return np_transpose(np_flip(m, axes[1]), order)
+    return np_flip(np_transpose(m, order), axes[1])

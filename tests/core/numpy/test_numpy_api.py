@@ -478,6 +478,27 @@ case("np.kron 2", lambda a, b, v, s, t: np.kron(s, b), "lin", np.kron)
 case("np.trace 2", lambda a, b, v, s, t: np.trace(s), "lin", np.trace)
 case("np.diag", lambda a, b, v, s, t: (np.diag(v), np.diag(v, -2), np.diag(a, 1)), "lin")
 case("np.diagflat", lambda a, b, v, s, t: np.diagflat(b, 1), "lin")
+# -- index conversions, membership, rotations (index_tricks.py, rearrange.py, matrices.py)
+case("np.unravel_index", lambda a, b, v, s, t: (np.unravel_index(v.astype(np.int64) % 12, (3, 4)),
+                                                np.unravel_index(7, (2, 4), order="F")),
+     "lin", kinds="biu")
+case("np.ravel_multi_index", lambda a, b, v, s, t: np.ravel_multi_index(
+    (v.astype(np.int64), v.astype(np.int64)[::-1]), (3, 5), mode=("wrap", "clip")), "lin",
+     kinds="biu")
+case("np.isin", lambda a, b, v, s, t: (np.isin(a, v), np.isin(t, np.append(s, 1), invert=True)),
+     "lin")
+case("np.rot90", lambda a, b, v, s, t: (np.rot90(a), np.rot90(t, 3, (2, 0)), np.rot90(s, 2)),
+     "lin")
+case("np.dstack", lambda a, b, v, s, t: (np.dstack([a, a]), np.dstack((v, v[::-1]))), "lin")
+
+
+def _diagonal_filled(s, v):
+    s = s.copy()
+    np.fill_diagonal(s, v)
+    return s
+
+
+case("np.fill_diagonal", lambda a, b, v, s, t: _diagonal_filled(s, v[:2]), "lin")
 case("np.cross", lambda a, b, v, s, t: np.cross(s, a[:, :3]), "lin")
 case("np.cross 2x3", lambda a, b, v, s, t: np.cross(b.T[:, :2], s, axisc=0), "lin", np.cross)
 for _spec, _args in [("ij,jk->ik", "ab"), ("ij,jk", "ab"), ("ij,j->i", "av"), ("ii->i", "s"),

@@ -1,0 +1,145 @@
+"""NumPy's conversions between flat and multi-dimensional indices on tracers (unravel_index,
+ravel_multi_index) and membership of values in a set (isin).
+
+The conversions are integer arithmetic on traced indices with a static shape; where NumPy
+raises for an index outside the array, the run checks it before anything is written back
+(see `checks`), with NumPy's error and message.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from ..tracing import Tracer, current_trace
+from .base import as_array, as_kind, broadcast_to, convert, ensure_tracer, implements
+from .reductions import np_all, np_any, np_max, np_min
+from .sorting import np_searchsorted, np_sort, take_in_bounds
+from .ufuncs import call_ufunc, np_where
+
+INDEX = np.dtype(np.int64)      # NumPy's intp here
+
+
+def _dims(shape) -> tuple[int, ...]:
+    if isinstance(shape, Tracer):
+        raise TypeError("the shape of an index conversion must be static: a tuple of ints")
+    if isinstance(shape, (int, np.integer)):
+        return (operator.index(shape),)
+    return tuple(operator.index(d) for d in shape)
+
+
+def _order(order) -> str:
+    if order not in ("C", "F"):
+        raise ValueError("only 'C' or 'F' order is permitted")
+    return order
+
+
+def _int_indices(x) -> Tracer:
+    x = as_array(x)
+    if x.dtype.kind not in "biu":
+        raise TypeError("only int indices permitted")
+    return convert(x, INDEX)
+
+
+def _require(ok: Tracer, value: Tracer, message: str) -> None:
+    """The run raises ValueError(message.format(value)) unless ok (all of it)."""
+    current_trace().require(np_all(ok) if ok.ndim else ok, value, message, ValueError)
+
+
+def _first_outside(index: Tracer, inside: Tracer) -> Tracer:
+    """An index outside its bounds for NumPy's message: the largest above, else the least."""
+    if index.ndim == 0:
+        return index
+    high = np_max(np_where(inside, np.iinfo(INDEX).min, index))
+    return np_where(call_ufunc(np.greater_equal, high, np.int64(0)), high,
+                    np_min(np_where(inside, np.int64(0), index)))
+
+
+def _strides(dims: tuple[int, ...], order: str) -> list[int]:
+    """Elements between neighbours along each axis of an array of shape dims."""
+    strides, step = [0] * len(dims), 1
+    for axis in (reversed(range(len(dims))) if order == "C" else range(len(dims))):
+        strides[axis] = step
+        step *= dims[axis]
+    return strides
+
+
+def _result(x: Tracer) -> Tracer:
+    return as_kind(x, "scalar" if x.ndim == 0 else "array")
+
+
+@implements(np.unravel_index)
+def np_unravel_index(indices, shape, order="C"):
+    dims, order = _dims(shape), _order(order)
+    flat = _int_indices(indices)
+    size = int(np.prod(dims, dtype=np.int64))
+    if flat.size:
+        inside = call_ufunc(np.logical_and, call_ufunc(np.greater_equal, flat, np.int64(0)),
+                            call_ufunc(np.less, flat, np.int64(size)))
+        _require(inside, _first_outside(flat, inside),
+                 f"index {{}} is out of bounds for array with size {size}")
+    if size == 0:       # every index was refused: no division by a zero length
+        return tuple(_result(flat) for _ in dims)
+    return tuple(_result(call_ufunc(np.remainder, call_ufunc(np.floor_divide, flat,
+                                                             np.int64(stride)), np.int64(d)))
+                 for d, stride in zip(dims, _strides(dims, order), strict=True))
+
+
+@implements(np.ravel_multi_index)
+def np_ravel_multi_index(multi_index, dims, mode="raise", order="C"):
+    dims, order = _dims(dims), _order(order)
+    sequence = isinstance(multi_index, (tuple, list)) or \
+        isinstance(multi_index, (Tracer, np.ndarray)) and multi_index.ndim > 0
+    if not sequence or len(multi_index) != len(dims):
+        raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")
+    modes = (mode,) * len(dims) if isinstance(mode, str) else tuple(mode)
+    if len(modes) != len(dims) or any(m not in ("raise", "wrap", "clip") for m in modes):
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    coords = [_int_indices(multi_index[k]) for k in range(len(dims))]
+    shape = np.broadcast_shapes(*(c.shape for c in coords))
+    total = None
+    for c, d, m, stride in zip(coords, dims, modes, _strides(dims, order), strict=True):
+        c = broadcast_to(c, shape)
+        if m == "wrap" and d:
+            c = call_ufunc(np.remainder, c, np.int64(d))
+        elif m == "clip":
+            c = call_ufunc(np.minimum, call_ufunc(np.maximum, c, np.int64(0)),
+                           np.int64(max(d - 1, 0)))
+        elif c.size:
+            inside = call_ufunc(np.logical_and, call_ufunc(np.greater_equal, c, np.int64(0)),
+                                call_ufunc(np.less, c, np.int64(d)))
+            _require(inside, ensure_tracer(np.int64(0)), "invalid entry in coordinates array")
+        term = call_ufunc(np.multiply, c, np.int64(stride))
+        total = term if total is None else call_ufunc(np.add, total, term)
+    return _result(total)
+
+
+# Up to this many test values, each element is compared with every one (an n x m compare the
+# fusion never writes out); more are sorted once and searched, O((n + m) log m).
+COMPARED_AT_ONCE = 64
+
+
+@implements(np.isin)
+def np_isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    if kind not in (None, "sort", "table"):
+        raise ValueError(f"Invalid kind: '{kind}'. Please use None, 'sort' or 'table'.")
+    element, test = as_array(element), as_array(test_elements)
+    test = test.reshape(test.size) if test.ndim != 1 else test
+    if kind == "table" and not (element.dtype.kind in "biu" and test.dtype.kind in "biu"):
+        raise ValueError("The 'table' method is only supported for boolean or integer arrays. "
+                         "Please select 'sort' or None for kind.")
+    dtype = np.result_type(element.dtype, test.dtype)
+    element_c, test_c = convert(element, dtype), convert(test, dtype)
+    if test.size == 0:
+        found = broadcast_to(ensure_tracer(np.bool_(False)), element.shape)
+    elif test.size <= COMPARED_AT_ONCE:
+        pairs = call_ufunc(np.equal, element_c.reshape(element.shape + (1,)), test_c)
+        found = np_any(pairs, axis=-1)
+    else:
+        ordered = np_sort(test_c)
+        at = call_ufunc(np.minimum, np_searchsorted(ordered, element_c),
+                        np.int64(test.size - 1))
+        found = call_ufunc(np.equal, take_in_bounds(ordered, at), element_c)
+    if invert:
+        found = call_ufunc(np.logical_not, found)
+    return as_kind(found, "array") if isinstance(found, Tracer) else found
