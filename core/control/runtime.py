@@ -37,6 +37,7 @@ from .cell import is_cell_code
 from .carry import (INDEX_AVAL, UNBOUND, UNBOUND_INDEX, CannotConvert, Slot, coerce, contains_tracer,
                     to_pred)
 from .loops import LoopSpec, roll_loop
+from .python_scalars import python_scalar  # noqa: F401 (rewritten code calls it)
 
 LARGE_GRAPH = 2_000           # equations; above this, unroll_notes explains where they came from
 
