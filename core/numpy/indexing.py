@@ -120,7 +120,7 @@ def _zeros_view(shape) -> np.ndarray:
 
 # -- reading ----------------------------------------------------------------------------------
 
-def _index_tuple(idx) -> tuple:
+def index_tuple(idx) -> tuple:
     """idx as a tuple of entries, lists read as NumPy reads them (arrays; [] of intp), traced
     entries whose value is known (a mask or index array made from constants) as that value."""
     return tuple(_list_index(e) if isinstance(e, list) else _known_entry(e)
@@ -160,7 +160,7 @@ def expand_ellipsis(idx: tuple, ndim: int) -> tuple:
 
 
 def getitem(x: Tracer, idx):
-    idx = _index_tuple(idx)
+    idx = index_tuple(idx)
     if _traced_mask_at(idx) is not None:
         view, mask, lead = _masked_view(x, idx)
         return select_masked(view, mask, lead)
@@ -581,7 +581,7 @@ def _cast_for_setitem(value, dtype: np.dtype, advanced: bool = False) -> Tracer:
 
 
 def setitem(x: Tracer, idx, value) -> None:
-    idx = _index_tuple(idx)
+    idx = index_tuple(idx)
     if _traced_mask_at(idx) is not None:
         _masked_assign(x, idx, value)
         return
