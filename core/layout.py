@@ -128,6 +128,16 @@ class Layout:
             self.shape, shape[lead:], self.strides, strict=True)]
         return Layout(shape, tuple(strides), self.offset, self.itemsize)
 
+    def sliding_window(self, window_shape, axes) -> Layout:
+        """sliding_window_view's view: each windowed axis shortened by its window, and one
+        axis per window appended, with the stride of the axis it slides along."""
+        shape = list(self.shape)
+        for w, ax in zip(window_shape, axes, strict=True):
+            shape[ax] -= w - 1
+        return Layout(tuple(shape) + tuple(window_shape),
+                      self.strides + tuple(self.strides[ax] for ax in axes), self.offset,
+                      self.itemsize)
+
     def flip(self, axes) -> Layout:
         """np.flip(a, axes): a[..., ::-1, ...] on each axis."""
         index = tuple(slice(None, None, -1) if i in axes else slice(None)
@@ -221,8 +231,8 @@ class ViewOp:
 
     name: "index" (arg: a basic index), "reshape" (arg: shape), "flat" (arg: None; a view
     only where the reshape is one), "transpose" (arg: axes), "broadcast_to" (arg: shape),
-    "flip" (arg: axes), "real", "imag" (of a complex array), "imag_of_real" (zeros: a fresh
-    array), "identity"."""
+    "flip" (arg: axes), "sliding_window" (arg: (window shape, axes)), "real", "imag" (of a
+    complex array), "imag_of_real" (zeros: a fresh array), "identity"."""
     name: str
     arg: Any = None
 
@@ -239,6 +249,8 @@ class ViewOp:
             return np.broadcast_to(arr, self.arg)
         if self.name == "flip":
             return np.flip(arr, self.arg)
+        if self.name == "sliding_window":
+            return np.lib.stride_tricks.sliding_window_view(arr, *self.arg)
         if self.name in ("real", "imag", "imag_of_real"):
             return arr.real if self.name == "real" else arr.imag
         return arr
@@ -256,6 +268,8 @@ class ViewOp:
             return layout.broadcast_to(self.arg)
         if self.name == "flip":
             return layout.flip(self.arg)
+        if self.name == "sliding_window":
+            return layout.sliding_window(*self.arg)
         if self.name in ("real", "imag"):
             return getattr(layout, self.name)
         if self.name == "imag_of_real":

@@ -9,17 +9,20 @@ is NumPy's, not a re-implementation of it.
 """
 from __future__ import annotations
 
+import itertools
 import operator
 
 import numpy as np
 from numpy.lib._arraypad_impl import _as_pairs
 
+from ..layout import ViewOp
 from ..primitives import pad_p
-from ..tracing import Tracer, bind
+from ..tracing import Tracer, ViewStep, bind
 from .base import (as_array, as_kind, broadcast_to, convert, copy_of, ensure_tracer, implements,
-                   normalize_axes, reshape, unsupported)
+                   normalize_axes, reshape, static_slice, unsupported)
 from .indexing import getitem
-from .shape import np_concatenate, np_flip, np_reshape, np_swapaxes, np_transpose
+from .shape import (np_concatenate, np_flip, np_reshape, np_stack, np_swapaxes,
+                    np_transpose, read_only)
 from .sorting import take_in_bounds
 from .ufuncs import call_ufunc
 
@@ -386,3 +389,61 @@ def np_rot90(m, k=1, axes=(0, 1)):
     if k == 1:
         return np_transpose(np_flip(m, axes[1]), order)
     return np_flip(np_transpose(m, order), axes[1])
+
+
+# sliding_window_view reads each window position as one shifted slice of the array (a fusion
+# that reads the array once per window element): up to this many elements per window.
+WINDOW_ELEMENTS = 64
+
+
+@implements(np.lib.stride_tricks.sliding_window_view)
+def np_sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
+    """A read-only view, as in NumPy, of every window of x: window k along an axis is the
+    slice starting at k."""
+    if writeable:
+        raise unsupported("sliding_window_view(..., writeable=True) (windows overlap: a write "
+                          "lands in several of them)", "write into x itself")
+    x = ensure_tracer(x).with_kind("array")
+    window = tuple(window_shape) if np.iterable(window_shape) else (window_shape,)
+    window = tuple(operator.index(w) for w in window)
+    if any(w < 0 for w in window):
+        raise ValueError("`window_shape` cannot contain negative values")
+    if axis is None:
+        if len(window) != x.ndim:
+            raise ValueError(f"Since axis is `None`, must provide window_shape for all "
+                             f"dimensions of `x`; got {len(window)} window_shape elements and "
+                             f"`x.ndim` is {x.ndim}.")
+        axes = tuple(range(x.ndim))
+    else:
+        axes = tuple(normalize_axes(a, x.ndim)[0] for a in (
+            (axis,) if isinstance(axis, (int, np.integer)) else axis))
+        if len(window) != len(axes):
+            raise ValueError(f"Must provide matching length window_shape and axis; got "
+                             f"{len(window)} window_shape elements and {len(axes)} axes "
+                             f"elements.")
+    trimmed = list(x.shape)
+    for w, ax in zip(window, axes, strict=True):
+        if trimmed[ax] < w:
+            raise ValueError("window shape cannot be larger than input array shape")
+        trimmed[ax] -= w - 1
+    if int(np.prod(window)) > WINDOW_ELEMENTS:
+        raise unsupported(f"sliding_window_view over windows of more than {WINDOW_ELEMENTS} "
+                          f"elements", "use np.convolve, or a cumulative sum's differences "
+                          "(c = np.cumsum(x); c[w:] - c[:-w]), for long windows")
+
+    def read(base):
+        if 0 in trimmed or 0 in window:
+            return broadcast_to(convert(np.zeros((), base.dtype), base.dtype),
+                                tuple(trimmed) + window)
+        windows = []
+        for offsets in itertools.product(*(range(w) for w in window)):
+            starts = [0] * base.ndim
+            for k, ax in zip(offsets, axes, strict=True):
+                starts[ax] += k
+            windows.append(static_slice(base, starts, [s + n for s, n in zip(
+                starts, trimmed, strict=True)]))
+        stacked = np_stack(windows, axis=-1)
+        return np_reshape(stacked, tuple(trimmed) + window)
+    step = ViewStep(read=read, write=read_only, op=ViewOp("sliding_window", (window, axes)),
+                    describe=f"sliding_window{window}")
+    return x.view(step)

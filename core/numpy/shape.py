@@ -153,7 +153,7 @@ def np_imag(val):
         return imag_part(val)
     if val.dtype.kind == "c":
         return _complex_part_view(val, "imag")
-    step = ViewStep(read=lambda base: imag_part(base), write=_read_only,
+    step = ViewStep(read=lambda base: imag_part(base), write=read_only,
                     op=ViewOp("imag_of_real"), describe="imag")
     return val.view(step)
 
@@ -232,7 +232,7 @@ def np_squeeze(a, axis=None):
     return np_reshape(a, tuple(d for i, d in enumerate(a.shape) if i not in axes))
 
 
-def _read_only(base, new):
+def read_only(base, new):
     raise ValueError("assignment destination is read-only")
 
 
@@ -242,7 +242,7 @@ def np_broadcast_to(array, shape, subok=False):
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     array = ensure_tracer(array)
     array.layout().broadcast_to(shape)     # NumPy's own error for shapes that do not fit
-    step = ViewStep(read=lambda base: broadcast_to(base, shape), write=_read_only,
+    step = ViewStep(read=lambda base: broadcast_to(base, shape), write=read_only,
                     op=ViewOp("broadcast_to", shape), describe=f"broadcast{shape}")
     return array.with_kind("array").view(step)
 
