@@ -49,7 +49,8 @@ class _Rewriter:
         doc = body[:1] if body and isinstance(body[0], ast.Expr) and isinstance(
             body[0].value, ast.Constant) and isinstance(body[0].value.value, str) else []
         imports = _at_line(_parse(f"import {runtime.__name__} as {RT}"), self.fn.lineno)
-        self.fn.body = doc + imports + self.block(wrap_creation_calls(body[len(doc):], RT))
+        body = [_IfExpressions().visit(stmt) for stmt in body[len(doc):]]
+        self.fn.body = doc + imports + self.block(wrap_creation_calls(body, RT))
 
     def block(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
         out: list[ast.stmt] = []
@@ -475,6 +476,26 @@ def _rewrite_test(test: ast.expr) -> ast.expr:
         call = ast.Call(func=_rt_attr("not_"), args=[_rewrite_test(test.operand)], keywords=[])
         return ast.copy_location(call, test)
     return test
+
+
+class _IfExpressions(ast.NodeTransformer):
+    """`a if test else b` -> `__psc_rt.if_exp(test, lambda: a, lambda: b)`: a traced test
+    traces both (runtime.if_exp). Nested functions are rewritten on their own."""
+
+    def visit_FunctionDef(self, node):
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_IfExp(self, node: ast.IfExp):
+        self.generic_visit(node)
+        if any(isinstance(n, (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await))
+               for n in ast.walk(node)):       # (a lambda would change what they mean)
+            return node
+        thunks = [ast.Lambda(args=_no_args(), body=b) for b in (node.body, node.orelse)]
+        call = ast.Call(func=_rt_attr("if_exp"), args=[_rewrite_test(node.test), *thunks],
+                        keywords=[])
+        return ast.copy_location(call, node)
 
 
 def _no_args() -> ast.arguments:

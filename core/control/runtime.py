@@ -31,7 +31,8 @@ from ..numpy.creation import traced_creator
 from ..numpy.ufuncs import call_ufunc, np_where
 from ..primitives import convert_element_type_p
 from .. import budget
-from ..tracing import BudgetExceeded, DataDependentShapeError, TraceError, Tracer, UnsupportedError, bind, current_trace
+from ..tracing import (BudgetExceeded, DataDependentShapeError, TraceError, Tracer, UnsupportedError,
+                       bind, caller_source, current_trace)
 from .branches import Aliasing, branch, choose
 from .cell import is_cell_code
 from .carry import (INDEX_AVAL, UNBOUND, UNBOUND_INDEX, CannotConvert, Slot, coerce, contains_tracer,
@@ -405,6 +406,20 @@ def convert_if(site: Site, pred, then_fn, else_fn, env) -> tuple:
                       dead=frozenset(site.dead), aliasing=aliasing)
     except CannotConvert as err:
         raise _cannot_roll(site, file, err.message, err.hint) from None
+
+
+def if_exp(test, then_thunk, else_thunk):
+    """`a if test else b` in rewritten code: on a traced test, both traced into one cond (or
+    a select), as an `if` statement is; otherwise Python's own choice."""
+    if not is_traced(test):
+        return then_thunk() if test else else_thunk()
+    p = to_pred(test)
+    index = bind(convert_element_type_p, p, new_dtype=np.dtype(np.int32), weak_type=False)
+    try:
+        return branch(index, [else_thunk, then_thunk], [], pred=p)
+    except CannotConvert as err:
+        raise UnsupportedError(f"`a if test else b` on a traced test: {err.message}",
+                               caller_source(), err.hint) from None
 
 
 def truth(value, site: Site) -> bool:

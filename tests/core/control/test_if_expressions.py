@@ -1,0 +1,66 @@
+"""`a if test else b` on a traced test: both branches traced into one conditional, NumPy's
+results either way (inside comprehensions and nested too), the branch not taken never raising
+at run time, and a clear refusal, with the line, when the branches give different things."""
+import sys
+
+import numpy as np
+import pytest
+from psc_jit.core import UnsupportedError, jit
+
+sys.path.insert(0, __file__.rsplit("/control/", 1)[0] + "/numpy")
+from numpy_compare import compare  # noqa: E402
+
+pytestmark = pytest.mark.xla
+
+
+def signed(x):
+    return x * 2.0 if x.sum() > 0 else -x
+
+
+def nested(x):
+    return x.max() if x[0] > 1 else (x.min() if x[0] < -1 else x.mean())
+
+
+def centroids(X, labels, C):
+    return np.stack([X[labels == k].mean(0) if np.any(labels == k) else C[k]
+                     for k in range(C.shape[0])])
+
+
+@pytest.mark.parametrize("x", [np.array([1.0, 2.0]), np.array([-1.0, -2.0])],
+                         ids=["then", "else"])
+def test_either_branch_is_numpys(x):
+    compare(signed, x)
+
+
+@pytest.mark.parametrize("first", [2.0, -2.0, 0.5])
+def test_nested_expressions(first):
+    compare(nested, np.array([first, 3.0, -4.0]))
+
+
+def test_an_empty_cluster_keeps_its_centroid_as_in_numpy():
+    rng = np.random.default_rng(0)
+    X, C = rng.random((20, 2)), rng.random((4, 2))
+    labels = np.array([0, 1, 3] * 6 + [0, 1])        # cluster 2 is empty
+    compare(centroids, X, labels, C, close=True)
+
+
+def test_a_static_test_runs_only_its_branch():
+    def first_or_zero(x, n):
+        return x[n] if n < x.shape[0] else 0.0
+    assert jit(first_or_zero, static_argnames="n")(np.arange(3.0), 7) == 0.0
+
+
+def test_the_branch_not_taken_does_not_raise_at_run_time():
+    def guarded(x, i):
+        return x[i] if i < x.shape[0] else np.float64(-1.0)
+    jitted = jit(guarded)
+    assert jitted(np.arange(3.0), np.int64(10)) == -1.0
+    assert jitted(np.arange(3.0), np.int64(2)) == 2.0
+
+
+def test_branches_of_different_structure_are_refused_with_the_line():
+    def mismatched(x):
+        return (x, x) if x.sum() > 0 else x
+    with pytest.raises(UnsupportedError, match="if test else b") as info:
+        jit(mismatched)(np.ones(2))
+    assert "return (x, x) if x.sum() > 0 else x" in str(info.value)
