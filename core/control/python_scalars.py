@@ -27,6 +27,8 @@ import types
 import numpy as np
 
 from ..numpy.base import as_kind, convert, ensure_tracer
+from ..numpy.checks import python_int
+from ..numpy.conversion import python_number
 from ..numpy.ufuncs import call_ufunc, np_where
 from ..tracing import DataDependentShapeError, Tracer, current_trace
 
@@ -37,7 +39,7 @@ def python_scalar(fn, *args, **kwargs):
     """A call of float, int, max, min or a math function in rewritten code (see module doc)."""
     if current_trace() is not None and not kwargs and any(_traced_real(a) for a in args):
         if fn is builtins.float and len(args) == 1:
-            return _python(convert(args[0], F64))
+            return python_number(convert(args[0], F64))
         if fn is builtins.int and len(args) == 1:
             return _to_int(args[0])
         if (fn is builtins.max or fn is builtins.min) and len(args) >= 2 and \
@@ -58,11 +60,6 @@ def _real(x) -> bool:
         not isinstance(x, (bool, np.bool_))
 
 
-def _python(x: Tracer) -> Tracer:
-    """x as a traced Python number: weak, kind "python"."""
-    return as_kind(convert(x, x.dtype, weak=True), "python")
-
-
 def _require(ok, message: str, error: type) -> None:
     current_trace().require(ok, ensure_tracer(np.int64(0)), message, error)
 
@@ -77,21 +74,8 @@ def _python_error(fn, *args) -> tuple[type, str]:
 
 
 def _to_int(x) -> Tracer:
-    """int(x): toward zero, Python's errors for NaN and infinity."""
-    x = ensure_tracer(x)
-    if x.dtype.kind == "f":
-        for bad, value in ((np.isnan, float("nan")), (np.isinf, float("inf"))):
-            _require(call_ufunc(np.logical_not, call_ufunc(bad, x)),
-                     *reversed(_python_error(int, value)))
-        x = call_ufunc(np.trunc, x)
-        inside = call_ufunc(np.logical_and, call_ufunc(np.greater_equal, x, -2.0 ** 63),
-                            call_ufunc(np.less, x, 2.0 ** 63))
-        _require(inside, "int() of a value outside int64: psc_jit runs the cell as plain Python",
-                 DataDependentShapeError)
-    elif x.dtype == np.uint64:
-        _require(call_ufunc(np.less, x, np.uint64(2 ** 63)), "int() of a uint64 past int64: "
-                 "psc_jit runs the cell as plain Python", DataDependentShapeError)
-    return _python(convert(x, I64))
+    """int(x): toward zero, Python's errors for NaN and infinity (checks.python_int)."""
+    return python_number(python_int(ensure_tracer(x)))
 
 
 def _type_of(x) -> tuple[bool, np.dtype]:
@@ -122,7 +106,7 @@ def _extreme(fn, args) -> Tracer:
         _require(ok, f"{fn.__name__}() returned an argument of another type than the compiled "
                  f"program's: psc_jit runs the cell as plain Python", DataDependentShapeError)
     result = convert(result, assumed[1])
-    return _python(result) if assumed[0] else as_kind(result, "scalar")
+    return python_number(result) if assumed[0] else as_kind(result, "scalar")
 
 
 class _MathRule:
@@ -147,7 +131,7 @@ class _MathRule:
                      *reversed(_python_error(self.fn, *self.overflow_sample)))
         if self.result == "int":
             return _to_int(out)
-        return _python(out if self.result == "float" else convert(out, np.bool_))
+        return python_number(out if self.result == "float" else convert(out, np.bool_))
 
 
 def _rule(fn, ufunc, **options) -> tuple:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..primitives import concatenate_p, reshape_p
-from ..tracing import Tracer, bind, current_trace, tracing
+from ..tracing import DataDependentShapeError, Tracer, bind, current_trace, tracing
 from .base import convert, dtype_of, ensure_tracer, result_type
 from .reductions import np_all, np_max, np_min
 from .ufuncs import SPECIAL_UFUNCS, call_ufunc, np_where
@@ -32,6 +32,35 @@ def require_int_convertible(value: Tracer, dtype: np.dtype) -> None:
                         call_ufunc(np.less_equal, whole, float(info.max)))
     trace.require(inside, convert(whole, np.dtype(np.int64)),
                   f"Python integer {{}} out of bounds for {dtype}", OverflowError)
+
+
+def _python_error(value: float) -> tuple[str, type]:
+    try:
+        int(value)
+    except (ValueError, OverflowError) as err:
+        return str(err), type(err)
+    raise AssertionError(f"int({value}) did not raise")
+
+
+def python_int(x: Tracer) -> Tracer:
+    """int(x) of a traced real 0-d value, as an int64 (kind left to the caller): toward zero,
+    Python's errors for NaN and infinity raised by the run; a value past int64 (which a Python
+    int would hold) makes the cell run as plain Python (DataDependentShapeError)."""
+    trace, zero = current_trace(), ensure_tracer(np.int64(0))
+    if x.dtype.kind == "f":
+        for bad, value in ((np.isnan, float("nan")), (np.isinf, float("inf"))):
+            trace.require(call_ufunc(np.logical_not, call_ufunc(bad, x)), zero,
+                          *_python_error(value))
+        x = call_ufunc(np.trunc, x)
+        inside = call_ufunc(np.logical_and, call_ufunc(np.greater_equal, x, -2.0 ** 63),
+                            call_ufunc(np.less, x, 2.0 ** 63))
+        trace.require(inside, zero, "int() of a value outside int64: psc_jit runs the cell as "
+                      "plain Python", DataDependentShapeError)
+    elif x.dtype == np.uint64:
+        trace.require(call_ufunc(np.less, x, np.uint64(2 ** 63)), zero, "a uint64 past int64 "
+                      "as a Python int: psc_jit runs the cell as plain Python",
+                      DataDependentShapeError)
+    return convert(x, np.dtype(np.int64))
 
 
 def require_in_bounds(index: Tracer, n: int, axis: int) -> None:

@@ -6,10 +6,24 @@ from __future__ import annotations
 import numpy as np
 
 from ..primitives import complex_p
+from ..tracing import Tracer
 from .base import (as_kind, assign_into, convert, copy_of, dtype_of, elementwise, ensure_tracer,
                    imag_part, implements, real_part, reshape)
 from .shape import copy_for_view, np_stack, view_answer
 from .ufuncs import call_ufunc, no_python_scalar
+
+
+# The Python number a NumPy scalar of each kind converts to (.item(), float(), int())
+PYTHON_DTYPES = {"b": np.dtype(np.bool_), "i": np.dtype(np.int64), "u": np.dtype(np.int64),
+                 "f": np.dtype(np.float64), "c": np.dtype(np.complex128)}
+
+
+def python_number(x: Tracer) -> Tracer:
+    """A traced 0-d value as the Python number .item() gives (a bool, int, float or complex):
+    kind "python", weak in NumPy's promotion as Python numbers are. (A uint64 past int64,
+    which a Python int holds, is the caller's to check.)"""
+    dtype = PYTHON_DTYPES[x.dtype.kind]
+    return as_kind(convert(x, dtype, weak=dtype != np.bool_), "python")
 
 
 @implements(np.conj, np.conjugate)

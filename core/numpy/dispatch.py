@@ -1,12 +1,15 @@
 """Operators, methods and NumPy's dispatch protocols on Tracer, wired to the NumPy layer."""
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ..tracing import Tracer
-from .base import (NUMPY_FUNCTIONS, WEAK_PYTHON_TYPE, assign_into, copy_of, numpy_name,
-                   unsupported)
-from .conversion import astype, np_copy
+from .base import (NUMPY_FUNCTIONS, WEAK_PYTHON_TYPE, as_kind, assign_into, copy_of,
+                   numpy_name, unsupported)
+from .checks import python_int
+from .conversion import astype, np_copy, np_round, python_number
 from .indexing import getitem, setitem
 from .masked import MaskedSelection
 from .products import matmul
@@ -113,6 +116,8 @@ def attach():
     Tracer.astype = _tracer_astype
     Tracer.copy = lambda self, order="C": np_copy(self)
     Tracer.fill = _fill
+    Tracer.item = _item
+    Tracer.__round__ = _round
     Tracer.flatten = _flatten
     Tracer.conj = Tracer.conjugate = _conj
     for name in ("sum", "prod", "mean", "var", "std", "max", "min", "all", "any", "argmax",
@@ -165,6 +170,42 @@ def _require_numpy_value(x: Tracer, name: str) -> None:
 def _tracer_astype(self, dtype, *args, **kwargs):
     _require_numpy_value(self, "astype")
     return astype(self, dtype, *args, **kwargs)
+
+
+def _item(self, *args):
+    """x.item(), x.item(i), x.item(i, j): one element as the Python number NumPy gives, traced
+    (a float stays in the program: `m = x.mean().item()`)."""
+    _require_numpy_value(self, "item")
+    if not args:
+        if self.size != 1:
+            raise ValueError("can only convert an array of size 1 to a Python scalar")
+        element = np_reshape(self, ())
+    elif len(args) == 1 and not isinstance(args[0], tuple):
+        flat = np_reshape(self, (self.size,))
+        if isinstance(args[0], (int, np.integer)) and not -self.size <= args[0] < self.size:
+            raise IndexError(f"index {args[0]} is out of bounds for axis 0 with size {self.size}")
+        element = getitem(flat, args[0])
+    else:
+        element = getitem(self, args[0] if len(args) == 1 else args)
+    return python_number(python_int(element) if element.dtype == np.uint64 else element)
+
+
+def _round(self, ndigits=None):
+    """round(x) of a traced scalar: half to even, a Python int; round(x, n): what NumPy's
+    scalars do (np.round), while a Python float's own rounding of decimal digits (exact) is
+    refused."""
+    if self.ndim != 0 or self.dtype.kind not in "biuf":
+        raise TypeError(f"type {'numpy.ndarray' if self.ndim else self.dtype} doesn't define "
+                        f"__round__ method")
+    if ndigits is None:
+        rounded = call_ufunc(np.rint, self) if self.dtype.kind == "f" else self
+        return as_kind(python_int(rounded), "python")
+    if isinstance(ndigits, Tracer):
+        raise unsupported("round(x, ndigits) with a traced ndigits", "make ndigits a Python int")
+    if self.kind == "python" and self.dtype.kind == "f":
+        raise unsupported("round(x, ndigits) of a Python float (Python rounds its decimal "
+                          "digits exactly)", "use np.round(x, ndigits), or keep x a NumPy float")
+    return np_round(self, operator.index(ndigits))
 
 
 def _numpy_method(fn):

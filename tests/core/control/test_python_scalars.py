@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
-from psc_jit.core import DataDependentShapeError, jit
+from psc_jit.core import DataDependentShapeError, UnsupportedError, jit
 from psc_jit.core.control.python_scalars import MATH
 
 sys.path.insert(0, __file__.rsplit("/control/", 1)[0] + "/numpy")
@@ -150,3 +150,42 @@ def test_a_cell_ends_as_the_plain_cell_whichever_type_max_returns():
         for name in ("m", "d", "n"):
             got, want = shell.user_ns[name], plain[name]
             assert type(got) is type(want) and got == want, name
+
+
+def items_and_rounds(x, i):
+    return (x.mean().item(), x.item(2), x.reshape(2, 2).item(1, 0), (x > 0).item(0),
+            x.astype(np.int8).item(1), x.astype(np.complex64).item(3), x.item(i),
+            round(x[0] * 10), round(x[1]), round(float(x[2]) + 0.5), round(x[3], 1),
+            round(np.int16(7) + x.astype(np.int16)[2]))
+
+
+def test_item_and_round_give_pythons_numbers():
+    compare(items_and_rounds, np.array([0.25, -1.5, 2.5, 0.75]), np.int64(-1))
+
+
+def item_of_all(x):
+    return x.item()
+
+
+def item_past_the_end(x):
+    return x.item(7)
+
+
+def round_first(x):
+    return round(x[0])
+
+
+@pytest.mark.parametrize("call", [item_of_all, item_past_the_end, round_first])
+@pytest.mark.parametrize("first", [np.nan, np.inf])
+def test_item_and_round_errors_are_numpys(call, first):
+    raises_like(call, np.array([first, 1.0, 2.0, 3.0]))
+
+
+def test_a_uint64_past_int64_runs_the_cell_as_plain_python():
+    with pytest.raises(DataDependentShapeError):
+        jit(lambda x: x.item(0))(np.array([2 ** 63 + 5], np.uint64))
+
+
+def test_round_of_a_python_float_to_digits_is_refused_with_the_fix():
+    with pytest.raises(UnsupportedError, match="np.round"):
+        jit(lambda x: round(float(x[0]), 2))(X)
