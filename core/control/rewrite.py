@@ -113,7 +113,7 @@ class _Rewriter:
     # for NAME in range(...) ----------------------------------------------------------------
     def for_loop(self, node: ast.For) -> list[ast.stmt]:
         if not _is_range_loop(node):
-            return [self.nested(node)]
+            return self.sequence_loop(node)
         k = next(self.counter)
         target = node.target.id
         body = _drop_continue(node.body)
@@ -134,6 +134,41 @@ class _Rewriter:
                                outs=_tuple(assigned + (target,)))
         holes = {"ARGS": args, "BODY": self.block(body), "PLAIN": self.block(copy.deepcopy(body)),
                  "ORELSE": self.block(node.orelse), "DELS": _dels(assigned + (target,))}
+        return _fill(code, node.lineno, holes)
+
+    # for TARGET in x / enumerate(x) / zip(x, y) ----------------------------------------------
+    def sequence_loop(self, node: ast.For) -> list[ast.stmt]:
+        """A loop over an array (its rows), `enumerate` or `zip` of arrays: when they are
+        traced, a loop over `range` of their length whose body first binds the target to
+        the rows at the index (rolled like any); otherwise the loop as written."""
+        if _blocks_sequence(node):
+            return [self.nested(node)]
+        k = next(self.counter)
+        seq, index = f"__psc_seq_{k}", f"__psc_i_{k}"
+        self.scope |= {seq, index}
+        it = node.iter
+        kind, args = "plain", [it]
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and \
+                it.func.id in ("enumerate", "zip") and not any(
+                    isinstance(a, ast.Starred) for a in it.args) and not it.keywords:
+            kind, args = it.func.id, [it.func, *it.args]
+        make = ast.Call(func=_rt_attr("Sequence"), args=[ast.Constant(kind), *args],
+                        keywords=[])
+        rows = ast.For(target=ast.Name(index, ast.Store()), iter=ast.Call(
+            func=ast.Name("range", ast.Load()),
+            args=[ast.Attribute(ast.Name(seq, ast.Load()), "length", ast.Load())], keywords=[]),
+            body=[ast.Assign(targets=[node.target], value=ast.Call(
+                func=ast.Attribute(ast.Name(seq, ast.Load()), "item", ast.Load()),
+                args=[ast.Name(index, ast.Load())], keywords=[]))] + node.body,
+            orelse=copy.deepcopy(node.orelse))
+        plain = ast.For(target=copy.deepcopy(node.target), iter=ast.Call(
+            func=ast.Attribute(ast.Name(seq, ast.Load()), "plain", ast.Load()), args=[],
+            keywords=[]), body=copy.deepcopy(node.body), orelse=copy.deepcopy(node.orelse))
+        code = f"{seq} = __MAKE__\nif {seq}.rolls:\n    __ROWS__\nelse:\n    __PLAIN__\n"
+        for stmt in (rows, plain):
+            ast.copy_location(stmt, node)
+            ast.fix_missing_locations(stmt)
+        holes = {"MAKE": make, "ROWS": self.for_loop(rows), "PLAIN": [self.nested(plain)]}
         return _fill(code, node.lineno, holes)
 
     # while TEST ----------------------------------------------------------------------------
@@ -340,6 +375,13 @@ def _dels(names) -> list[ast.stmt]:
 
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _blocks_sequence(node: ast.For) -> bool:
+    """A target the row loop cannot bind the same way (an attribute, a subscript, a starred
+    name)."""
+    return not all(isinstance(t, ast.Name) or isinstance(t, ast.Tuple) and all(
+        isinstance(e, ast.Name) for e in t.elts) for t in [node.target])
 
 
 def _is_range_loop(node: ast.For) -> bool:

@@ -88,7 +88,8 @@ def _source(site: Site, file: str) -> SourceInfo:
 
 
 def _touches_tracer(site: Site, env: dict) -> bool:
-    return any(contains_tracer(env.get(name)) for name in site.names)
+    return any(contains_tracer(env.get(name)) or isinstance(env.get(name), Sequence) and
+               env[name].rolls for name in site.names)
 
 
 def wants_for(site: Site, range_fn, args, env) -> bool:
@@ -406,6 +407,32 @@ def convert_if(site: Site, pred, then_fn, else_fn, env) -> tuple:
                       dead=frozenset(site.dead), aliasing=aliasing)
     except CannotConvert as err:
         raise _cannot_roll(site, file, err.message, err.hint) from None
+
+
+class Sequence:
+    """What `for TARGET in x`, `enumerate(x)` or `zip(x, y)` iterates, in rewritten code (see
+    rewrite.sequence_loop): arrays traced (with at least one axis) and the builtins themselves
+    make the loop a loop over range(length) whose pass i binds the target to `item(i)` (x[i];
+    (i, x[i]); (x[i], y[i])), which rolls like any; otherwise `plain()` is the iteration as
+    written."""
+
+    def __init__(self, kind: str, *args):
+        self.kind, self.args = kind, args
+        arrays = args if kind == "plain" else args[1:]
+        builtin = kind == "plain" or args[0] is getattr(builtins, kind)
+        self.rolls = bool(arrays) and builtin and _ROLLING.get() and all(
+            isinstance(a, Tracer) and a.ndim >= 1 for a in arrays)
+        self.length = min(a.shape[0] for a in arrays) if self.rolls else 0
+
+    def item(self, i):
+        if self.kind == "plain":
+            return self.args[0][i]
+        if self.kind == "enumerate":
+            return i, self.args[1][i]
+        return tuple(a[i] for a in self.args[1:])
+
+    def plain(self):
+        return self.args[0] if self.kind == "plain" else self.args[0](*self.args[1:])
 
 
 def if_exp(test, then_thunk, else_thunk):

@@ -438,15 +438,16 @@ def test_unroll_notes_name_the_loop():
     assert unroll_notes(run_cell(LOOP_SUM, {"x": np.ones(700), "n": 700})) == []
 
 
-def test_the_pass_keeps_docstrings_and_leaves_other_loops_alone():
-    tree = ast.parse('def f(x):\n    "doc"\n    for a, b in x:\n        pass\n    return x\n')
+def test_the_pass_keeps_docstrings_and_iterates_what_is_not_an_array_as_written():
+    tree = ast.parse('def f(x):\n    "doc"\n    out = []\n    for a, b in x:\n'
+                     '        out.append(b)\n    else:\n        out.append(0)\n    return out\n')
     rolled = roll_loops(tree)
     fn = rolled.body[0]
     assert ast.get_docstring(fn) == "doc"
-    assert any(isinstance(s, ast.For) and isinstance(s.target, ast.Tuple) for s in fn.body)
+    assert any(isinstance(s, ast.For) and isinstance(s.target, ast.Tuple) for s in ast.walk(fn))
     namespace: dict = {}
     exec(compile(rolled, "<test>", "exec"), namespace)
-    assert namespace["f"]([(1, 2)]) == [(1, 2)]
+    assert namespace["f"]([(1, 2), (3, 4)]) == [2, 4, 0]
 
 
 def test_a_python_float_or_a_numpy_scalar_by_the_branch_taken_is_refused():
