@@ -31,7 +31,7 @@ def weighted_rows(A):
 
 def paired(x, y):
     acc = np.float64(0.0)
-    for a, b in zip(x, y):
+    for a, b in zip(x, y):      # noqa: B905 (the shorter one ends it, as in Python)
         acc = acc + a * b
     return acc
 
@@ -87,7 +87,7 @@ def test_a_list_of_arrays_iterates_as_written():
 
 def test_the_target_after_the_loop_is_the_last_row_as_in_python():
     def last(x):
-        for v in x:
+        for v in x:     # noqa: B007 (the loop only binds v)
             pass
         return v * 1.0      # noqa: B023 (Python leaves v bound to the last row)
     compare(last, np.arange(4.0))
