@@ -117,6 +117,7 @@ def attach():
     Tracer.copy = lambda self, order="C": np_copy(self)
     Tracer.fill = _fill
     Tracer.item = _item
+    Tracer.tolist = _tolist
     Tracer.__round__ = _round
     Tracer.flatten = _flatten
     Tracer.conj = Tracer.conjugate = _conj
@@ -188,6 +189,23 @@ def _item(self, *args):
     else:
         element = getitem(self, args[0] if len(args) == 1 else args)
     return python_number(python_int(element) if element.dtype == np.uint64 else element)
+
+
+# x.tolist() of a traced array: a list (of lists) of traced Python numbers, for arrays up to
+# this size (each element is one more value of the program)
+TOLIST_ELEMENTS = 256
+
+
+def _tolist(self):
+    """x.tolist(): NumPy's nested lists of Python numbers, each traced."""
+    _require_numpy_value(self, "tolist")
+    if self.size > TOLIST_ELEMENTS:
+        raise unsupported(f".tolist() of {self.size:,} traced elements (more than "
+                          f"{TOLIST_ELEMENTS})", "keep it an array, or convert it after the "
+                          "cell")
+    if self.ndim == 0:
+        return _item(self)
+    return [_tolist(getitem(self, i)) for i in range(self.shape[0])]
 
 
 def _round(self, ndigits=None):

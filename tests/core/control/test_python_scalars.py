@@ -189,3 +189,14 @@ def test_a_uint64_past_int64_runs_the_cell_as_plain_python():
 def test_round_of_a_python_float_to_digits_is_refused_with_the_fix():
     with pytest.raises(UnsupportedError, match="np.round"):
         jit(lambda x: round(float(x[0]), 2))(X)
+
+
+def test_tolist_gives_nested_python_numbers():
+    compare(lambda x, k: (x.reshape(2, 2).tolist(), (x > 0).tolist(), k.tolist(),
+                          x[0].tolist(), x[:0].tolist()),
+            np.array([0.25, -1.5, 2.5, 0.75]), np.arange(3, dtype=np.int8))
+
+
+def test_tolist_of_a_large_array_is_refused_with_the_fix():
+    with pytest.raises(UnsupportedError, match="keep it an array"):
+        jit(lambda x: x.tolist())(np.zeros(1000))
