@@ -1,5 +1,6 @@
 """NumPy's conversions between flat and multi-dimensional indices on tracers (unravel_index,
-ravel_multi_index) and membership of values in a set (isin).
+ravel_multi_index), membership of values in a set (isin), and the order of rows by several
+keys (lexsort).
 
 The conversions are integer arithmetic on traced indices with a static shape; where NumPy
 raises for an index outside the array, the run checks it before anything is written back
@@ -14,7 +15,8 @@ import numpy as np
 from ..tracing import Tracer, current_trace
 from .base import as_array, as_kind, broadcast_to, convert, ensure_tracer, implements
 from .reductions import np_all, np_max, np_min
-from .sorting import np_searchsorted, np_sort, take_in_bounds
+from .sorting import (np_argsort, np_searchsorted, np_sort, np_take_along_axis,
+                      take_in_bounds)
 from .ufuncs import call_ufunc, np_where
 
 INDEX = np.dtype(np.int64)      # NumPy's intp here
@@ -151,3 +153,25 @@ def np_isin(element, test_elements, assume_unique=False, invert=False, *, kind=N
     if invert:
         found = call_ufunc(np.logical_not, found)
     return as_kind(found, "array") if isinstance(found, Tracer) else found
+
+
+@implements(np.lexsort)
+def np_lexsort(keys, axis=-1):
+    """The order that sorts by the last key, ties by the one before, ...: one stable argsort
+    per key, least significant first, each of the keys taken in the order so far."""
+    if isinstance(keys, Tracer):
+        if keys.ndim == 0:
+            raise TypeError("need sequence of keys with len > 0 in lexsort")
+        keys = [keys[k] for k in range(keys.shape[0])]
+    keys = [as_array(k) for k in keys]
+    if not keys:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    if len({k.shape for k in keys}) != 1:
+        raise ValueError("all keys need to be the same shape")
+    if keys[0].ndim == 0:
+        keys = [k.reshape(1) for k in keys]
+    order = np_argsort(keys[0], axis=axis, stable=True)
+    for key in keys[1:]:
+        within = np_argsort(np_take_along_axis(key, order, axis), axis=axis, stable=True)
+        order = np_take_along_axis(order, within, axis)
+    return as_kind(order, "array")

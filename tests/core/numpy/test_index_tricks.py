@@ -136,3 +136,23 @@ def test_fill_diagonal_writes_the_callers_array_as_numpy_does(a, value, wrap):
 @pytest.mark.parametrize("a", [np.zeros(4), np.zeros((3, 4, 3))], ids=["1-d", "unequal"])
 def test_fill_diagonal_errors_are_numpys(a):
     raises_like(lambda a, v: _filled(a, v), a, np.float64(1.0))
+
+
+@pytest.mark.parametrize("call, args", [
+    (lambda a, b: np.lexsort((a, b)),
+     (np.array([1.0, np.nan, 1.0, 0.0, -0.0, 0.0]), np.array([2, 1, 2, 1, 1, 1]))),
+    (lambda a, b: np.lexsort(np.stack([a, b])), (np.array([3, 1, 2]), np.array([1, 1, 0]))),
+    (lambda a, b: np.lexsort((a, b), axis=0), (np.array([[3, 1], [0, 2]]),
+                                               np.array([[1, 1], [1, 0]]))),
+    (lambda a, b: np.lexsort((a,)), (np.array([3, 1, 2]), None)),
+    (lambda a, b: np.lexsort((a, b, a[::-1])),
+     tuple(np.random.default_rng(0).integers(0, 3, (2, 50)))),
+    (lambda a, b: np.lexsort((a, b)), (np.array([1j, 1, 1 + 1j]), np.array([0, 0, 0]))),
+], ids=["nan-and-zeros", "2-d-keys", "axis-0", "one-key", "three-keys", "complex"])
+def test_lexsort_is_numpys(call, args):
+    compare(call, *args)
+
+
+def test_lexsort_errors_are_numpys():
+    raises_like(lambda a, b: np.lexsort((a, b)), np.zeros(3), np.zeros(4))
+    raises_like(lambda a: np.lexsort(()), np.zeros(3))
