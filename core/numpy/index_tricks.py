@@ -13,7 +13,8 @@ import operator
 import numpy as np
 
 from ..tracing import Tracer, current_trace
-from .base import as_array, as_kind, broadcast_to, convert, ensure_tracer, implements
+from .base import (as_array, as_kind, broadcast_to, convert, ensure_tracer, implements,
+                   refusing)
 from .reductions import np_all, np_max, np_min
 from .sorting import (np_argsort, np_searchsorted, np_sort, np_take_along_axis,
                       take_in_bounds)
@@ -175,3 +176,12 @@ def np_lexsort(keys, axis=-1):
         within = np_argsort(np_take_along_axis(key, order, axis), axis=axis, stable=True)
         order = np_take_along_axis(order, within, axis)
     return as_kind(order, "array")
+
+
+# np.partition and np.argpartition leave each side of kth in the order NumPy's selection
+# algorithm happens to leave it: a compiled cell could not end as the plain cell does.
+for _fn, _sorted in ((np.partition, "np.sort(a)"), (np.argpartition, "np.argsort(a)")):
+    implements(_fn)(refusing(
+        f"np.{_fn.__name__} (the order within each side of kth is that of NumPy's selection "
+        f"algorithm)", f"use {_sorted} (sorted: its first k are the k smallest)",
+        f"np_{_fn.__name__}"))

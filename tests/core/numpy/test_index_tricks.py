@@ -156,3 +156,11 @@ def test_lexsort_is_numpys(call, args):
 def test_lexsort_errors_are_numpys():
     raises_like(lambda a, b: np.lexsort((a, b)), np.zeros(3), np.zeros(4))
     raises_like(lambda a: np.lexsort(()), np.zeros(3))
+
+
+@pytest.mark.parametrize("fn, fix", [(np.partition, "np.sort(a)"),
+                                     (np.argpartition, "np.argsort(a)")])
+def test_partitions_are_refused_with_the_sorted_alternative(fn, fix):
+    from psc_jit.core import UnsupportedError
+    with pytest.raises(UnsupportedError, match=f"selection algorithm.*use {fix}"):
+        jit(lambda x: fn(x, 2))(np.arange(5.0))
