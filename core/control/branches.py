@@ -79,14 +79,17 @@ def choices_of(trace) -> dict[int, Choice]:
 
 def branch(index: Tracer, fns: Sequence[Callable], args: Sequence, pred: Tracer | None = None,
            names: Sequence[str] | None = None, dead: frozenset[str] = frozenset(),
-           aliasing: Aliasing | None = None):
+           aliasing: Aliasing | None = None, types: list | None = None):
     """Trace each `fn(*args)` into a branch of one `cond` on `index` (i32[]); return the result
     (one tree from every branch) as values of the current trace. An array in args that a
     branch updates in place is updated here too. With two small branches and `pred`, both are
     inlined and their results selected (np.where) instead. With `aliasing` (an `if`
-    statement's), names alias after it as in plain Python, or CannotConvert says why not."""
+    statement's), names alias after it as in plain Python, or CannotConvert says why not.
+    `types`, a list, receives each branch's result leaf types (`carry.type_of`)."""
     buffers = tracer_buffers(args)
     passes = [_trace_branch(fn, args, buffers) for fn in fns]
+    if types is not None:       # each branch's result leaves' types, for the caller
+        types.extend([type_of(leaf) for leaf in p.leaves] for p in passes)
     treedef = passes[0].treedef
     if any(p.treedef != treedef for p in passes):
         raise CannotConvert("the branches give results of different structure",

@@ -116,7 +116,7 @@ def _is_number(value) -> bool:
     return isinstance(value, (bool, int, float, complex, np.bool_, np.number))
 
 
-def _slot_of_static(value) -> Slot:
+def slot_of_static(value) -> Slot:
     if isinstance(value, np.ndarray):
         return Slot(ShapedArray(value.shape, value.dtype), "array")
     if isinstance(value, np.generic):
@@ -148,8 +148,8 @@ def join(a, b, name: str, loop: bool = True, exact: bool = False):
         if not isinstance(t, Slot) and not _is_number(t):
             raise CannotConvert(f"`{name}` is {describe(a)} on entry and {describe(b)} after "
                                 "one pass", _init_hint(name), peel=True)
-    a = a if isinstance(a, Slot) else _slot_of_static(a)
-    b = b if isinstance(b, Slot) else _slot_of_static(b)
+    a = a if isinstance(a, Slot) else slot_of_static(a)
+    b = b if isinstance(b, Slot) else slot_of_static(b)
     if a.aval.shape != b.aval.shape:
         raise CannotConvert(f"`{name}` changes shape from {a} to {b}",
                             "keep its shape fixed, or collect results in a preallocated array",

@@ -30,13 +30,13 @@ from ..ir import Graph, SourceInfo
 from ..numpy.creation import traced_creator
 from ..numpy.ufuncs import call_ufunc, np_where
 from ..primitives import convert_element_type_p
-from .. import budget
+from .. import budget, tree_util
 from ..tracing import (BudgetExceeded, DataDependentShapeError, TraceError, Tracer, UnsupportedError,
                        bind, caller_source, current_trace)
 from .branches import Aliasing, branch, choose
 from .cell import is_cell_code
 from .carry import (INDEX_AVAL, UNBOUND, UNBOUND_INDEX, CannotConvert, Slot, coerce, contains_tracer,
-                    to_pred)
+                    slot_of_static, to_pred)
 from .loops import LoopSpec, roll_loop
 from .python_scalars import python_scalar  # noqa: F401 (rewritten code calls it)
 
@@ -442,11 +442,33 @@ def if_exp(test, then_thunk, else_thunk):
         return then_thunk() if test else else_thunk()
     p = to_pred(test)
     index = bind(convert_element_type_p, p, new_dtype=np.dtype(np.int32), weak_type=False)
+    types: list = []
     try:
-        return branch(index, [else_thunk, then_thunk], [], pred=p)
+        out = branch(index, [else_thunk, then_thunk], [], pred=p, types=types)
     except CannotConvert as err:
         raise UnsupportedError(f"`a if test else b` on a traced test: {err.message}",
                                caller_source(), err.hint) from None
+    else_types, then_types = ([_python_type(t) for t in ts] for ts in types)
+    differs = [k for k, (a, b) in enumerate(zip(else_types, then_types, strict=True)) if a != b]
+    if not differs:
+        return out
+    # Python gives the type of the branch taken (`x.mean() if ... else 0.0`: a NumPy float64
+    # or a Python float): the program gives a's, and a run that takes b runs as plain Python
+    current_trace().require(p, coerce(0, Slot(INDEX_AVAL, "python")), "`a if test else b` "
+                            "gave b, of another type than a: psc_jit runs the cell as plain "
+                            "Python", DataDependentShapeError)
+    leaves, treedef = tree_util.flatten(out)
+    for k in differs:
+        leaves[k] = coerce(leaves[k], then_types[k])
+    return tree_util.unflatten(treedef, leaves)
+
+
+def _python_type(t) -> Slot | None:
+    """The type a branch's result leaf has for the user (dtype, weakness and kind): a static
+    number's as the traced one it would be; anything else None (compared by value)."""
+    if isinstance(t, Slot):
+        return t
+    return slot_of_static(t) if isinstance(t, (int, float, complex, np.generic)) else None
 
 
 def truth(value, site: Site) -> bool:

@@ -64,3 +64,28 @@ def test_branches_of_different_structure_are_refused_with_the_line():
     with pytest.raises(UnsupportedError, match="if test else b") as info:
         jit(mismatched)(np.ones(2))
     assert "return (x, x) if x.sum() > 0 else x" in str(info.value)
+
+
+def test_branches_of_two_types_compile_for_the_first_and_run_plain_for_the_other():
+    """`x.mean() if ... else 0.0` is a NumPy float64 or a Python float by the data."""
+    from psc_jit.core import DataDependentShapeError
+
+    def mean_or_zero(x):
+        return x.mean() if x.sum() > 0 else 0.0
+    got = jit(mean_or_zero)(np.array([1.0, 2.0]))
+    assert type(got) is np.float64 and got == 1.5
+    with pytest.raises(DataDependentShapeError, match="another type"):
+        jit(mean_or_zero)(np.array([-1.0, -2.0]))
+
+
+def test_a_cell_ends_as_the_plain_cell_whichever_branch_runs():
+    from IPython.core.interactiveshell import InteractiveShell
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "psc_jit")
+    cell = "y = x.mean() if x.sum() > 0 else 0.0\n"
+    for x in (np.array([1.0, 2.0]), np.array([-1.0, -2.0]), np.array([3.0, 1.0])):
+        plain = {"np": np, "x": x.copy()}
+        exec(cell, plain)
+        shell.user_ns.update(np=np, x=x.copy())
+        shell.run_cell_magic("psc_jit", "--quiet --no-compare", cell)
+        assert type(shell.user_ns["y"]) is type(plain["y"]) and shell.user_ns["y"] == plain["y"]
