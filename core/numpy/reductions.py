@@ -5,6 +5,7 @@ and its errors for empty operands.
 from __future__ import annotations
 
 import functools
+import inspect
 
 import numpy as np
 
@@ -28,16 +29,27 @@ def accumulator_dtype(dtype: np.dtype) -> np.dtype:
     return dtype
 
 
-def writes_out(name: str):
+def writes_out(name: str, loops_in_out=None):
     """A reduction with NumPy's `out=`: the result, computed as without it, cast (unsafe, as
-    NumPy's reductions cast) into `out`, which is returned. Its shape must be the result's."""
+    NumPy's reductions cast) into `out`, which is returned. Its shape must be the result's.
+    `loops_in_out(input dtype)`: whether NumPy's ufunc reduction, given out and no dtype,
+    computes in out's dtype (where the input casts to it safely: float32 data summed into a
+    float64 out is summed in float64)."""
     def decorate(fn):
+        signature = inspect.signature(fn)
+
         @functools.wraps(fn)
         def reduce_into(a, *args, out=None, **kwargs):
+            target = out[0] if isinstance(out, tuple) else out
+            if target is not None and loops_in_out is not None:
+                bound = signature.bind_partial(a, *args, **kwargs)
+                if bound.arguments.get("dtype") is None and loops_in_out(dtype_of(a)) and \
+                        np.can_cast(dtype_of(a), dtype_of(target), "safe"):
+                    bound.arguments["dtype"] = dtype_of(target)
+                    a, args, kwargs = bound.args[0], bound.args[1:], bound.kwargs
             result = fn(a, *args, **kwargs)
             if out is None:
                 return result
-            target = out[0] if isinstance(out, tuple) else out
             _check_out_shape(name, target, shape_of(result))
             return assign_into(target, result, f"np.{fn.__name__[3:]}(..., out=...)", "unsafe")
         return reduce_into
@@ -78,7 +90,7 @@ def _no_extras(name, out=None, where=None, initial=None, **kwargs):
 
 
 @implements(np.sum)
-@writes_out("add")
+@writes_out("add", lambda dtype: True)
 def np_sum(a, axis=None, dtype=None, keepdims=False, **extras):
     _no_extras("np.sum", **extras)
     a = ensure_tracer(a)
@@ -86,7 +98,7 @@ def np_sum(a, axis=None, dtype=None, keepdims=False, **extras):
 
 
 @implements(np.prod)
-@writes_out("multiply")
+@writes_out("multiply", lambda dtype: True)
 def np_prod(a, axis=None, dtype=None, keepdims=False, **extras):
     _no_extras("np.prod", **extras)
     a = ensure_tracer(a)
@@ -145,7 +157,7 @@ def mean_dtypes(dtype: np.dtype, requested=None) -> tuple[np.dtype, np.dtype]:
 
 
 @implements(np.mean)
-@writes_out("add")
+@writes_out("add", lambda dtype: dtype.kind in "fc")   # (ints: NumPy sums in float64)
 def np_mean(a, axis=None, dtype=None, keepdims=False, **extras):
     _no_extras("np.mean", **extras)
     a = ensure_tracer(a)
@@ -240,7 +252,7 @@ def _cumulative(prim, a, axis, dtype):
 
 
 @implements(np.cumsum)
-@writes_out("add")
+@writes_out("add", lambda dtype: True)
 def np_cumsum(a, axis=None, dtype=None, out=None):
     if out is not None:
         raise unsupported("np.cumsum(..., out=...)")
@@ -248,7 +260,7 @@ def np_cumsum(a, axis=None, dtype=None, out=None):
 
 
 @implements(np.cumprod)
-@writes_out("multiply")
+@writes_out("multiply", lambda dtype: True)
 def np_cumprod(a, axis=None, dtype=None, out=None):
     if out is not None:
         raise unsupported("np.cumprod(..., out=...)")
