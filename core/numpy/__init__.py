@@ -23,6 +23,8 @@ Modules, each importing only the ones above it in this list:
     linalg         np.linalg's factorizations and solvers (cholesky, qr, svd, solve, lstsq, ...)
     linalg_api     np.linalg's norms, cond, matrix_rank, multi_dot, the Array API's names
     statistics     cov, corrcoef, interp, histogram, bincount
+    nan_functions  nansum, nanmean, nanmax, nanargmax, nancumsum, ... (NaN ignored)
+    calculus       polyval, vander, gradient, trapezoid, ediff1d, unwrap, sinc, ...
     index_tricks   unravel_index, ravel_multi_index, isin
     fft            np.fft
     ufunc_methods  ufunc.reduce / accumulate / outer
@@ -32,9 +34,10 @@ Modules, each importing only the ones above it in this list:
 Importing this package fills `NUMPY_FUNCTIONS` (NumPy callable -> implementation on tracers)
 and makes Tracer behave like an ndarray.
 """
-from . import (conversion, creation, dispatch, einsum, fft, index_tricks,  # noqa: F401
-               linalg, linalg_api, math, matrices, products, rearrange, reductions, shape,
-               sorting, statistics, traced_slices, window_functions, windows)
+from . import (calculus, conversion, creation, dispatch, einsum, fft,  # noqa: F401
+               index_tricks, linalg, linalg_api, math, matrices, nan_functions, products,
+               rearrange, reductions, shape, sorting, statistics, traced_slices,
+               window_functions, windows)
 from .base import NUMPY_FUNCTIONS, implements, unsupported
 from .checks import check_outputs, verify_checks
 from .masked import MaskedSelection

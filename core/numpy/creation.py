@@ -1,13 +1,13 @@
-"""NumPy's array creation with traced arguments: linspace, logspace, copyto, and the
-creation functions reached through `like=`.
+"""NumPy's array creation with traced arguments: linspace, logspace, geomspace, copyto, and
+the creation functions reached through `like=`.
 
 NumPy only hands creation functions to `__array_function__` where a traced value can reach
-them: linspace and logspace dispatch on start/stop (and base); zeros, ones, empty, full, eye,
-identity, tri, arange and fromfunction dispatch on `like=` only. `np.full(shape, traced)`
-without `like=` never dispatches: NumPy converts the fill value with `np.asarray` (a
-concretization error that says so) or, given `dtype=`, copies it with `np.copyto` into a
-fresh NumPy array (refused here with a hint). `np.full_like` and `np.broadcast_to` are the
-traced spellings.
+them: linspace, logspace and geomspace dispatch on start/stop (and base); zeros, ones, empty,
+full, eye, identity, tri, arange and fromfunction dispatch on `like=` only.
+`np.full(shape, traced)` without `like=` never dispatches: NumPy converts the fill value with
+`np.asarray` (a concretization error that says so) or, given `dtype=`, copies it with
+`np.copyto` into a fresh NumPy array (refused here with a hint). `np.full_like` and
+`np.broadcast_to` are the traced spellings.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from ..tracing import Buffer, Tracer, current_trace
 from .base import (NUMPY_FUNCTIONS, as_array, as_kind, assign_into, broadcast_to, convert,
                    ensure_tracer, full, implements, reshape, result_type, unsupported)
 from .indexing import setitem
-from .reductions import np_any
+from .reductions import np_all, np_any
 from .shape import np_expand_dims, np_moveaxis
 from .ufuncs import call_ufunc, np_where
 
@@ -72,6 +72,42 @@ def np_logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=
 
 def _ndmin(x: Tracer, ndim: int) -> Tracer:
     return reshape(x, (1,) * (ndim - x.ndim) + x.shape) if x.ndim < ndim else x
+
+
+def _require_nonzero_ends(start, stop) -> None:
+    """geomspace's ValueError for a zero start or stop: now for constants, by the run for
+    traced values."""
+    message = "Geometric sequence cannot include zero"
+    for value in (start, stop):
+        if isinstance(value, Tracer):
+            nonzero = np_all(call_ufunc(np.not_equal, value, 0))
+            current_trace().require(nonzero, ensure_tracer(np.int64(0)), message, ValueError)
+        elif np.any(np.asanyarray(value) == 0):
+            raise ValueError(message)
+
+
+@implements(np.geomspace)
+def np_geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    _require_nonzero_ends(start, stop)
+    start, stop = as_array(start), as_array(stop)
+    dt = np.result_type(start.dtype, stop.dtype, float(num), np.zeros((), dtype).dtype)
+    dtype = dt if dtype is None else np.dtype(dtype)
+    start, stop = convert(start, dt), convert(stop, dt)
+    # negative and complex ends: rotated onto the positive reals, and back at the end
+    out_sign = call_ufunc(np.sign, start)
+    start = call_ufunc(np.divide, start, out_sign)
+    stop = call_ufunc(np.divide, stop, out_sign)
+    result = np_logspace(call_ufunc(np.log10, start), call_ufunc(np.log10, stop), num=num,
+                         endpoint=endpoint, base=10.0, dtype=dt)
+    result = as_kind(result, "array")
+    if num > 0:                 # the ends exactly as given (10 ** log10(x) may not be x)
+        setitem(result, 0, start)
+        if num > 1 and endpoint:
+            setitem(result, -1, stop)
+    result = call_ufunc(np.multiply, result, out_sign)
+    if axis != 0:
+        result = np_moveaxis(result, 0, axis)
+    return as_kind(convert(result, dtype), "array")
 
 
 @implements(np.copyto)

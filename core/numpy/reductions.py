@@ -50,13 +50,13 @@ def writes_out(name: str, loops_in_out=None):
             result = fn(a, *args, **kwargs)
             if out is None:
                 return result
-            _check_out_shape(name, target, shape_of(result))
+            check_out_shape(name, target, shape_of(result))
             return assign_into(target, result, f"np.{fn.__name__[3:]}(..., out=...)", "unsafe")
         return reduce_into
     return decorate
 
 
-def _check_out_shape(name: str, out, shape) -> None:
+def check_out_shape(name: str, out, shape) -> None:
     if tuple(shape_of(out)) == tuple(shape):
         return
     if len(shape_of(out)) != len(shape):

@@ -4,9 +4,11 @@ sort/argsort are the `sort` and `argsort` primitives in the order of the kind as
 as NumPy orders them; the default kind's ties as NumPy's own sort functions leave them, where
 the program calls them, core/primitives/sorting.py); searchsorted
 is an unrolled binary search (one gather per halving, the number of steps is static);
-median/percentile/quantile sort and interpolate with NumPy's own formulas, the positions and
-weights computed by NumPy from the static `q`. Functions whose result has a data-dependent
-shape (nonzero, argwhere, flatnonzero, unique, extract) are refused at trace time.
+digitize is searchsorted on the bins or on the bins reversed, as NumPy's monotonicity test
+decides (for traced bins, the run decides and checks); median/percentile/quantile sort and
+interpolate with NumPy's own formulas, the positions and weights computed by NumPy from the
+static `q`. Functions whose result has a data-dependent shape (nonzero, argwhere, flatnonzero,
+unique, extract) are refused at trace time.
 """
 from __future__ import annotations
 
@@ -14,12 +16,12 @@ import numpy as np
 from numpy.lib import _function_base_impl as numpy_function_base
 
 from ..primitives import argsort_p, gather_p, sort_p
-from ..tracing import Tracer, bind
+from ..tracing import Tracer, bind, current_trace
 from .base import (as_array, as_kind, assign_into, broadcast_to, convert, ensure_tracer, imag_part,
                    implements, normalize_axes, real_part, refusing, reshape, result_type,
                    transpose, unsupported)
 from .indexing import getitem
-from .reductions import np_mean
+from .reductions import np_any, np_argmax, np_mean
 from .ufuncs import call_ufunc, np_where
 
 
@@ -173,6 +175,61 @@ def _halve(a, values, lo, hi, side):
     return new_lo, new_hi
 
 
+# -- digitize ---------------------------------------------------------------------------------
+
+def _static_monotonicity(bins) -> int:
+    """NumPy's own test of constant bins: 1 increasing, -1 decreasing, or its error."""
+    mono = numpy_function_base._monotonicity(np.asarray(bins))
+    if mono == 0:
+        raise ValueError("bins must be monotonically increasing or decreasing")
+    return mono
+
+
+def _rising(bins: Tracer):
+    """Whether traced bins are increasing (else decreasing), the run checking that they are
+    one or the other. NumPy's test (on the bins as float64): the first pair of neighbours that
+    differ (NaN differs) sets the direction, and no pair may go the other way."""
+    if bins.ndim == 0:
+        raise ValueError("object of too small depth for desired array")
+    if bins.ndim > 1:
+        raise ValueError("object too deep for desired array")
+    if not np.can_cast(bins.dtype, np.float64, "safe"):
+        raise TypeError(f"Cannot cast array data from dtype('{bins.dtype}') to "
+                        "dtype('float64') according to the rule 'safe'")
+    edges = convert(bins, np.float64)
+    if edges.shape[0] < 2:
+        return True
+    lower, upper = getitem(edges, slice(None, -1)), getitem(edges, slice(1, None))
+    rises, falls = call_ufunc(np.less, lower, upper), call_ufunc(np.greater, lower, upper)
+    differs = call_ufunc(np.not_equal, lower, upper)
+    first_rises = take_in_bounds(rises, np_argmax(differs))
+    all_equal = call_ufunc(np.logical_not, np_any(differs))
+    rising = call_ufunc(np.logical_or, all_equal, call_ufunc(
+        np.logical_and, first_rises, call_ufunc(np.logical_not, np_any(falls))))
+    falling = call_ufunc(np.logical_not, call_ufunc(np.logical_or, first_rises, np_any(rises)))
+    current_trace().require(call_ufunc(np.logical_or, rising, falling),
+                            ensure_tracer(np.int64(0)),
+                            "bins must be monotonically increasing or decreasing", ValueError)
+    return rising
+
+
+@implements(np.digitize)
+def np_digitize(x, bins, right=False):
+    x, bins = as_array(x), as_array(bins)
+    if x.dtype.kind == "c":
+        raise TypeError("x may not be complex")
+    known = bins.known_value()
+    rising = _rising(bins) if known is None else _static_monotonicity(known) == 1
+    side = "left" if right else "right"     # (searchsorted's sides are digitize's reversed)
+    increasing = np_searchsorted(bins, x, side=side)
+    if rising is True:
+        return increasing
+    decreasing = len(bins) - np_searchsorted(getitem(bins, slice(None, None, -1)), x, side=side)
+    if rising is False:
+        return decreasing
+    return as_kind(np_where(rising, increasing, decreasing), increasing.kind)
+
+
 # -- take, take_along_axis, select ------------------------------------------------------------
 
 def _wrap_indices(indices, n, mode):
@@ -270,7 +327,7 @@ def np_select(condlist, choicelist, default=0):
 
 # -- order statistics -------------------------------------------------------------------------
 
-def _to_front(a: Tracer, axis):
+def axes_to_front(a: Tracer, axis):
     """a with the reduced axes flattened into axis 0 (NumPy's _ureduce); the kept shape."""
     axes = normalize_axes(axis, a.ndim)
     kept = [d for d in range(a.ndim) if d not in axes]
@@ -279,13 +336,13 @@ def _to_front(a: Tracer, axis):
     return reshape(moved, (n,) + tuple(a.shape[d] for d in kept)), axes
 
 
-def _keepdims_shape(shape, axes, q_shape=()):
+def quantile_keepdims_shape(shape, axes, q_shape=()):
     return tuple(q_shape) + tuple(1 if d in axes else n for d, n in enumerate(shape))
 
 
 def _sorted_front(a, axis):
     a = as_array(a)
-    front, axes = _to_front(a, axis)
+    front, axes = axes_to_front(a, axis)
     return a, sorted_along(front, 0), axes
 
 
@@ -313,7 +370,7 @@ def np_median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     if nans is not None:
         result = np_where(nans[1], convert(nans[0], result.dtype), result)
     if keepdims:
-        result = reshape(result, _keepdims_shape(a.shape, axes))
+        result = reshape(result, quantile_keepdims_shape(a.shape, axes))
     result = as_kind(result, "array" if result.ndim else "scalar")
     return _out(out, result, "np.median")
 
@@ -365,7 +422,7 @@ def _quantile(a, q, axis, method, keepdims, weak_q):
         last = broadcast_to(convert(nans[0], result.dtype), result.shape)
         result = np_where(broadcast_to(nans[1], result.shape), last, result)
     if keepdims:
-        result = reshape(result, _keepdims_shape(a_arr.shape, axes, q.shape))
+        result = reshape(result, quantile_keepdims_shape(a_arr.shape, axes, q.shape))
     return as_kind(result, "array" if result.ndim else "scalar")
 
 

@@ -200,6 +200,15 @@ def _logaddexp(x, y):
     return call_ufunc(np.add, big, call_ufunc(np.log1p, call_ufunc(np.exp, diff)))
 
 
+def _heaviside(x1, x2):
+    """NumPy's npy_heaviside on the loop's dtype: 0 below zero, 1 above, x2 at zero (either
+    sign), NaN for NaN."""
+    dtype = result_type(x1, x2)
+    x, h0 = ensure_tracer(convert(x1, dtype)), convert(x2, dtype)
+    step = np_where(call_ufunc(np.less, x, 0), 0, np_where(call_ufunc(np.greater, x, 0), 1, x))
+    return np_where(call_ufunc(np.equal, x, 0), h0, step)
+
+
 SPECIAL_UFUNCS = {
     np.positive: _positive,
     np.trunc: _trunc,
@@ -209,6 +218,7 @@ SPECIAL_UFUNCS = {
     np.power: _power,
     np.float_power: _float_power,
     np.logaddexp: _logaddexp,
+    np.heaviside: _heaviside,
 }
 
 

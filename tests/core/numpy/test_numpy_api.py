@@ -383,6 +383,39 @@ case("np.average weights", lambda x: np.average(x, axis=-1, weights=np.arange(1,
 case("np.average traced weights", lambda x: np.average(x, axis=None, weights=x * 0 + 2), "red",
      np.average, value_errors=True)
 case("np.average returned", lambda x: np.average(x, axis=0, returned=True), "red", np.average, sweep="rep")
+# -- NaN-ignoring reductions (nan_functions.py)
+for _f in (np.nansum, np.nanprod, np.nanmax, np.nanmin, np.nanmean, np.nanvar, np.nanstd,
+           np.nancumsum, np.nancumprod, np.nanmedian):
+    case(f"np.{_f.__name__}", _f, "red", _f)
+    case(f"np.{_f.__name__} axis", lambda x, f=_f: f(x, axis=-1), "red", _f, sweep="rep")
+for _f in (np.nansum, np.nanprod, np.nanmax, np.nanmin, np.nanmean, np.nanvar, np.nanstd,
+           np.nanmedian):
+    case(f"np.{_f.__name__} keepdims", lambda x, f=_f: f(x, axis=(0, 1), keepdims=True),
+         "red", _f, sweep="rep")
+case("np.nansum dtype", lambda x: np.nansum(x, axis=0, dtype=np.float32), "red", np.nansum,
+     sweep="rep")
+case("np.nanmean dtype", lambda x: np.nanmean(x, axis=1, dtype=np.float64), "red", np.nanmean,
+     kinds="biuf", sweep="rep")
+case("np.nanvar ddof", lambda x: np.nanvar(x, axis=1, ddof=1), "red", np.nanvar, sweep="rep")
+case("np.nanstd correction", lambda x: np.nanstd(x, axis=(0, 2), correction=1.5), "red",
+     np.nanstd, sweep="rep")
+# (a zero in every slice: the run's ValueError for a slice of NaN only is in test_nan_functions)
+case("np.nanargmax", lambda x: np.nanargmax(np.stack([x, np.zeros_like(x)]), axis=0), "red")
+case("np.nanargmin", lambda x: np.nanargmin(np.stack([np.zeros_like(x), x]).ravel()), "red")
+case("np.nanargmax keepdims", lambda x: np.nanargmax(np.stack([x, np.zeros_like(x)], axis=-1),
+                                                     axis=-1, keepdims=True), "red", np.nanargmax,
+     sweep="rep")
+# (Python q, or a method without interpolation: NumPy's dtype does not hang on the values)
+case("np.nanquantile", lambda x: np.nanquantile(x, 0.3), "red")
+case("np.nanquantile axis", lambda x: np.nanquantile(x, [0.0, 0.5, 1.0], axis=1, method="lower"),
+     "red", np.nanquantile)
+case("np.nanquantile keepdims", lambda x: np.nanquantile(x, 0.5, axis=(0, 2), keepdims=True),
+     "red", np.nanquantile, sweep="rep")
+case("np.nanquantile weibull", lambda x: np.nanquantile(x, 0.3, axis=0, method="weibull"), "red",
+     np.nanquantile, sweep="rep")
+case("np.nanpercentile", lambda x: np.nanpercentile(x, 40), "red")
+case("np.nanpercentile axis", lambda x: np.nanpercentile(x, 90, axis=-1, method="midpoint"),
+     "red", np.nanpercentile, sweep="rep")
 case("np.linalg.norm", np.linalg.norm, "red")
 case("np.linalg.norm axis", lambda x: np.linalg.norm(x, axis=-1), "red", np.linalg.norm, sweep="rep")
 for _ord in (1, -1, np.inf, -np.inf, 0, 3, 0.5):
@@ -490,6 +523,10 @@ case("np.isin", lambda a, b, v, s, t: (np.isin(a, v), np.isin(t, np.append(s, 1)
 case("np.rot90", lambda a, b, v, s, t: (np.rot90(a), np.rot90(t, 3, (2, 0)), np.rot90(s, 2)),
      "lin")
 case("np.dstack", lambda a, b, v, s, t: (np.dstack([a, a]), np.dstack((v, v[::-1]))), "lin")
+case("np.lexsort", lambda a, b, v, s, t: (np.lexsort((v, v[::-1])), np.lexsort(a)), "lin")
+case("np.lib.stride_tricks.sliding_window_view", lambda a, b, v, s, t: (
+    np.lib.stride_tricks.sliding_window_view(t, (2, 3), axis=(0, 2)),
+    np.lib.stride_tricks.sliding_window_view(v, 2)), "lin")
 
 
 def _diagonal_filled(s, v):
@@ -534,6 +571,32 @@ case("np.correlate", lambda v, w: (np.correlate(np.append(v, w), np.append(w, 2)
                                    np.correlate(np.append(w, 2), np.append(v, w), "full"),
                                    np.correlate(np.append(v, w), np.append(w, v), "same")),
      "vec")
+# -- polynomials and calculus (calculus.py), geomspace, digitize, heaviside
+case("np.polyval", lambda v, w: np.polyval(v, w), "vec")
+case("np.polyval traced coefficients", lambda v, w: np.polyval(w, [0.5, -2.0]), "vec",
+     np.polyval)
+case("np.polyder", lambda v, w: (np.polyder(v), np.polyder(v, 3)), "vec")
+case("np.polyint", lambda v, w: (np.polyint(v), np.polyint(v, 2, k=w)), "vec")
+case("np.vander", lambda v, w: (np.vander(v), np.vander(v, 3, increasing=True)), "vec")
+case("np.gradient", lambda v, w: (np.gradient(v), np.gradient(v, 0.5, edge_order=2)), "vec")
+case("np.gradient coordinates", lambda v, w: (np.gradient(w, w), np.gradient(w, w[::-1],
+                                                                               edge_order=2)),
+     "vec", np.gradient)
+case("np.trapezoid", lambda v, w: (np.trapezoid(v), np.trapezoid(v, dx=0.5)), "vec")
+case("np.trapezoid x", lambda v, w: np.trapezoid(w, w[::-1]), "vec", np.trapezoid)
+case("np.ediff1d", lambda v, w: (np.ediff1d(v), np.ediff1d(v, to_end=w, to_begin=v[:2])), "vec")
+case("np.unwrap", lambda v, w: (np.unwrap(v), np.unwrap(v, discont=4, period=2.5)), "vec")
+case("np.unwrap integer period", lambda v, w: np.unwrap(v, period=6), "vec", np.unwrap)
+case("np.sinc", lambda v, w: (np.sinc(v), np.sinc(w)), "vec")
+case("np.geomspace", lambda v, w: np.geomspace(np.where(w == 0, 1, w), 64, 5), "vec")
+case("np.geomspace options", lambda v, w: np.geomspace(3, np.where(w == 0, 2, w), 4,
+                                                       endpoint=False, axis=-1,
+                                                       dtype=np.complex64), "vec", np.geomspace)
+case("np.digitize", lambda v, w: (np.digitize(v, np.sort(w, axis=None)),
+                                  np.digitize(v, np.sort(w, axis=None)[::-1], right=True)), "vec")
+case("np.digitize constant bins", lambda v, w: np.digitize(w, [3.5, 1, -2], right=True), "vec",
+     np.digitize)
+case("np.heaviside python h0", lambda v, w: np.heaviside(v, 0.5), "vec", np.heaviside)
 case("np.meshgrid ij sparse", lambda v, w: np.meshgrid(v, w, v, indexing="ij", sparse=True),
      "vec", np.meshgrid)
 case("np.broadcast_arrays", lambda v, w: np.broadcast_arrays(v[:, None], w), "vec")
