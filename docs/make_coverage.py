@@ -45,6 +45,7 @@ EXAMPLES: dict[Callable, Callable] = {
     np.vdot: lambda x, y, v, i, b: np.vdot(y, y),
     np.inner: lambda x, y, v, i, b: np.inner(x, y),
     np.outer: lambda x, y, v, i, b: np.outer(y, v),
+    np.polyfit: lambda x, y, v, i, b: np.polyfit(y, y * 2 + 1, 1),
     np.unravel_index: lambda x, y, v, i, b: np.unravel_index(i, (2, 3)),
     np.ravel_multi_index: lambda x, y, v, i, b: np.ravel_multi_index((i, i), (4, 3)),
     np.isin: lambda x, y, v, i, b: np.isin(x, v),

@@ -1,5 +1,5 @@
 """NumPy's polynomials, differences and integrals on tracers: polyval, polyder, polyint, vander,
-gradient, trapezoid, ediff1d, unwrap, sinc.
+polyfit, gradient, trapezoid, ediff1d, unwrap, sinc.
 
 Each follows NumPy's own implementation (numpy/lib/_polynomial_impl.py, _function_base_impl.py,
 _twodim_base_impl.py, _arraysetops_impl.py) step by step: the same operations on the same
@@ -125,6 +125,43 @@ class _TracedCoordinates:
     (then NumPy uses the first one as a scalar spacing)."""
     diffs: Tracer
     even: Tracer
+
+
+@implements(np.polyfit)
+def np_polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """Least squares on the scaled Vandermonde matrix, as NumPy solves it. NumPy's
+    RankWarning for a rank-deficient fit (a value-dependent warning) is not given."""
+    if cov:
+        raise unsupported("np.polyfit(..., cov=True)", "fit with cov=False and compute the "
+                          "covariance from the residuals outside the cell")
+    order = operator.index(deg) + 1
+    x, y = as_array(x) + 0.0, as_array(y) + 0.0
+    if deg < 0:
+        raise ValueError("expected deg >= 0")
+    if x.ndim != 1:
+        raise TypeError("expected 1D vector for x")
+    if x.size == 0:
+        raise TypeError("expected non-empty vector for x")
+    if y.ndim < 1 or y.ndim > 2:
+        raise TypeError("expected 1D or 2D array for y")
+    if x.shape[0] != y.shape[0]:
+        raise TypeError("expected x and y to have same length")
+    if rcond is None:
+        rcond = len(x) * np.finfo(x.dtype).eps
+    lhs, rhs = np_vander(x, order), y
+    if w is not None:
+        w = as_array(w) + 0.0
+        if w.ndim != 1:
+            raise TypeError("expected a 1-d array for weights")
+        if w.shape[0] != y.shape[0]:
+            raise TypeError("expected w and y to have the same length")
+        lhs = lhs * w[:, np.newaxis]
+        rhs = rhs * (w[:, np.newaxis] if rhs.ndim == 2 else w)
+    scale = np.sqrt((lhs * lhs).sum(axis=0))
+    lhs = lhs / scale
+    c, resids, rank, s = np.linalg.lstsq(lhs, rhs, rcond)
+    c = (c.T / scale).T
+    return (c, resids, rank, s, rcond) if full else c
 
 
 def _axis_spacing(distances, length: int):

@@ -353,3 +353,32 @@ def test_heaviside_refuses_what_numpy_refuses():
     same_error_class(lambda x: np.heaviside(x, 0.5, out=np.empty(3, np.int64)), np.ones(3))
     with pytest.raises(TraceError, match=r"np\.heaviside\(\.\.\., where=\.\.\.\)"):
         jit(lambda x: np.heaviside(x, 0.5, where=x > 0))(np.ones(3))
+
+
+T = np.linspace(0.0, 1.0, 20)
+Y = np.random.default_rng(0).random(20)
+
+
+@pytest.mark.parametrize("fit", [
+    lambda t, y: np.polyfit(t, y, 2),
+    lambda t, y: np.polyfit(t, np.stack([y, y * 2], 1), 3),
+    lambda t, y: np.polyfit(t, y, 1, w=t + 1),
+    lambda t, y: np.polyfit(t, y, 2, full=True)[:3],
+    lambda t, y: np.polyfit(t.astype(np.float32), y, 1),
+    lambda t, y: np.polyval(np.polyfit(t, y, 4), t),
+], ids=["quadratic", "two-columns", "weighted", "full", "float32-x", "fit-and-evaluate"])
+def test_polyfit_is_numpys(fit):
+    compare(fit, T, Y, close=True)
+
+
+@pytest.mark.parametrize("fit", [
+    lambda t, y: np.polyfit(t, y[:5], 1), lambda t, y: np.polyfit(t, y, -1),
+    lambda t, y: np.polyfit(t[:, None], y, 1), lambda t, y: np.polyfit(t, y, 1, w=t[:3]),
+], ids=["lengths", "negative-degree", "2-d-x", "weights-length"])
+def test_polyfit_errors_are_numpys(fit):
+    raises_like(fit, T, Y)
+
+
+def test_polyfit_covariance_is_refused_with_the_fix():
+    with pytest.raises(TraceError, match="cov=False"):
+        jit(lambda t, y: np.polyfit(t, y, 1, cov=True))(T, Y)
