@@ -13,6 +13,7 @@ unique, extract) are refused at trace time.
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
 from numpy.lib import _function_base_impl as numpy_function_base
 
 from ..primitives import argsort_p, gather_p, sort_p
@@ -329,7 +330,7 @@ def np_select(condlist, choicelist, default=0):
 
 def axes_to_front(a: Tracer, axis):
     """a with the reduced axes flattened into axis 0 (NumPy's _ureduce); the kept shape."""
-    axes = normalize_axes(axis, a.ndim)
+    axes = tuple(range(a.ndim)) if axis is None else normalize_axis_tuple(axis, a.ndim)
     kept = [d for d in range(a.ndim) if d not in axes]
     moved = transpose(a, list(axes) + kept)
     n = int(np.prod([a.shape[d] for d in axes], dtype=np.int64))
@@ -371,7 +372,7 @@ def np_median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
         result = np_where(nans[1], convert(nans[0], result.dtype), result)
     if keepdims:
         result = reshape(result, quantile_keepdims_shape(a.shape, axes))
-    result = as_kind(result, "array" if result.ndim else "scalar")
+    result = as_kind(result, "array" if result.ndim or keepdims else "scalar")
     return _out(out, result, "np.median")
 
 
@@ -423,7 +424,7 @@ def _quantile(a, q, axis, method, keepdims, weak_q):
         result = np_where(broadcast_to(nans[1], result.shape), last, result)
     if keepdims:
         result = reshape(result, quantile_keepdims_shape(a_arr.shape, axes, q.shape))
-    return as_kind(result, "array" if result.ndim else "scalar")
+    return as_kind(result, "array" if result.ndim or keepdims else "scalar")
 
 
 def _quantile_args(name, a, q, weights):
