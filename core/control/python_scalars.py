@@ -27,7 +27,7 @@ import types
 import numpy as np
 
 from ..numpy.base import as_kind, convert, ensure_tracer
-from ..numpy.checks import python_int
+from ..numpy.checks import python_error, python_int, require
 from ..numpy.conversion import python_number
 from ..numpy.ufuncs import call_ufunc, np_where
 from ..tracing import DataDependentShapeError, Tracer, current_trace
@@ -60,19 +60,6 @@ def _real(x) -> bool:
         not isinstance(x, (bool, np.bool_))
 
 
-def _require(ok, message: str, error: type) -> None:
-    current_trace().require(ok, ensure_tracer(np.int64(0)), message, error)
-
-
-def _python_error(fn, *args) -> tuple[type, str]:
-    """The error this Python raises for fn(*args): its type and message."""
-    try:
-        fn(*args)
-    except (ValueError, OverflowError) as err:
-        return type(err), str(err).replace("{", "{{").replace("}", "}}")
-    raise AssertionError(f"{fn.__name__}{args} did not raise")
-
-
 def _to_int(x) -> Tracer:
     """int(x): toward zero, Python's errors for NaN and infinity (checks.python_int)."""
     return python_number(python_int(ensure_tracer(x)))
@@ -103,7 +90,7 @@ def _extreme(fn, args) -> Tracer:
         ok = call_ufunc(np.not_equal, winner, np.int64(others[0]))
         for k in others[1:]:
             ok = call_ufunc(np.logical_and, ok, call_ufunc(np.not_equal, winner, np.int64(k)))
-        _require(ok, f"{fn.__name__}() returned an argument of another type than the compiled "
+        require(ok, f"{fn.__name__}() returned an argument of another type than the compiled "
                  f"program's: psc_jit runs the cell as plain Python", DataDependentShapeError)
     result = convert(result, assumed[1])
     return python_number(result) if assumed[0] else as_kind(result, "scalar")
@@ -112,33 +99,30 @@ def _extreme(fn, args) -> Tracer:
 class _MathRule:
     """A math function as a NumPy ufunc on floats, with the inputs Python refuses."""
 
-    def __init__(self, ufunc, arity=1, refused=None, overflows=False, result="float"):
-        self.ufunc, self.arity, self.refused = ufunc, arity, refused
+    def __init__(self, fn, ufunc, arity=1, refused=None, overflows=False, result="float"):
+        self.fn, self.ufunc, self.arity, self.refused = fn, ufunc, arity, refused
         self.overflows, self.result = overflows, result
 
     def __call__(self, *args) -> Tracer:
         xs = [convert(ensure_tracer(a), F64) for a in args]
         if self.refused is not None:
             bad_input, sample = self.refused
-            _require(call_ufunc(np.logical_not, bad_input(*xs)),
-                     *reversed(_python_error(self.fn, *sample)))
+            require(call_ufunc(np.logical_not, bad_input(*xs)),
+                     *python_error(self.fn, *sample))
         out = call_ufunc(self.ufunc, *xs)
         if self.overflows:
             overflow = call_ufunc(np.isinf, out)
             for x in xs:
                 overflow = call_ufunc(np.logical_and, overflow, call_ufunc(np.isfinite, x))
-            _require(call_ufunc(np.logical_not, overflow),
-                     *reversed(_python_error(self.fn, *self.overflow_sample)))
+            require(call_ufunc(np.logical_not, overflow),
+                     *python_error(self.fn, 1e308))
         if self.result == "int":
             return _to_int(out)
         return python_number(out if self.result == "float" else convert(out, np.bool_))
 
 
 def _rule(fn, ufunc, **options) -> tuple:
-    rule = _MathRule(ufunc, **options)
-    rule.fn = fn
-    rule.overflow_sample = (1e308,)
-    return fn, rule
+    return fn, _MathRule(fn, ufunc, **options)
 
 
 def _less(bound):

@@ -393,14 +393,18 @@ def _run_while_body(site: Site, body_fn, env) -> dict:
     return dict(zip(site.assigned, values, strict=True))
 
 
+def _predicate_and_branch(test) -> tuple[Tracer, Tracer]:
+    """A traced test's truth value (bool[]) and the branch it picks (i32[]: 1 for then)."""
+    p = to_pred(test)
+    return p, bind(convert_element_type_p, p, new_dtype=np.dtype(np.int32), weak_type=False)
+
+
 def convert_if(site: Site, pred, then_fn, else_fn, env) -> tuple:
     """An `if` on a traced value: both branches traced into one cond (or a select)."""
     file = _caller_file()
     aliasing = Aliasing({n: env.get(n, UNBOUND) for n in site.assigned}, _observer(env),
                         is_cell_code(sys._getframe(1).f_code), f"line {site.line}: `{site.text}`")
-    p = to_pred(pred)
-    index = bind(convert_element_type_p, p, new_dtype=np.dtype(np.int32),
-                 weak_type=False)
+    p, index = _predicate_and_branch(pred)
     args = [env.get(n, UNBOUND) for n in site.names]
     try:
         return branch(index, [else_fn, then_fn], args, pred=p, names=site.assigned,
@@ -440,8 +444,7 @@ def if_exp(test, then_thunk, else_thunk):
     a select), as an `if` statement is; otherwise Python's own choice."""
     if not is_traced(test):
         return then_thunk() if test else else_thunk()
-    p = to_pred(test)
-    index = bind(convert_element_type_p, p, new_dtype=np.dtype(np.int32), weak_type=False)
+    p, index = _predicate_and_branch(test)
     types: list = []
     try:
         out = branch(index, [else_thunk, then_thunk], [], pred=p, types=types)

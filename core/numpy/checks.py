@@ -34,12 +34,19 @@ def require_int_convertible(value: Tracer, dtype: np.dtype) -> None:
                   f"Python integer {{}} out of bounds for {dtype}", OverflowError)
 
 
-def _python_error(value: float) -> tuple[str, type]:
+def python_error(fn, *args) -> tuple[str, type]:
+    """(message, type) of the error this Python raises for fn(*args), the message ready for
+    a RuntimeCheck (braces escaped)."""
     try:
-        int(value)
+        fn(*args)
     except (ValueError, OverflowError) as err:
-        return str(err), type(err)
-    raise AssertionError(f"int({value}) did not raise")
+        return str(err).replace("{", "{{").replace("}", "}}"), type(err)
+    raise AssertionError(f"{fn.__name__}{args} did not raise")
+
+
+def require(ok: Tracer, message: str, error: type) -> None:
+    """The run raises error(message) unless ok (a bool[]; see `tracing.RuntimeCheck`)."""
+    current_trace().require(ok, ensure_tracer(np.int64(0)), message, error)
 
 
 def python_int(x: Tracer) -> Tracer:
@@ -50,7 +57,7 @@ def python_int(x: Tracer) -> Tracer:
     if x.dtype.kind == "f":
         for bad, value in ((np.isnan, float("nan")), (np.isinf, float("inf"))):
             trace.require(call_ufunc(np.logical_not, call_ufunc(bad, x)), zero,
-                          *_python_error(value))
+                          *python_error(int, value))
         x = call_ufunc(np.trunc, x)
         inside = call_ufunc(np.logical_and, call_ufunc(np.greater_equal, x, -2.0 ** 63),
                             call_ufunc(np.less, x, 2.0 ** 63))
@@ -72,14 +79,19 @@ def require_in_bounds(index: Tracer, n: int, axis: int) -> None:
     index = convert(index, np.int64)
     inside = call_ufunc(np.logical_and, call_ufunc(np.greater_equal, index, np.int64(-n)),
                         call_ufunc(np.less, index, np.int64(n)))
+    ok = np_all(inside) if index.ndim else inside
+    trace.require(ok, outside_value(index, inside, n),
+                  f"index {{}} is out of bounds for axis {axis} with size {n}")
+
+
+def outside_value(index: Tracer, inside: Tracer, n: int) -> Tracer:
+    """An index outside its bounds, for NumPy's message: the largest from n up, else the
+    least (below the bounds); index itself when 0-d."""
     if index.ndim == 0:
-        ok, value = inside, index
-    else:
-        ok = np_all(inside)
-        outside = np_where(inside, np.int64(0), index)
-        high, low = np_max(outside), np_min(outside)
-        value = np_where(call_ufunc(np.greater_equal, high, np.int64(n)), high, low)
-    trace.require(ok, value, f"index {{}} is out of bounds for axis {axis} with size {n}")
+        return index
+    outside = np_where(inside, np.int64(0), index)
+    high, low = np_max(outside), np_min(outside)
+    return np_where(call_ufunc(np.greater_equal, high, np.int64(n)), high, low)
 
 
 def checked_power(x, y, _power=SPECIAL_UFUNCS[np.power]):

@@ -6,7 +6,7 @@ import operator
 import numpy as np
 
 from ..tracing import Tracer
-from .base import (NUMPY_FUNCTIONS, WEAK_PYTHON_TYPE, as_kind, assign_into, copy_of,
+from .base import (NUMPY_FUNCTIONS, WEAK_PYTHON_TYPE, assign_into, copy_of,
                    numpy_name, unsupported)
 from .checks import python_int
 from .conversion import astype, np_copy, np_round, python_number
@@ -217,7 +217,7 @@ def _round(self, ndigits=None):
                         f"__round__ method")
     if ndigits is None:
         rounded = call_ufunc(np.rint, self) if self.dtype.kind == "f" else self
-        return as_kind(python_int(rounded), "python")
+        return python_number(python_int(rounded))
     if isinstance(ndigits, Tracer):
         raise unsupported("round(x, ndigits) with a traced ndigits", "make ndigits a Python int")
     if self.kind == "python" and self.dtype.kind == "f":

@@ -15,10 +15,11 @@ import numpy as np
 from ..tracing import Tracer, current_trace
 from .base import (as_array, as_kind, broadcast_to, convert, ensure_tracer, implements,
                    refusing)
-from .reductions import np_all, np_max, np_min
+from .checks import outside_value, require
+from .reductions import np_all
 from .sorting import (np_argsort, np_searchsorted, np_sort, np_take_along_axis,
                       take_in_bounds)
-from .ufuncs import call_ufunc, np_where
+from .ufuncs import call_ufunc
 
 INDEX = np.dtype(np.int64)      # NumPy's intp here
 
@@ -44,20 +45,6 @@ def _int_indices(x) -> Tracer:
     return convert(x, INDEX)
 
 
-def _require(ok: Tracer, value: Tracer, message: str) -> None:
-    """The run raises ValueError(message.format(value)) unless ok (all of it)."""
-    current_trace().require(np_all(ok) if ok.ndim else ok, value, message, ValueError)
-
-
-def _first_outside(index: Tracer, inside: Tracer) -> Tracer:
-    """An index outside its bounds for NumPy's message: the largest above, else the least."""
-    if index.ndim == 0:
-        return index
-    high = np_max(np_where(inside, np.iinfo(INDEX).min, index))
-    return np_where(call_ufunc(np.greater_equal, high, np.int64(0)), high,
-                    np_min(np_where(inside, np.int64(0), index)))
-
-
 def _strides(dims: tuple[int, ...], order: str) -> list[int]:
     """Elements between neighbours along each axis of an array of shape dims."""
     strides, step = [0] * len(dims), 1
@@ -79,8 +66,10 @@ def np_unravel_index(indices, shape, order="C"):
     if flat.size:
         inside = call_ufunc(np.logical_and, call_ufunc(np.greater_equal, flat, np.int64(0)),
                             call_ufunc(np.less, flat, np.int64(size)))
-        _require(inside, _first_outside(flat, inside),
-                 f"index {{}} is out of bounds for array with size {size}")
+        current_trace().require(np_all(inside) if flat.ndim else inside,
+                                outside_value(flat, inside, size),
+                                f"index {{}} is out of bounds for array with size {size}",
+                                ValueError)
     if size == 0:       # every index was refused: no division by a zero length
         return tuple(_result(flat) for _ in dims)
     # (the run refuses negative indices: unsigned division by constants, 3x faster in XLA)
@@ -116,7 +105,7 @@ def np_ravel_multi_index(multi_index, dims, mode="raise", order="C"):
         elif c.size:
             inside = call_ufunc(np.logical_and, call_ufunc(np.greater_equal, c, np.int64(0)),
                                 call_ufunc(np.less, c, np.int64(d)))
-            _require(inside, ensure_tracer(np.int64(0)), "invalid entry in coordinates array")
+            require(np_all(inside), "invalid entry in coordinates array", ValueError)
         term = call_ufunc(np.multiply, c, np.int64(stride))
         total = term if total is None else call_ufunc(np.add, total, term)
     return _result(total)

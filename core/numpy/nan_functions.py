@@ -22,13 +22,14 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..primitives import gather_p
-from ..tracing import DataDependentShapeError, Tracer, bind, current_trace
+from ..tracing import DataDependentShapeError, Tracer, bind
 from .base import (as_array, as_kind, assign_into, broadcast_to, convert, convert_result,
-                   ensure_tracer, implements, real_part, reduction_axes, reshape, shape_of,
-                   static_slice, unsupported)
-from .reductions import (check_out_shape, mean_dtypes, np_all, np_any, np_argmax, np_argmin,
-                         np_cumprod, np_cumsum, np_max, np_mean, np_min, np_prod, np_sum, np_var)
-from .sorting import quantile_keepdims_shape, axes_to_front, np_median, np_quantile, sorted_along
+                   implements, real_part, reduction_axes, reshape, static_slice, unsupported)
+from .checks import require
+from .reductions import (mean_dtypes, np_all, np_any, np_argmax, np_argmin, np_cumprod,
+                         np_cumsum, np_max, np_mean, np_min, np_prod, np_sum, np_var,
+                         out_loop_dtype, write_out)
+from .sorting import axes_to_front, np_median, np_quantile, quantile_keepdims_shape, sorted_along
 from .ufuncs import call_ufunc, np_where
 
 ALL_NAN = "All-NaN slice encountered"
@@ -51,27 +52,10 @@ def _replace_nan(a, value):
     return as_kind(np_where(mask, convert(value, a.dtype), a), "array"), mask
 
 
-def _into(out, result, ufunc_name: str, what: str):
-    """A reduction's out=: the result cast (unsafe) into out, which is returned."""
-    if out is None:
-        return result
-    target = out[0] if isinstance(out, tuple) else out
-    check_out_shape(ufunc_name, target, shape_of(result))
-    return assign_into(target, result, f"np.{what}(..., out=...)", "unsafe")
-
-
 def _sum_dtype(a: Tracer, dtype, out):
     """The dtype a reduction sums in: dtype=, else out's dtype where a casts to it safely (as
     NumPy's ufunc.reduce picks its loop), else None (the reduction's own)."""
-    if dtype is not None or out is None:
-        return dtype
-    target = out[0] if isinstance(out, tuple) else out
-    return target.dtype if np.can_cast(a.dtype, target.dtype, "safe") else None
-
-
-def _require(ok: Tracer, message: str, error: type) -> None:
-    """Ask the run to raise error(message) where ok is false (see `tracing.RuntimeCheck`)."""
-    current_trace().require(ok, ensure_tracer(np.int64(0)), message, error)
+    return dtype if dtype is not None or out is None else out_loop_dtype(a.dtype, out)
 
 
 def _not(x):
@@ -122,7 +106,7 @@ def _fmax_reduce(reduce, ufunc_name, a, axis, out, keepdims, initial, where):
     if mask is not None:
         all_nan = np_all(mask, axis, keepdims=keepdims)
         result = as_kind(np_where(all_nan, convert(np.nan, a.dtype), result), result.kind)
-    return _into(out, result, ufunc_name, f"nan{ufunc_name[1:]}")
+    return write_out(out, result, ufunc_name, f"nan{ufunc_name[1:]}")
 
 
 @implements(np.nanmax)
@@ -141,7 +125,7 @@ def _nan_arg_reduce(arg_reduce, fill, name, a, axis, out, keepdims):
     _refuse(name, out=out)
     a, mask = _replace_nan(a, fill)
     if mask is not None and mask.size:
-        _require(_not(np_any(np_all(mask, axis))), ALL_NAN, ValueError)
+        require(_not(np_any(np_all(mask, axis))), ALL_NAN, ValueError)
     return arg_reduce(a, axis, keepdims=keepdims)
 
 
@@ -416,7 +400,7 @@ def _require_first_slice_dtype(result, count, a_dtype, name):
     if result.dtype == a_dtype:
         return
     first = static_slice(reshape(count, (count.size,)), (0,), (1,))
-    _require(np_all(_ufunc("greater", first, 0)),
+    require(np_all(_ufunc("greater", first, 0)),
              f"np.{name}'s first slice is all NaN, so NumPy's result would be {a_dtype}; the "
              f"compiled program's is {result.dtype}", DataDependentShapeError)
 

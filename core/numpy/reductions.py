@@ -40,20 +40,33 @@ def writes_out(name: str, loops_in_out=None):
 
         @functools.wraps(fn)
         def reduce_into(a, *args, out=None, **kwargs):
-            target = out[0] if isinstance(out, tuple) else out
-            if target is not None and loops_in_out is not None:
+            if out is not None and loops_in_out is not None:
                 bound = signature.bind_partial(a, *args, **kwargs)
+                loop = out_loop_dtype(dtype_of(a), out)
                 if bound.arguments.get("dtype") is None and loops_in_out(dtype_of(a)) and \
-                        np.can_cast(dtype_of(a), dtype_of(target), "safe"):
-                    bound.arguments["dtype"] = dtype_of(target)
+                        loop is not None:
+                    bound.arguments["dtype"] = loop
                     a, args, kwargs = bound.args[0], bound.args[1:], bound.kwargs
-            result = fn(a, *args, **kwargs)
-            if out is None:
-                return result
-            check_out_shape(name, target, shape_of(result))
-            return assign_into(target, result, f"np.{fn.__name__[3:]}(..., out=...)", "unsafe")
+            return write_out(out, fn(a, *args, **kwargs), name, fn.__name__[3:])
         return reduce_into
     return decorate
+
+
+def out_loop_dtype(dtype: np.dtype, out) -> np.dtype | None:
+    """out's dtype where data of `dtype` casts to it safely (NumPy's ufunc reduction then
+    computes in it), else None."""
+    target = out[0] if isinstance(out, tuple) else out
+    return dtype_of(target) if np.can_cast(dtype, dtype_of(target), "safe") else None
+
+
+def write_out(out, result, ufunc_name: str, what: str):
+    """A reduction's out=: the result cast (unsafe, as NumPy's reductions cast) into out,
+    which is returned; its shape must be the result's. No out: the result."""
+    if out is None:
+        return result
+    target = out[0] if isinstance(out, tuple) else out
+    check_out_shape(ufunc_name, target, shape_of(result))
+    return assign_into(target, result, f"np.{what}(..., out=...)", "unsafe")
 
 
 def check_out_shape(name: str, out, shape) -> None:
