@@ -38,7 +38,7 @@ from .compile.kernels import FusionModel, Kernel, SourceLine, parse_optimized_hl
 from .compile.profile import KernelTimes, profile_call
 from .compile.report import CallBreakdown, RunReport, Timings
 from .compile.signature import CallSpec
-from .compile.timing import copy_inputs, largest_difference, time_runs
+from .compile.timing import KeptArrays, copy_inputs, largest_difference, time_runs
 from .compile.units import fmt_bytes, fmt_count, fmt_seconds, fmt_speedup
 from .compile.xla import XlaError
 from .compile.hostmemory import align_new_arrays
@@ -74,6 +74,7 @@ __all__ = [
     "FromDisk", "CacheEvent", "CacheRecord", "Signature", "StaticLeaf",
     "TracedLeaf", "FusionModel", "Kernel", "SourceLine", "parse_optimized_hlo",
     "RunReport", "Timings", "CallBreakdown", "KernelTimes", "profile_call", "time_runs",
+    "KeptArrays",
     "largest_difference", "copy_inputs",
     "fmt_seconds", "fmt_bytes", "fmt_count", "fmt_speedup",
     "CellAnalysis", "analyze_cell", "make_cell_function", "parse_cell", "roll_loops",

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .core import (TRACE_CACHE, CallSpec, CellAnalysis, Compiled, DataDependentShapeError,
-                   Fallback, Jitted, KernelTimes, LoweringError, RunReport, Sink, Timings,
-                   TraceError, UnsupportedError, XlaError, analyze_cell, cell_function,
+                   Fallback, Jitted, KeptArrays, KernelTimes, LoweringError, RunReport, Sink,
+                   Timings, TraceError, UnsupportedError, XlaError, analyze_cell, cell_function,
                    copy_inputs, effect_sinks, largest_difference, parse_cell, replay_effects,
                    sink_fits, time_runs, with_effects)
 from .gradcell import gradient_cell, gradient_name, gradient_problem
@@ -315,15 +315,25 @@ class CellRunner:
             return program.split(record.entry.run(leaves))[0] | {
                 n: fresh[n] for n in program.inputs}
 
-        # plain Python writes to copies of the objects the cell only writes to
+        # plain Python writes to copies of the objects the cell only writes to; arrays of
+        # the user's objects that the cell updates in place are put back after every run
         plain_arguments = {n: copy.copy(self.user_ns[n]) if n in program.sinks else v
                            for n, v in arguments.items()}
-        with warnings.catch_warnings():     # the cell's warnings were shown once, by its run
-            warnings.simplefilter("ignore")
-            self._progress("time plain Python")
-            plain_times, plain_out = time_runs(plain, plain_arguments, options.budget)
-            self._progress("time compiled")
-            compiled_times, compiled_out = time_runs(fast, arguments, options.budget)
+        kept = KeptArrays(compiled.updated_arrays(program.jitted.compiled_entry(
+            tuple(arguments[n] for n in program.inputs))[1]) if compiled.mutates else [])
+        try:
+            with warnings.catch_warnings():     # the cell's warnings were shown once, by its run
+                warnings.simplefilter("ignore")
+                self._progress("time plain Python")
+                plain_times, plain_out = time_runs(plain, plain_arguments, options.budget,
+                                                   reset=kept.restore)
+                self._progress("time compiled")
+                compiled_times, compiled_out = time_runs(fast, arguments, options.budget,
+                                                         reset=kept.restore)
+            breakdown = self._breakdown(program, compiled, arguments, kept.restore)
+            kernel_times = self._kernel_times(program, compiled, arguments)
+        finally:
+            kept.restore()
         diffs = {n: largest_difference(plain_out[n], compiled_out[n])
                  for n in plain_out if n in compiled_out and _is_numeric(plain_out[n])}
         first = report.stage_seconds.get("run", compiled_times[0])
@@ -331,16 +341,17 @@ class CellRunner:
                        sum(report.stage_seconds.get(k, 0.0) for k in _BEFORE_RUN),
                        max(diffs.values()) if diffs else None, diffs,
                        report.cost.get("flops"), report.cost.get("bytes accessed"),
-                       self._breakdown(program, compiled, arguments),
-                       self._kernel_times(program, compiled, arguments))
+                       breakdown, kernel_times)
 
     @staticmethod
-    def _breakdown(program, compiled, arguments, runs: int = 5):
+    def _breakdown(program, compiled, arguments, reset, runs: int = 5):
         """The fastest of a few compiled calls, part by part: on the user's own arrays when
-        the program updates none in place, else on copies laid out like them."""
+        the program updates none in place, else on copies laid out like them (and the arrays
+        of the user's objects reset before each)."""
         best = None
         for _ in range(runs):
             fresh = arguments if not compiled.mutates else copy_inputs(arguments)
+            reset()
             _, breakdown = program.jitted.time_call(*(fresh[n] for n in program.inputs))
             if best is None or breakdown.measured < best.measured:
                 best = breakdown

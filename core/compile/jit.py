@@ -200,6 +200,13 @@ class Compiled:
         """Whether a call updates some of its inputs in place."""
         return bool(self._result.mutated)
 
+    def updated_arrays(self, leaves: Sequence) -> list[np.ndarray]:
+        """The caller's arrays a call with these leaves updates in place (each once)."""
+        found: dict[int, np.ndarray] = {}
+        for leaf_pos, _ in self._result.mutated:
+            found.setdefault(id(leaves[leaf_pos]), leaves[leaf_pos])
+        return list(found.values())
+
     def copies(self, leaves: Sequence) -> tuple[str, ...]:
         """The inputs of a call with these leaves that are copied on their way into XLA, and
         why: XLA's CPU client takes an array without a copy only when its data is contiguous

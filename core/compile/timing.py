@@ -44,15 +44,18 @@ def copy_aligned_like(array: np.ndarray) -> np.ndarray:
 
 
 def time_runs(run: Callable[[dict], Any], inputs: dict[str, Any], budget: float = 1.0,
-              max_runs: int = 50, min_runs: int = 3) -> tuple[list[float], Any]:
+              max_runs: int = 50, min_runs: int = 3,
+              reset: Callable[[], None] = lambda: None) -> tuple[list[float], Any]:
     """Run `run(copy of inputs)` repeatedly; return the seconds of each run and the last result.
     At least one run; at least `min_runs` when they fit in the budget; never more than
-    `max_runs` or (after the first) more than the budget allows."""
+    `max_runs` or (after the first) more than the budget allows. `reset()` runs, untimed,
+    before each run (see `KeptArrays`)."""
     times: list[float] = []
     result = None
     spent = 0.0
     while len(times) < max_runs:
         fresh = copy_inputs(inputs)
+        reset()
         start = time.perf_counter()
         result = run(fresh)
         elapsed = time.perf_counter() - start
@@ -63,6 +66,20 @@ def time_runs(run: Callable[[dict], Any], inputs: dict[str, Any], budget: float 
         if len(times) >= 1 and elapsed > budget:
             break
     return times, result
+
+
+class KeptArrays:
+    """The values of arrays that timed runs update in place and that are not among the copied
+    inputs (an attribute of the user's object, `model.w += g`): `restore` writes them back, so
+    that every timed run starts where the cell's own run ended, and the user's arrays end
+    there too."""
+
+    def __init__(self, arrays: list[np.ndarray]):
+        self._kept = [(a, a.copy(order="K")) for a in arrays if a.flags.writeable]
+
+    def restore(self) -> None:
+        for array, value in self._kept:
+            np.copyto(array, value)
 
 
 def largest_difference(expected: Any, got: Any) -> float:
