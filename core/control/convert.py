@@ -22,6 +22,7 @@ import builtins
 import copy
 import inspect
 import linecache
+import operator
 import sys
 import textwrap
 import types
@@ -37,7 +38,8 @@ RD = "__psc_rd"           # this module, in converted code
 FN = "__psc_fn"           # the FunctionInfo of the converted function
 RETURN = "__psc_return"   # the one return value of a function made single-exit
 
-__all__ = ["attr", "item", "load", "call", "converted", "converted_function", "cell_function"]
+__all__ = ["attr", "item", "load", "call", "update_attr", "update_item", "converted",
+           "converted_function", "cell_function"]
 
 # Builtins that look at the calling frame: called directly, never through `call`.
 _FRAME_BUILTINS = frozenset({"super", "locals", "globals", "vars", "dir", "eval", "exec"})
@@ -65,6 +67,40 @@ def attr(obj, name: str):
                 is_user_function(found.fget):
             return call(found.fget, obj)
     return reads.attr(obj, name)
+
+
+def update_attr(obj, name: str, op: str, value):
+    """`obj.name op= value` (op: 'iadd', 'isub', ...): the read is seen like any other (an
+    array attribute of an object from outside becomes an input, updated in place and written
+    back). When the update was in place (an array's `+=` returns the array) the store is left
+    out where Python's would change nothing: `obj.name = obj.name` on an instance attribute.
+    (The value is computed before the attribute is read; Python reads it first.)"""
+    old = attr(obj, name)
+    new = getattr(operator, op)(old, value)
+    if new is not old or not _plain_attribute(obj, name):
+        setattr(obj, name, new)
+
+
+def update_item(obj, key, op: str, value):
+    """`obj[key] op= value`: as `update_attr`, for an item. The store is left out when the
+    update was in place and obj is a list or a dict (storing the same object again changes
+    nothing); an array's item is always stored (its view written into itself)."""
+    old = item(obj, key)
+    new = getattr(operator, op)(old, value)
+    if new is not old or not isinstance(obj, (list, dict)):
+        obj[key] = new
+
+
+_GENERIC_SETATTR = (object.__setattr__, types.SimpleNamespace.__setattr__)
+
+
+def _plain_attribute(obj, name: str) -> bool:
+    """Whether `obj.name = v` only stores v in obj's __dict__ (no __setattr__ of its own,
+    no descriptor on the class such as a property or a slot)."""
+    cls = type(obj)
+    return any(cls.__setattr__ is generic for generic in _GENERIC_SETATTR) and \
+        not hasattr(inspect.getattr_static(cls, name, None), "__set__") and \
+        name in getattr(obj, "__dict__", ())
 
 
 _CONVERTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -280,6 +316,24 @@ class _ExposeReads(ast.NodeTransformer):
             return node
         return _helper_call("item", [node.value, _index_expr(node.slice)], like=node)
 
+    def visit_AugAssign(self, node):
+        """`obj.a += v` and `obj[k] += v` read obj.a and obj[k] like loads (Python reads a
+        target of an augmented assignment without a Load node)."""
+        target = node.target
+        if isinstance(target, ast.Name) or _generated(target.value) or \
+                type(node.op).__name__ not in _INPLACE:
+            return self.generic_visit(node)
+        container, value = self.visit(target.value), self.visit(node.value)
+        op = ast.Constant(_INPLACE[type(node.op).__name__])
+        if isinstance(target, ast.Attribute):
+            call = _helper_call("update_attr", [container, ast.Constant(target.attr), op, value],
+                                like=node)
+        else:
+            call = _helper_call("update_item",
+                                [container, _index_expr(self.visit(target.slice)), op, value],
+                                like=node)
+        return ast.copy_location(ast.Expr(call), node)
+
     def visit_Call(self, node):
         direct = isinstance(node.func, ast.Name) and (
             node.func.id in _FRAME_BUILTINS or id(node.func) in self.builtin) or \
@@ -288,6 +342,12 @@ class _ExposeReads(ast.NodeTransformer):
         if direct:
             return node
         return _helper_call("call", [node.func, *node.args], node.keywords, like=node)
+
+
+_INPLACE = {"Add": "iadd", "Sub": "isub", "Mult": "imul", "MatMult": "imatmul",
+            "Div": "itruediv", "FloorDiv": "ifloordiv", "Mod": "imod", "Pow": "ipow",
+            "LShift": "ilshift", "RShift": "irshift", "BitOr": "ior", "BitXor": "ixor",
+            "BitAnd": "iand"}
 
 
 def _generated(node) -> bool:
