@@ -91,11 +91,20 @@ class _Loop:
         for _ in range(3):
             body = self.trace_pass(types, self.body_fn)
             exits = self.exit_types(types, body.result)
-            if all(same_type(exits[n], types[n]) for n in types if types[n] is not None):
+            if all(same_type(exits[n], types[n]) for n in types if types[n] is not None) and \
+                    not self.unbound_indices(types, exits):
                 return exits, body
             types = exits
         raise CannotConvert("the types of the loop's values do not settle",
                             "give each value its final dtype before the loop")
+
+    def unbound_indices(self, types, exits) -> list[str]:
+        """Names without a value on entry that a pass may leave as they were, and that came
+        out of the pass a traced Python int: the loop variable of an inner loop that may make
+        no pass (`for i in range(j + 1, n)`). Its value from an earlier pass flows through
+        such a pass, so it is carried (entering as UNBOUND_INDEX) and the body traced again."""
+        return [n for n in self.spec.exposed if n in types and types[n] is None
+                and exits[n][1] == (Slot(INDEX_AVAL, "python"),)]
 
     def exit_types(self, types, result) -> dict[str, Any]:
         exits = {}

@@ -548,3 +548,45 @@ def f(x, n, sign):
     assert np.allclose(Jitted(f)(x, 50, 1), x * sum(range(50)))
     assert np.allclose(Jitted(f)(x, 50, -1), -x)
     assert sum(e.prim.name == "while_loop" for e in Jitted(f).trace(x, 50, 1).graph.eqns) == 1
+
+
+@pytest.mark.parametrize("source", [
+    # an inner loop that makes no pass in the outer loop's last pass: its variable keeps the
+    # value of the pass before (plain Python's `i` after the loops is n - 1)
+    """
+n = S.shape[0]
+L = np.zeros_like(S)
+for j in range(n):
+    for i in range(j + 1, n):
+        L[i, j] = S[i, j] - L[i, :j] @ L[j, :j]
+""",
+    """
+n = S.shape[0]
+L = np.zeros_like(S)
+for j in range(n):
+    L[j, j] = np.sqrt(S[j, j] - L[j, :j] @ L[j, :j])
+    for i in range(j + 1, n):
+        L[i, j] = (S[i, j] - L[i, :j] @ L[j, :j]) / L[j, j]
+last = i
+""",
+])
+def test_a_triangular_loop_nest_rolls_and_keeps_the_inner_variable(source):
+    a = rng.random((6, 6))
+    graph = run_cell(source, {"S": a @ a.T + 6 * np.eye(6)})
+    assert top_level(graph, "while_loop") == 1
+    assert everywhere(graph, "while_loop") == 2
+
+
+def test_a_function_returning_the_variable_of_an_inner_loop_that_may_make_no_pass():
+    def f(S):
+        n = S.shape[0]
+        L = np.zeros_like(S)
+        for j in range(n):
+            for i in range(j + 1, n):
+                L[i, j] = S[i, j]
+        return L, i
+
+    S = rng.random((5, 5))
+    want, got = f(S), Jitted(f)(S)
+    np.testing.assert_array_equal(got[0], want[0])
+    assert type(got[1]) is int and got[1] == want[1] == 4
