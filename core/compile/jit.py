@@ -20,7 +20,7 @@ import numpy as np
 from .. import passes
 from ..control.convert import converted_function
 from ..control.reads import Reads, is_user_function
-from ..control.runtime import unroll_notes
+from ..control.unrolled import unroll_notes
 from ..ir import Graph
 from ..lowering import lower
 from ..numpy import verify_checks

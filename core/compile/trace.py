@@ -16,7 +16,7 @@ from ..control.branches import choices_of
 from ..control.effects import (AttributeSnapshot, refuse_attribute_changes,
                                replay_or_refuse_warnings, watched_arguments)
 from ..control.reads import Reads, Recorder, check_error_state, recording
-from ..control.runtime import unroll_notes
+from ..control.unrolled import unroll_notes
 from ..ir import Graph
 from ..numpy import MaskedSelection, check_outputs
 from ..numpy.ufuncs import call_ufunc

@@ -14,6 +14,7 @@ A loop that cannot be converted raises `CannotConvert` (an UnsupportedError) say
 """
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -29,6 +30,15 @@ from ..tree_util import unflatten
 from .carry import (INDEX_AVAL, UNBOUND, CannotConvert, Slot, Snapshot, coerce, flatten, join,
                     remap, same_type, to_pred, tracer_buffers, tree_type, unbound_like_slot)
 from .subtrace import SubTrace, close
+
+
+# The inputs of a loop body's trace that carry a rebound name by value (by buffer id): seen
+# only through the body's names (what the names held on entry is checked by the loop).
+_BY_VALUE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def carried_by_value(trace) -> set[int]:
+    return _BY_VALUE.get(trace, set())
 
 
 @dataclass(frozen=True)
@@ -133,6 +143,8 @@ class _Loop:
             p.head.append(p.inner[id(buf)].initial)
         for name in self.spec.assigned:
             p.slot_inputs[name] = _slot_inputs(sub, types[name])
+        _BY_VALUE[sub.trace] = {id(t._buffer) for inputs in p.slot_inputs.values()
+                                for t in inputs or () if isinstance(t, Tracer)}
         args = [self._arg(n, types, p) for n in self.spec.names]
         with sub.active():
             p.result = fn(*([p.index] if p.index is not None else []), *args)
@@ -263,9 +275,13 @@ class _Loop:
             raise CannotConvert("the loop condition indexes with a traced index that the run "
                                 "would have to check", "compute the test in the loop body, "
                                 "into a name the condition reads")
+        oks = [cond.sub.input(v.aval, "scalar") for v in extra]
         with cond.sub.active():
             pred = to_pred(cond.result)
-        return cond.sub.graph([pred], cond.carried_vars(self.spec.assigned, types) + extra)
+            for ok in oks[::2]:     # a failed check ends the loop (plain Python would raise
+                pred = call_ufunc(np.logical_and, pred, ok)     # there; the run raises it)
+        return cond.sub.graph([pred], cond.carried_vars(self.spec.assigned, types) + [
+            t._buffer.initial for t in oks])
 
     def index_cond_graph(self, types, extra: list[Var]) -> Graph:
         sub = SubTrace()

@@ -17,6 +17,7 @@ from typing import Any
 
 
 from . import runtime
+from .blockers import HINTS, drop_break, drop_continue, find_blocker
 from .cell import assigned_names, collect_loads, walk_block
 from .creation_calls import wrap_creation_calls
 from .scopes import function_scope
@@ -87,7 +88,7 @@ class _Rewriter:
 
     def blocker(self, stmts, kind: str, target: str | None = None) -> tuple[str, str]:
         """(why these statements cannot become a function of their names, what to write)."""
-        found = _find_blocker(stmts, loop=kind != "if")
+        found = find_blocker(stmts, loop=kind != "if")
         if found[0]:
             return found
         assigned = set(assigned_names(stmts))
@@ -96,7 +97,7 @@ class _Rewriter:
                     "use another name for the value computed from it")
         outside = sorted(assigned - self.scope)
         if outside:
-            return (f"it rebinds `{outside[0]}`, which is global", _HINTS["global"])
+            return (f"it rebinds `{outside[0]}`, which is global", HINTS["global"])
         shared = sorted(assigned & self.captured)
         if shared:
             return (f"a function defined outside it reads `{shared[0]}`, which it rebinds",
@@ -107,16 +108,19 @@ class _Rewriter:
              blocker=("", ""), dead=(), kept=()) -> str:
         fields = dict(kind=kind, line=node.lineno, text=text, names=tuple(names),
                       assigned=tuple(assigned), exposed=tuple(exposed), target=target,
-                      blocker=blocker[0], hint=blocker[1], dead=tuple(dead), kept=tuple(kept))
+                      blocker=blocker[0], hint=blocker[1], dead=tuple(dead), kept=tuple(kept),
+                      static_note=getattr(node, "psc_static_note", ""))
         return f"{RT}.Site(" + ", ".join(f"{k}={v!r}" for k, v in fields.items()) + ")"
 
     # for NAME in range(...) ----------------------------------------------------------------
     def for_loop(self, node: ast.For) -> list[ast.stmt]:
         if not _is_range_loop(node):
             return self.sequence_loop(node)
+        if drop_break(node.body, "") is not None:
+            return self.break_loop(node)
         k = next(self.counter)
         target = node.target.id
-        body = _drop_continue(node.body)
+        body = drop_continue(node.body)
         blocker = self.blocker(body, "for", target)
         assigned = tuple(n for n in assigned_names(body) if n in self.scope)
         names = self.names_of(body, exclude={target})
@@ -135,6 +139,52 @@ class _Rewriter:
         holes = {"ARGS": args, "BODY": self.block(body), "PLAIN": self.block(copy.deepcopy(body)),
                  "ORELSE": self.block(node.orelse), "DELS": _dels(assigned + (target,))}
         return _fill(code, node.lineno, holes)
+
+    # for NAME in range(...) with `break` ------------------------------------------------------
+    def break_loop(self, node: ast.For) -> list[ast.stmt]:
+        """A range loop that leaves by `break` (inside `if`s): a `while` over the index whose
+        test also asks a flag that the `break` sets; what follows a `break` in the body runs
+        under `if not flag:`. Its test stays a Python bool while the exit tests are (the loop
+        then runs as plain Python, as before); an exit test on a traced value makes the flag,
+        and from there the loop, traced (runtime.roll_while)."""
+        k = next(self.counter)
+        at, stop, step, flag = (f"__psc_{part}_{k}" for part in ("at", "stop", "step", "brk"))
+        self.scope |= {at, stop, step, flag}
+        target = node.target.id
+        code = (f"{at}, {stop}, {step} = {RT}.range_bounds(__ARGS__)\n"
+                f"{flag} = False\n"
+                f"while {RT}.in_range({at}, {stop}, {step}) and not {flag}:\n"
+                f"    {target} = {at}\n"
+                f"    {at} = {at} + {step}\n"
+                f"    __BODY__\n")
+        if node.orelse:
+            code += f"if not {flag}:\n    __ORELSE__\n"
+        holes = {"ARGS": ast.Tuple(elts=node.iter.args, ctx=ast.Load()),
+                 "BODY": drop_break(node.body, flag), "ORELSE": node.orelse}
+        stmts = _fill(code, node.lineno, holes)
+        stmts[0].value.args = holes["ARGS"].elts      # range_bounds(*ARGS)
+        text = f"for {target} in {ast.unparse(node.iter)}"
+        stmts[2].psc_text, stmts[2].psc_static_note = text, "it uses `break`"   # (for messages)
+        if node.orelse:
+            stmts[3].psc_text = f"{text}: ... else"
+        return self.block(stmts)
+
+    def break_while(self, node: ast.While) -> list[ast.stmt]:
+        """`while TEST:` that leaves by `break` (inside `if`s): `while not flag and TEST:`,
+        as `break_loop` does for a range loop (TEST is not evaluated after the `break`)."""
+        k = next(self.counter)
+        flag = f"__psc_brk_{k}"
+        self.scope.add(flag)
+        code = f"{flag} = False\nwhile not {flag} and (__TEST__):\n    __BODY__\n"
+        if node.orelse:
+            code += f"if not {flag}:\n    __ORELSE__\n"
+        holes = {"TEST": node.test, "BODY": drop_break(node.body, flag), "ORELSE": node.orelse}
+        stmts = _fill(code, node.lineno, holes)
+        text = f"while {ast.unparse(node.test)}"
+        stmts[1].psc_text = text
+        if node.orelse:
+            stmts[2].psc_text = f"{text}: ... else"
+        return self.block(stmts)
 
     # for TARGET in x / enumerate(x) / zip(x, y) ----------------------------------------------
     def sequence_loop(self, node: ast.For) -> list[ast.stmt]:
@@ -173,10 +223,12 @@ class _Rewriter:
 
     # while TEST ----------------------------------------------------------------------------
     def while_loop(self, node: ast.While) -> list[ast.stmt]:
+        if drop_break(node.body, "") is not None:
+            return self.break_while(node)
         k = next(self.counter)
-        body = _drop_continue(node.body)
+        body = drop_continue(node.body)
         blocker = self.blocker(body, "while")
-        text = f"while {ast.unparse(node.test)}"
+        text = getattr(node, "psc_text", None) or f"while {ast.unparse(node.test)}"
         test = _rewrite_test(node.test)
         if blocker[0]:
             site = self.site("while", node, text, self.names_of(body, [node.test]),
@@ -203,7 +255,7 @@ class _Rewriter:
     # if TEST -------------------------------------------------------------------------------
     def if_stmt(self, node: ast.If) -> list[ast.stmt]:
         k = next(self.counter)
-        text = f"if {ast.unparse(node.test)}"
+        text = getattr(node, "psc_text", None) or f"if {ast.unparse(node.test)}"
         blocker = self.blocker(node.body + node.orelse, "if")
         test = _rewrite_test(node.test)
         if blocker[0]:
@@ -374,9 +426,6 @@ def _dels(names) -> list[ast.stmt]:
     return _parse("".join(f"if {n} is {RT}.UNBOUND:\n    del {n}\n" for n in names))
 
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-
-
 def _blocks_sequence(node: ast.For) -> bool:
     """A target the row loop cannot bind the same way (an attribute, a subscript, a starred
     name)."""
@@ -426,84 +475,6 @@ def _reads(expr) -> set[str]:
     reads: list[str] = []
     collect_loads(expr, set(), reads)
     return set(reads)
-
-
-_HINTS = {
-    "break": "put the exit test in the loop's condition: `while i < n and not done:`",
-    "continue": "put the rest of the body under `if not ...:` instead of `continue`",
-    "return": "assign the result to a name and return after the loop or branch",
-    "yield": "collect the values in a preallocated array instead of yielding them",
-    "del": "rebind the name instead of deleting it",
-    "global": "return the value from the cell instead of rebinding a global",
-    "attribute": "keep the value in a local name and set the attribute after the loop",
-}
-
-
-def _find_blocker(stmts, loop: bool) -> tuple[str, str]:
-    """What keeps these statements from becoming a function of their names: (reason, hint)."""
-    def visit(node, depth) -> tuple[str, str]:
-        if isinstance(node, _SCOPES):
-            return ("", "")
-        found = _blocking_node(node, depth, loop)
-        if found:
-            return found, _HINTS[found.split("`")[1]]
-        inner = depth + 1 if isinstance(node, (ast.For, ast.While, ast.AsyncFor)) else depth
-        for fieldname, value in ast.iter_fields(node):
-            children = value if isinstance(value, list) else [value]
-            sub_depth = depth if fieldname == "orelse" else inner
-            for child in children:
-                if isinstance(child, ast.AST):
-                    found = visit(child, sub_depth)
-                    if found[0]:
-                        return found
-        return ("", "")
-    for stmt in stmts:
-        found = visit(stmt, 0)
-        if found[0]:
-            return found
-    return ("", "")
-
-
-def _blocking_node(node, depth: int, loop: bool) -> str:
-    if isinstance(node, ast.Return):
-        return "it uses `return`"
-    if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
-        return "it uses `yield`"
-    if isinstance(node, (ast.Break, ast.Continue)) and (depth == 0):
-        word = "break" if isinstance(node, ast.Break) else "continue"
-        return f"it uses `{word}`"
-    if isinstance(node, ast.Delete) and any(isinstance(t, ast.Name) for t in node.targets):
-        return "it uses `del`"
-    if isinstance(node, (ast.Global, ast.Nonlocal)):
-        return "it uses `global`"
-    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
-        return f"it sets an `attribute` ({ast.unparse(node)})"
-    return ""
-
-
-def _drop_continue(stmts: list[ast.stmt]) -> list[ast.stmt]:
-    """`if c: continue` (at any depth of ifs) becomes the rest of the body under `else`."""
-    out: list[ast.stmt] = []
-    for k, stmt in enumerate(stmts):
-        if isinstance(stmt, ast.Continue):
-            return out
-        if isinstance(stmt, ast.If) and _continues(stmt):
-            rest = stmts[k + 1:]
-            new = ast.If(test=stmt.test, body=_drop_continue(stmt.body + rest) or [ast.Pass()],
-                         orelse=_drop_continue(stmt.orelse + copy.deepcopy(rest)))
-            out.append(ast.copy_location(new, stmt))
-            return out
-        out.append(stmt)
-    return out
-
-
-def _continues(node) -> bool:
-    """Whether a `continue` of the current loop is inside node's ifs."""
-    if isinstance(node, ast.Continue):
-        return True
-    if isinstance(node, ast.If):
-        return any(_continues(s) for s in node.body + node.orelse)
-    return False
 
 
 def _rewrite_test(test: ast.expr) -> ast.expr:

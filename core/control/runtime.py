@@ -15,18 +15,17 @@ that were unrolled.
 """
 from __future__ import annotations
 
-import ast
 import builtins
 import collections
 import contextlib
 import contextvars
-import linecache
+import operator
 import sys
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..ir import Graph, SourceInfo
+from ..ir import SourceInfo
 from ..numpy.creation import traced_creator
 from ..numpy.ufuncs import call_ufunc, np_where
 from ..primitives import convert_element_type_p
@@ -37,10 +36,9 @@ from .branches import Aliasing, branch, choose
 from .cell import is_cell_code
 from .carry import (INDEX_AVAL, UNBOUND, UNBOUND_INDEX, CannotConvert, Slot, coerce, contains_tracer,
                     slot_of_static, to_pred)
-from .loops import LoopSpec, roll_loop
+from .loops import LoopSpec, carried_by_value, roll_loop
 from .python_scalars import python_scalar  # noqa: F401 (rewritten code calls it)
-
-LARGE_GRAPH = 2_000           # equations; above this, unroll_notes explains where they came from
+from .unrolled import note_unrolled, unroll_notes  # noqa: F401 (unroll_notes: the reports')
 
 
 _ROLLING: contextvars.ContextVar[bool] = contextvars.ContextVar("psc_jit_rolling", default=True)
@@ -74,6 +72,8 @@ class Site:
     hint: str = ""
     dead: tuple[str, ...] = ()              # assigned names nothing reads after an `if`
     kept: tuple[str, ...] = ()              # assigned names a loop's pass may not assign
+    static_note: str = ""                   # why a `while` whose test stays static is not a
+    #                                         for loop (a `for` that uses `break`), for notes
 
     def spec(self) -> LoopSpec:
         return LoopSpec(self.names, self.assigned, frozenset(self.exposed), frozenset(self.kept))
@@ -264,7 +264,7 @@ def _fallback(site: Site, file: str, err: Exception, count, env, body_fn, bounds
     if count is None:
         raise _cannot_roll(site, file, reason, _join(
             hint, "psc_jit cannot unroll a loop whose bounds are traced")) from err
-    _note_unrolled(file, site.line, reason)
+    note_unrolled(file, site.line, reason)
     root = current_trace().root
     before = root.equation_count
     start, stop, step = bounds
@@ -308,7 +308,8 @@ def _observer(env: dict):
     """Whether an array is seen from outside the loop's names: a view, an input of the trace,
     or held by more than one name."""
     trace = current_trace()
-    inputs = {id(b) for b in trace.buffers} if trace is not None else set()
+    inputs = {id(b) for b in trace.buffers} - carried_by_value(trace) if trace is not None \
+        else set()
     counts = collections.Counter(id(t._buffer) for t in _tracers_in(env.values()))
     return lambda t: t.is_view or id(t._buffer) in inputs or counts[id(t._buffer)] > 1
 
@@ -334,7 +335,7 @@ def check_unroll(site: Site, range_fn, args, env) -> None:
         raise _cannot_roll(site, file, site.blocker, _join(
             site.hint, "psc_jit cannot unroll a loop whose bounds are traced"))
     if _touches_tracer(site, env):
-        _note_unrolled(file, site.line, site.blocker)
+        note_unrolled(file, site.line, site.blocker)
 
 
 def roll_while(site: Site, cond_fn, body_fn, env) -> tuple | None:
@@ -350,6 +351,8 @@ def roll_while(site: Site, cond_fn, body_fn, env) -> tuple | None:
     if not isinstance(test, Tracer):
         if not test:
             return None
+        if site.static_note:
+            note_unrolled(file, site.line, site.static_note)
         while not isinstance(test, Tracer):
             if not test:
                 return tuple(env.get(name, UNBOUND) for name in site.assigned)
@@ -474,6 +477,27 @@ def _python_type(t) -> Slot | None:
     return slot_of_static(t) if isinstance(t, (int, float, complex, np.generic)) else None
 
 
+def range_bounds(*args) -> tuple:
+    """(start, stop, step) of `range(*args)` for a loop that leaves by `break`
+    (rewrite.break_loop): the bounds may be traced, the step must be a Python int."""
+    start, stop, step = (_static_bound(v) for v in _range_args(args))
+    if isinstance(step, Tracer):
+        raise UnsupportedError("the step of a `for` loop is a traced value", caller_source(),
+                               "make the step a Python int")
+    if not any(isinstance(v, Tracer) for v in (start, stop)):
+        bounds = range(start, stop, step)     # range's own errors (a float, a zero step)
+        return bounds.start, bounds.stop, bounds.step
+    step = operator.index(step)
+    if step == 0:
+        raise ValueError("range() arg 3 must not be zero")
+    return start, stop, step
+
+
+def in_range(index, stop, step: int):
+    """Whether a loop over range(..., stop, step) makes a pass at `index`."""
+    return index < stop if step > 0 else index > stop
+
+
 def truth(value, site: Site) -> bool:
     """bool(value); on a traced value, say why this statement could not be converted."""
     if isinstance(value, Tracer) and _ROLLING.get() and value.known_value() is None:
@@ -510,80 +534,3 @@ def not_(value):
     if isinstance(value, Tracer):
         return call_ufunc(np.logical_not, to_pred(value))
     return not value
-
-
-_UNROLLED: collections.OrderedDict[tuple[str, int], str] = collections.OrderedDict()
-
-
-def _note_unrolled(file: str, line: int, reason: str) -> None:
-    _UNROLLED[(file, line)] = reason
-    _UNROLLED.move_to_end((file, line))
-    while len(_UNROLLED) > 256:
-        _UNROLLED.popitem(last=False)
-
-
-def unroll_notes(graph: Graph, limit: int = LARGE_GRAPH) -> list[str]:
-    """Where the equations of a large graph come from, per loop (or line), with what to do:
-    `line 3: 12,000 equations from an unrolled loop; write it as a for loop over range(...)
-    so psc_jit can roll it`. Empty when the graph has at most `limit` equations."""
-    eqns = list(graph.all_eqns())
-    if len(eqns) <= limit:
-        return []
-    counts: collections.Counter = collections.Counter()
-    for eqn in eqns:
-        if eqn.source is not None:
-            counts[_enclosing_loop(eqn.source.file, eqn.source.line)] += 1
-    notes = []
-    for (file, line, is_loop), n in counts.most_common():
-        if n < max(limit // 10, 50) or len(notes) == 3:
-            break
-        notes.append(_note(file, line, is_loop, n))
-    return notes
-
-
-def _note(file: str, line: int, is_loop: bool, n: int) -> str:
-    reason = _UNROLLED.get((file, line))
-    if reason:
-        return (f"line {line}: {n:,} equations from a loop psc_jit unrolled because {reason}; "
-                "change that so it can be rolled into one XLA loop")
-    if is_loop:
-        text = linecache.getline(file, line).strip()
-        what = "a while loop with a static test" if text.startswith("while") else \
-            "an unrolled loop"
-        return (f"line {line}: {n:,} equations from {what}; write it as a for loop over "
-                "range(...) so psc_jit can roll it")
-    return f"line {line}: {n:,} equations"
-
-
-def _enclosing_loop(file: str, line: int) -> tuple[str, int, bool]:
-    """(file, line of the outermost loop around `line`, True) or (file, line, False)."""
-    loops = _loop_spans(file)
-    for start, end in loops:
-        if start <= line <= end:
-            return file, start, True
-    return file, line, False
-
-
-_SPANS: dict[tuple[str, int], list[tuple[int, int]]] = {}
-
-
-def _loop_spans(file: str) -> list[tuple[int, int]]:
-    lines = linecache.getlines(file)
-    key = (file, hash(tuple(lines)))
-    if key not in _SPANS:
-        _SPANS[key] = _parse_loop_spans("".join(lines))
-    return _SPANS[key]
-
-
-def _parse_loop_spans(text: str) -> list[tuple[int, int]]:
-    try:
-        tree = ast.parse(_without_magics(text))
-    except SyntaxError:
-        return []
-    spans = [(n.lineno, n.end_lineno) for n in ast.walk(tree) if isinstance(n, (ast.For, ast.While))]
-    return sorted(spans, key=lambda s: (s[0], -s[1]))
-
-
-def _without_magics(text: str) -> str:
-    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line
-                     for line in text.splitlines())

@@ -13,7 +13,7 @@ from psc_jit.core import Jitted, UnsupportedError, budget, check_graph
 from psc_jit.core.control import branches, cell
 from psc_jit.core.control import runtime as rolling
 from psc_jit.core.control.rewrite import roll_loops
-from psc_jit.core.control.runtime import unroll_notes
+from psc_jit.core.control.unrolled import unroll_notes
 
 pytestmark = pytest.mark.xla
 
@@ -406,19 +406,121 @@ for i in range(n):
         jitted(x=np.ones(200), n=100)
 
 
-def test_break_on_a_traced_value_is_explained():
+BREAK_CELLS = {
+    "first_negative": """
+found = -1
+for i in range(len(x)):
+    if x[i] < 0:
+        found = i
+        break
+""",
+    "conjugate_gradients": """
+u = np.zeros_like(b)
+r = b - S @ u
+p = r.copy()
+rs = r @ r
+for it in range(n):
+    Sp = S @ p
+    alpha = rs / (p @ Sp)
+    u += alpha * p
+    r -= alpha * Sp
+    rs_new = r @ r
+    if np.sqrt(rs_new) < 1e-10:
+        break
+    p = r + (rs_new / rs) * p
+    rs = rs_new
+""",
+    "newton_with_else": """
+z = 1.0
+converged = False
+for k in range(n):
+    step = (z * z - c) / (2 * z)
+    z = z - step
+    if abs(step) < 1e-12:
+        converged = True
+        break
+    converged = False
+else:
+    z = z * 0.0 - 1.0
+""",
+    "while_true_search": """
+k = 0
+while True:
+    if x[k] < 0 or k == len(x) - 1:
+        break
+    k += 1
+""",
+    "while_with_else": """
+s = np.float64(0.0)
+j = 0
+while j < len(x):
+    s = s + x[j]
+    j += 1
+    if s > 1.0:
+        break
+else:
+    s = s * 0.0
+""",
+    "nested_ifs_and_continue": """
+total = np.float64(0.0)
+for i in range(len(x)):
+    if x[i] > 0:
+        if total > 1.0:
+            break
+    else:
+        continue
+    total = total + x[i]
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BREAK_CELLS))
+@pytest.mark.parametrize("data", ["exits early", "runs to the end"])
+def test_a_range_loop_that_leaves_by_break_on_a_traced_test_rolls(name, data):
+    a = rng.random((6, 6))
+    x = np.array([0.3, 0.5, -0.2, 0.9, 0.4, 0.6]) if data == "exits early" else np.full(6, 0.1)
+    inputs = {"x": x, "S": a @ a.T + 6 * np.eye(6), "b": rng.random(6), "c": np.float64(2.0),
+              "n": 40 if data == "exits early" else 2}
+    graph = run_cell(BREAK_CELLS[name], inputs)
+    assert everywhere(graph, "while_loop") >= 1
+    assert eqn_count(graph) < 400                  # one body, not one per pass
+
+
+def test_a_break_loop_keeps_the_graph_size_whatever_the_range():
+    sizes = [eqn_count(run_cell(BREAK_CELLS["first_negative"], {"x": rng.random(n) - 0.5}))
+             for n in (5, 500)]
+    assert sizes[0] == sizes[1]
+
+
+def test_a_break_loop_that_cannot_be_converted_says_where_in_the_users_words():
+    source = """
+w = x.copy()
+for i in range(len(x)):
+    if x[i] > 2:
+        break
+    u = w * 2
+"""
+    _, _, jitted = compile_cell(source, {"x": np.arange(5.0)})
+    with pytest.raises(UnsupportedError) as info:
+        jitted(x=np.arange(5.0))
+    text = info.value.explain()
+    assert "`if x[i] > 2: break` cannot be converted to an XLA conditional" in text
+    assert "`u` is assigned in one branch only" in text and "__psc" not in text
+
+
+def test_a_break_inside_a_with_block_is_still_explained():
     source = """
 acc = 0.0
 for i in range(n):
-    if x[i] > 0.5:
-        break
+    with np.errstate(all="ignore"):
+        if x[i] > 0.5:
+            break
     acc = acc + x[i]
 """
     _, _, jitted = compile_cell(source, {"x": np.ones(10), "n": 10})
     with pytest.raises(UnsupportedError) as info:
         jitted(x=np.ones(10), n=10)
     text = info.value.explain()
-    assert text.startswith("line 5: 'if x[i] > 0.5:'")
     assert "uses `break`" in text and "while i < n and not done" in text
 
 
@@ -590,3 +692,17 @@ def test_a_function_returning_the_variable_of_an_inner_loop_that_may_make_no_pas
     want, got = f(S), Jitted(f)(S)
     np.testing.assert_array_equal(got[0], want[0])
     assert type(got[1]) is int and got[1] == want[1] == 4
+
+
+def test_a_while_loop_stops_where_an_index_fails_its_check_and_raises_numpys_error():
+    def search(x):
+        k = 0
+        while True:
+            k += 1
+            if x[k] < 0:
+                break
+        return k
+
+    assert Jitted(search)(np.array([1.0, 2.0, -1.0, 2.0])) == 2
+    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 0 with size 4"):
+        Jitted(search)(np.array([1.0, 2.0, 3.0, 2.0]))      # (it used to run forever)
