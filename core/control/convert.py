@@ -37,6 +37,7 @@ from .rewrite import roll_loops
 RD = "__psc_rd"           # this module, in converted code
 FN = "__psc_fn"           # the FunctionInfo of the converted function
 RETURN = "__psc_return"   # the one return value of a function made single-exit
+MADE = "__psc_made"       # the converted function, inside the wrapper build_function compiles
 
 __all__ = ["attr", "item", "load", "call", "update_attr", "update_item", "converted",
            "converted_function", "cell_function"]
@@ -242,11 +243,14 @@ def build_function(module: ast.Module, filename: str, globals_ns: dict, info: Fu
     """Compile the one function of module, with info's closure cells as its free variables
     (the function is compiled inside `def __psc_outer(<free names>, __psc_fn, __psc_rd)`)."""
     fn_node = module.body[0]
+    name = fn_node.name
+    fn_node.name = MADE      # its own name inside the wrapper would shadow the global a
+    #                          recursive call reads
     params = [*info.cells, FN, RD]
     outer = ast.FunctionDef(
         name="__psc_outer", args=ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params],
                                                kwonlyargs=[], kw_defaults=[], defaults=[]),
-        body=[fn_node, ast.Return(value=ast.Name(fn_node.name, ast.Load()))],
+        body=[fn_node, ast.Return(value=ast.Name(MADE, ast.Load()))],
         decorator_list=[], returns=None, type_params=[])
     wrapper = ast.Module(body=[ast.copy_location(outer, fn_node)], type_ignores=[])
     ast.fix_missing_locations(wrapper)
@@ -256,7 +260,8 @@ def build_function(module: ast.Module, filename: str, globals_ns: dict, info: Fu
     cells = dict(zip(made.__code__.co_freevars, made.__closure__ or (), strict=True))
     cells.update({n: c for n, c in info.cells.items() if n in cells})
     closure = tuple(cells[n] for n in made.__code__.co_freevars) or None
-    result = types.FunctionType(made.__code__, globals_ns, made.__name__, None, closure)
+    code = made.__code__.replace(co_name=name, co_qualname=name)
+    result = types.FunctionType(code, globals_ns, name, None, closure)
     result.__psc_converted__ = True
     return result
 

@@ -195,3 +195,21 @@ def test_a_while_loop_whose_error_starts_as_an_int_compiles(shell):
     np.testing.assert_allclose(shell.user_ns["y"], namespace["y"], rtol=1e-14)
     assert type(shell.user_ns["err"]) is type(namespace["err"]) is np.float64
     assert shell.user_ns["steps"] == namespace["steps"]
+
+
+def test_a_recursive_helper_of_the_notebook_compiles_and_is_guarded(shell):
+    define(shell, """
+        def power(v, n):
+            return v if n <= 1 else v * power(v, n - 1)
+    """)
+    for _ in range(2):
+        report = magic(shell, "y = power(x, 3)\n", "recursive")
+        assert report.compiled, report.fallback_reason
+        np.testing.assert_array_equal(shell.user_ns["y"], np.arange(1.0, 7.0) ** 3)
+    define(shell, """
+        def power(v, n):
+            return v if n <= 1 else v + power(v, n - 1)
+    """)
+    report = magic(shell, "y = power(x, 3)\n", "recursive")
+    assert report.compiled and "power" in report.miss_reason
+    np.testing.assert_array_equal(shell.user_ns["y"], np.arange(1.0, 7.0) * 3)
