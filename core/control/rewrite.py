@@ -68,6 +68,10 @@ class _Rewriter:
             return self.if_stmt(stmt)
         if isinstance(stmt, (ast.With, ast.AsyncWith, ast.Try, ast.AsyncFor)):
             return [self.nested(stmt)]
+        if isinstance(stmt, ast.Assert):
+            return [_assert_call(stmt)]
+        if isinstance(stmt, ast.Raise) and isinstance(stmt.exc, ast.Call):
+            return [_raise_call(stmt)]
         return [stmt]
 
     def nested(self, stmt):
@@ -475,6 +479,28 @@ def _reads(expr) -> set[str]:
     reads: list[str] = []
     collect_loads(expr, set(), reads)
     return set(reads)
+
+
+def _assert_call(stmt: ast.Assert) -> ast.stmt:
+    """`assert test, msg` -> `__psc_rt.assert_(test, lambda: msg)`: a traced test is checked by
+    the run (runtime.assert_)."""
+    args = [_rewrite_test(stmt.test)]
+    if stmt.msg is not None:
+        args.append(ast.Lambda(args=_no_args(), body=stmt.msg))
+    call = ast.Call(func=_rt_attr("assert_"), args=args, keywords=[])
+    return ast.copy_location(ast.Expr(ast.copy_location(call, stmt)), stmt)
+
+
+def _raise_call(stmt: ast.Raise) -> ast.stmt:
+    """`raise E(msg)` -> `raise __psc_rt.error(lambda: E(msg), lambda: E, 'msg')`: an error
+    whose message formats a traced value is still raised, by the run (runtime.error)."""
+    exc = stmt.exc
+    text = ", ".join(ast.unparse(a) for a in exc.args)
+    call = ast.Call(func=_rt_attr("error"), args=[
+        ast.Lambda(args=_no_args(), body=exc), ast.Lambda(args=_no_args(), body=exc.func),
+        ast.Constant(text)], keywords=[])
+    new = ast.Raise(exc=ast.copy_location(call, exc), cause=stmt.cause)
+    return ast.copy_location(new, stmt)
 
 
 def _rewrite_test(test: ast.expr) -> ast.expr:

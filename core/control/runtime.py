@@ -19,6 +19,7 @@ import builtins
 import collections
 import contextlib
 import contextvars
+import copy
 import operator
 import sys
 from dataclasses import dataclass
@@ -410,10 +411,81 @@ def convert_if(site: Site, pred, then_fn, else_fn, env) -> tuple:
     p, index = _predicate_and_branch(pred)
     args = [env.get(n, UNBOUND) for n in site.names]
     try:
-        return branch(index, [else_fn, then_fn], args, pred=p, names=site.assigned,
-                      dead=frozenset(site.dead), aliasing=aliasing)
+        return branch(index, [_raising(else_fn, 0), _raising(then_fn, 1)], args, pred=p,
+                      names=site.assigned, dead=frozenset(site.dead), aliasing=aliasing)
     except CannotConvert as err:
         raise _cannot_roll(site, file, err.message, err.hint) from None
+    except BranchRaised as raised:      # `if x.sum() < 0: raise ValueError(...)`: the run
+        taken = 1 - raised.branch       # checks that the other branch is the one taken
+        ok = p if taken == 1 else call_ufunc(np.logical_not, p)
+        text = str(raised.error).replace("{", "{{").replace("}", "}}")
+        current_trace().require(ok, coerce(0, Slot(INDEX_AVAL, "python")), text,
+                                RaiseAgain(raised.error))
+        return (then_fn if taken == 1 else else_fn)(*args)
+
+
+class BranchRaised(Exception):
+    """Tracing a branch of a traced `if` raised the user's own error (`raise ValueError`):
+    the branch raises whenever it is taken."""
+
+    def __init__(self, branch: int, error: Exception):
+        super().__init__(branch, error)
+        self.branch, self.error = branch, error
+
+
+def _raising(fn, index: int):
+    def run(*args):
+        try:
+            return fn(*args)
+        except (TraceError, DataDependentShapeError, BranchRaised):
+            raise
+        except Exception as err:            # the user's code raised, whatever the values
+            raise BranchRaised(index, err) from err
+    return run
+
+
+class RaiseAgain:
+    """The error a branch raised while it was traced, raised again (a fresh copy) by a run
+    that takes the branch (a RuntimeCheck's error)."""
+
+    def __init__(self, error: Exception):
+        self.error = error
+        self.__name__ = type(error).__name__
+
+    def __call__(self, _message: str) -> Exception:
+        return copy.copy(self.error).with_traceback(None)
+
+
+def error(make, kind, text: str):
+    """The error of `raise E(msg)`: E(msg) itself, or, when making msg needs a traced value's
+    text (an f-string of it) while tracing, E with msg as written in the source (a cell then
+    runs as plain Python where it raises, which makes the message)."""
+    try:
+        return make()
+    except TraceError:
+        cls = kind()
+        if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+            raise
+        return cls(f"{text} (a message made from traced values, shown as written)")
+
+
+def assert_(test, message=None) -> None:
+    """`assert test, message` (message a thunk): on a traced test, the run checks it and
+    raises AssertionError (a cell then runs as plain Python, which raises it with its
+    message)."""
+    if isinstance(test, Tracer) and test.known_value() is None:
+        text = ""
+        if message is not None:
+            try:
+                value = message()
+            except Exception:           # (plain Python makes it when the assertion fails)
+                value = None
+            text = "" if value is None or contains_tracer(value) else str(value)
+        current_trace().require(to_pred(test), coerce(0, Slot(INDEX_AVAL, "python")),
+                                text.replace("{", "{{").replace("}", "}}"), AssertionError)
+        return
+    if not test:
+        raise AssertionError(message()) if message is not None else AssertionError
 
 
 class Sequence:

@@ -259,3 +259,25 @@ def test_a_failing_cells_traceback_is_about_as_short_as_plain_pythons(shell, cel
     assert magic_lines[-1] == plain_lines[-1]
     assert any(cell.splitlines()[-1] in line for line in magic_lines[-4:])
     assert not any("runner.py" in line or "magic.py" in line for line in magic_lines)
+
+
+@pytest.mark.parametrize("cell", [
+    "s = x.sum()\nassert (x > 0).all(), 'x must be positive'\ny = np.log(x)",
+    "s = x.sum()\nif s < 10:\n    raise ValueError(f'sum {s} too small')\ny = np.log(x)",
+])
+def test_assert_and_raise_on_data_compile_and_fail_as_plain_python(shell, cell):
+    shell.user_ns.update(np=np, x=np.arange(1.0, 6.0))
+    shell.user_ns.pop("y", None)
+    for _ in range(2):
+        result, report = run(shell, cell, "--quiet --name checked")
+        assert result.success and report.compiled, report.fallback_reason
+    np.testing.assert_array_equal(shell.user_ns["y"], np.log(np.arange(1.0, 6.0)))
+    shell.user_ns.update(x=np.arange(-1.0, 4.0))
+    shell.user_ns.pop("y", None)
+    expected, error = plain(shell, cell, ["x"])
+    plain_lines = _traceback(shell, cell)
+    shell.user_ns.pop("s", None)
+    magic_lines = _traceback(shell, "%%psc_jit --quiet --name checked\n" + cell)
+    assert magic_lines[-1] == plain_lines[-1]            # the same error, message included
+    assert "y" not in shell.user_ns and shell.user_ns["s"] == expected["s"]   # lines before ran
+    assert error is not None
