@@ -24,7 +24,7 @@ CREATION_NAMES = frozenset({
 # ... and the calls of Python's numeric functions, which would ask a traced scalar for a
 # Python number (python_scalars.py): the builtins by name, math's functions by name too
 # (`math.sqrt`, `from math import sqrt`)
-SCALAR_NAMES = frozenset({"float", "int", "max", "min"})
+SCALAR_NAMES = frozenset({"bool", "float", "int", "max", "min"})
 MATH_NAMES = frozenset(name for name in dir(math) if not name.startswith("_"))
 
 

@@ -31,12 +31,16 @@ from ..numpy.checks import python_error, python_int, require
 from ..numpy.conversion import python_number
 from ..numpy.ufuncs import call_ufunc, np_where
 from ..tracing import DataDependentShapeError, Tracer, current_trace
+from .carry import to_pred
 
 F64, I64 = np.dtype(np.float64), np.dtype(np.int64)
 
 
 def python_scalar(fn, *args, **kwargs):
     """A call of float, int, max, min or a math function in rewritten code (see module doc)."""
+    if fn is builtins.bool and len(args) == 1 and not kwargs and isinstance(args[0], Tracer) \
+            and current_trace() is not None:
+        return python_number(to_pred(args[0]))          # (size-1 arrays too, as NumPy's)
     if current_trace() is not None and not kwargs and any(_traced_real(a) for a in args):
         if fn is builtins.float and len(args) == 1:
             return python_number(convert(args[0], F64))

@@ -526,15 +526,66 @@ class _IfExpressions(ast.NodeTransformer):
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
-    def visit_IfExp(self, node: ast.IfExp):
+    def visit_If(self, node):
+        """A test keeps its own `and`, `or` and `not`: only its truth counts (`_rewrite_test`)."""
+        _mark_tests(node.test)
+        return self.generic_visit(node)
+
+    visit_While = visit_Assert = visit_If
+
+    def visit_BoolOp(self, node: ast.BoolOp):
         self.generic_visit(node)
-        if any(isinstance(n, (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await))
-               for n in ast.walk(node)):       # (a lambda would change what they mean)
+        if getattr(node, "psc_test", False) or _binds_inside(node):
+            return node
+        helper = "and_value" if isinstance(node.op, ast.And) else "or_value"
+        thunks = [ast.Lambda(args=_no_args(), body=v) for v in node.values[1:]]
+        call = ast.Call(func=_rt_attr(helper), args=[node.values[0], *thunks], keywords=[])
+        return ast.copy_location(call, node)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp):
+        self.generic_visit(node)
+        if not isinstance(node.op, ast.Not) or getattr(node, "psc_test", False):
+            return node
+        return ast.copy_location(ast.Call(func=_rt_attr("not_value"), args=[node.operand],
+                                          keywords=[]), node)
+
+    def visit_Compare(self, node: ast.Compare):
+        self.generic_visit(node)
+        if len(node.ops) < 2 or _binds_inside(node):
+            return node
+        rest = []
+        for op, right in zip(node.ops, node.comparators, strict=True):
+            rest += [ast.Constant(type(op).__name__), ast.Lambda(args=_no_args(), body=right)]
+        call = ast.Call(func=_rt_attr("compare_chain"), args=[node.left, *rest], keywords=[])
+        return ast.copy_location(call, node)
+
+    def visit_IfExp(self, node: ast.IfExp):
+        _mark_tests(node.test)
+        self.generic_visit(node)
+        if _binds_inside(node):
             return node
         thunks = [ast.Lambda(args=_no_args(), body=b) for b in (node.body, node.orelse)]
         call = ast.Call(func=_rt_attr("if_exp"), args=[_rewrite_test(node.test), *thunks],
                         keywords=[])
         return ast.copy_location(call, node)
+
+
+def _binds_inside(node) -> bool:
+    """Whether the expression has parts a lambda would change the meaning of."""
+    return any(isinstance(n, (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await))
+               for n in ast.walk(node))
+
+
+def _mark_tests(test) -> None:
+    """Mark the `and`/`or` of a test (through `not` and other `and`/`or`): left to
+    `_rewrite_test`, which asks only their truth."""
+    if isinstance(test, ast.BoolOp):
+        test.psc_test = True
+        for value in test.values:
+            _mark_tests(value)
+    elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test.psc_test = True
+        _mark_tests(test.operand)
 
 
 def _no_args() -> ast.arguments:

@@ -19,7 +19,6 @@ import builtins
 import collections
 import contextlib
 import contextvars
-import copy
 import operator
 import sys
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ir import SourceInfo
+from ..numpy.conversion import python_number
 from ..numpy.creation import traced_creator
 from ..numpy.ufuncs import call_ufunc, np_where
 from ..primitives import convert_element_type_p
@@ -39,6 +39,7 @@ from .carry import (INDEX_AVAL, UNBOUND, UNBOUND_INDEX, CannotConvert, Slot, coe
                     slot_of_static, to_pred)
 from .loops import LoopSpec, carried_by_value, roll_loop
 from .python_scalars import python_scalar  # noqa: F401 (rewritten code calls it)
+from .raising import BranchRaised, RaiseAgain, assert_, error, raising  # noqa: F401 (and these)
 from .unrolled import note_unrolled, unroll_notes  # noqa: F401 (unroll_notes: the reports')
 
 
@@ -411,7 +412,7 @@ def convert_if(site: Site, pred, then_fn, else_fn, env) -> tuple:
     p, index = _predicate_and_branch(pred)
     args = [env.get(n, UNBOUND) for n in site.names]
     try:
-        return branch(index, [_raising(else_fn, 0), _raising(then_fn, 1)], args, pred=p,
+        return branch(index, [raising(else_fn, 0), raising(then_fn, 1)], args, pred=p,
                       names=site.assigned, dead=frozenset(site.dead), aliasing=aliasing)
     except CannotConvert as err:
         raise _cannot_roll(site, file, err.message, err.hint) from None
@@ -422,70 +423,6 @@ def convert_if(site: Site, pred, then_fn, else_fn, env) -> tuple:
         current_trace().require(ok, coerce(0, Slot(INDEX_AVAL, "python")), text,
                                 RaiseAgain(raised.error))
         return (then_fn if taken == 1 else else_fn)(*args)
-
-
-class BranchRaised(Exception):
-    """Tracing a branch of a traced `if` raised the user's own error (`raise ValueError`):
-    the branch raises whenever it is taken."""
-
-    def __init__(self, branch: int, error: Exception):
-        super().__init__(branch, error)
-        self.branch, self.error = branch, error
-
-
-def _raising(fn, index: int):
-    def run(*args):
-        try:
-            return fn(*args)
-        except (TraceError, DataDependentShapeError, BranchRaised):
-            raise
-        except Exception as err:            # the user's code raised, whatever the values
-            raise BranchRaised(index, err) from err
-    return run
-
-
-class RaiseAgain:
-    """The error a branch raised while it was traced, raised again (a fresh copy) by a run
-    that takes the branch (a RuntimeCheck's error)."""
-
-    def __init__(self, error: Exception):
-        self.error = error
-        self.__name__ = type(error).__name__
-
-    def __call__(self, _message: str) -> Exception:
-        return copy.copy(self.error).with_traceback(None)
-
-
-def error(make, kind, text: str):
-    """The error of `raise E(msg)`: E(msg) itself, or, when making msg needs a traced value's
-    text (an f-string of it) while tracing, E with msg as written in the source (a cell then
-    runs as plain Python where it raises, which makes the message)."""
-    try:
-        return make()
-    except TraceError:
-        cls = kind()
-        if not (isinstance(cls, type) and issubclass(cls, BaseException)):
-            raise
-        return cls(f"{text} (a message made from traced values, shown as written)")
-
-
-def assert_(test, message=None) -> None:
-    """`assert test, message` (message a thunk): on a traced test, the run checks it and
-    raises AssertionError (a cell then runs as plain Python, which raises it with its
-    message)."""
-    if isinstance(test, Tracer) and test.known_value() is None:
-        text = ""
-        if message is not None:
-            try:
-                value = message()
-            except Exception:           # (plain Python makes it when the assertion fails)
-                value = None
-            text = "" if value is None or contains_tracer(value) else str(value)
-        current_trace().require(to_pred(test), coerce(0, Slot(INDEX_AVAL, "python")),
-                                text.replace("{", "{{").replace("}", "}}"), AssertionError)
-        return
-    if not test:
-        raise AssertionError(message()) if message is not None else AssertionError
 
 
 class Sequence:
@@ -606,3 +543,59 @@ def not_(value):
     if isinstance(value, Tracer):
         return call_ufunc(np.logical_not, to_pred(value))
     return not value
+
+
+# `a and b`, `a or b` and `a < b < c` where a value is wanted (`ok = m > 0 and n > 0`), not a
+# test: Python gives one of the operands, so a traced one makes the choice an `if_exp`
+# (`a and b` is `b if a else a`), short-circuiting as Python does on a static one.
+
+def not_value(value):
+    """`not value`: a Python bool, also of a traced value."""
+    if is_traced(value):
+        return python_number(call_ufunc(np.logical_not, to_pred(value)))
+    return not value
+
+
+def and_value(first, *rest):
+    value = first
+    for thunk in rest:
+        if is_traced(value):
+            value = if_exp(value, thunk, lambda v=value: v)
+        elif not value:
+            return value
+        else:
+            value = thunk()
+    return value
+
+
+def or_value(first, *rest):
+    value = first
+    for thunk in rest:
+        if is_traced(value):
+            value = if_exp(value, lambda v=value: v, thunk)
+        elif value:
+            return value
+        else:
+            value = thunk()
+    return value
+
+
+_COMPARE = {"Eq": operator.eq, "NotEq": operator.ne, "Lt": operator.lt, "LtE": operator.le,
+            "Gt": operator.gt, "GtE": operator.ge, "Is": operator.is_,
+            "IsNot": operator.is_not, "In": lambda a, b: a in b,
+            "NotIn": lambda a, b: a not in b}
+
+
+def compare_chain(left, *rest):
+    """`left op1 b op2 c ...` (rest: op names and thunks of the operands, alternating): each
+    operand made once, `and` between the comparisons."""
+    ops, thunks = rest[::2], rest[1::2]
+
+    def from_(k, left):
+        right = thunks[k]()
+        result = _COMPARE[ops[k]](left, right)
+        if k + 1 == len(ops):
+            return result
+        return and_value(result, lambda: from_(k + 1, right))
+
+    return from_(0, left)

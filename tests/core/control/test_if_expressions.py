@@ -89,3 +89,44 @@ def test_a_cell_ends_as_the_plain_cell_whichever_branch_runs():
         shell.user_ns.update(np=np, x=x.copy())
         shell.run_cell_magic("psc_jit", "--quiet --no-compare", cell)
         assert type(shell.user_ns["y"]) is type(plain["y"]) and shell.user_ns["y"] == plain["y"]
+
+
+# -- `and`, `or`, chained comparisons and bool() where a value is wanted ------------------------
+
+def both_positive(x):
+    ok = x.sum() > 0 and x.max() < 10
+    either = x.min() > 0 or x.max() < 0
+    within = 0.1 < x.mean() < 0.9
+    return ok, either, within, bool(x.any()), not x.all()
+
+
+@pytest.mark.parametrize("x", [np.array([0.5, 0.2]), np.array([-1.0, 0.0]), np.zeros(2),
+                               np.array([20.0, 1.0]), np.array([-2.0, -3.0])])
+def test_and_or_and_chained_comparisons_give_pythons_values(x):
+    compare(both_positive, x)
+
+
+def test_and_or_give_an_operand_of_its_own_type():
+    def pick(x, w):
+        return (x.sum() and w.sum()), (w.min() or x.max())
+
+    for x, w in ((np.ones(2), np.arange(3.0)), (np.zeros(2), np.arange(3.0)),
+                 (np.ones(2), np.arange(1.0, 4.0))):
+        compare(pick, x, w)
+
+
+def test_a_static_operand_short_circuits_as_in_python():
+    def guarded(x, n):
+        return n > 0 and x[n - 1] > 0.5
+
+    assert jit(guarded)(np.ones(3), 0) is False          # x[-1] is never read
+    assert jit(guarded)(np.ones(3), 2) == np.True_
+
+
+def test_each_operand_of_a_chain_is_made_once():
+    def chained(x):
+        return 0.0 < x.mean() < 1.0
+
+    assert jit(chained)(np.array([0.5, 0.25])) == np.True_
+    graph = jit(chained).trace(np.array([0.5, 0.25])).graph
+    assert sum("reduce" in e.prim.name for e in graph.all_eqns()) == 1
