@@ -515,28 +515,32 @@ def truth(value, site: Site) -> bool:
     return bool(value)
 
 
-def and_(first, *rest):
+def _short_circuit(first, rest, stop_on_truth: bool, traced, step):
+    """`first and ...` (or `or`): Python's short circuit over static values; a traced one
+    (`traced(value)`) is combined with the next operand's thunk by `step(value, thunk)`."""
     value = first
     for thunk in rest:
-        if isinstance(value, Tracer):
-            value = call_ufunc(np.logical_and, to_pred(value), to_pred(thunk()))
-        elif not value:
+        if traced(value):
+            value = step(value, thunk)
+        elif bool(value) is stop_on_truth:
             return value
         else:
             value = thunk()
     return value
+
+
+def _is_tracer(value) -> bool:
+    return isinstance(value, Tracer)
+
+
+def and_(first, *rest):
+    return _short_circuit(first, rest, False, _is_tracer, lambda v, thunk: call_ufunc(
+        np.logical_and, to_pred(v), to_pred(thunk())))
 
 
 def or_(first, *rest):
-    value = first
-    for thunk in rest:
-        if isinstance(value, Tracer):
-            value = call_ufunc(np.logical_or, to_pred(value), to_pred(thunk()))
-        elif value:
-            return value
-        else:
-            value = thunk()
-    return value
+    return _short_circuit(first, rest, True, _is_tracer, lambda v, thunk: call_ufunc(
+        np.logical_or, to_pred(v), to_pred(thunk())))
 
 
 def not_(value):
@@ -557,27 +561,13 @@ def not_value(value):
 
 
 def and_value(first, *rest):
-    value = first
-    for thunk in rest:
-        if is_traced(value):
-            value = if_exp(value, thunk, lambda v=value: v)
-        elif not value:
-            return value
-        else:
-            value = thunk()
-    return value
+    return _short_circuit(first, rest, False, is_traced,
+                          lambda v, thunk: if_exp(v, thunk, lambda: v))
 
 
 def or_value(first, *rest):
-    value = first
-    for thunk in rest:
-        if is_traced(value):
-            value = if_exp(value, lambda v=value: v, thunk)
-        elif value:
-            return value
-        else:
-            value = thunk()
-    return value
+    return _short_circuit(first, rest, True, is_traced,
+                          lambda v, thunk: if_exp(v, lambda: v, thunk))
 
 
 _COMPARE = {"Eq": operator.eq, "NotEq": operator.ne, "Lt": operator.lt, "LtE": operator.le,
