@@ -356,15 +356,16 @@ SINK_METHODS = {"append": "list", "update": "dict"}
 
 @functools.lru_cache(maxsize=512)
 def effect_sinks(source: str, inputs: tuple[str, ...]) -> dict[str, str]:
-    """Inputs the cell only writes to, each by one kind of statement at its top level:
-    `L.append(v)` (a list), `d[k] = v` or `d.update(...)` (a dict), `obj.a = v` (an object);
+    """Inputs the cell only writes to, each by one kind of statement at its top level or in a
+    `for` loop there: `L.append(v)` (a list), `d[k] = v` or `d.update(...)` (a dict),
+    `obj.a = v` (an object);
     name -> kind. Such an object's contents are never read by the cell, so it need not be an
     input of the compiled program: its changes are recorded while tracing and made again,
     with each run's values, after the run (`effects.Sink`)."""
     tree = ast.parse(source)
     kinds: dict[str, set[str]] = {}
     allowed: set[int] = set()
-    for stmt in tree.body:
+    for stmt in _top_and_for_bodies(tree.body):
         found = _sink_write(stmt)
         if found is not None:
             name_node, kind = found
@@ -374,6 +375,15 @@ def effect_sinks(source: str, inputs: tuple[str, ...]) -> dict[str, str]:
     others = {n.id for n in uses if id(n) not in allowed}
     return {name: next(iter(kind)) for name, kind in kinds.items()
             if name in inputs and name not in others and len(kind) == 1}
+
+
+def _top_and_for_bodies(stmts):
+    """The statements at the top level and in the bodies of `for` loops there (a rolled loop
+    makes its writes once per pass: control/loop_writes.py)."""
+    for stmt in stmts:
+        yield stmt
+        if isinstance(stmt, ast.For):
+            yield from _top_and_for_bodies(stmt.body)
 
 
 def _sink_write(stmt) -> tuple[ast.Name, str] | None:

@@ -16,16 +16,18 @@ import contextvars
 import functools
 import types
 import warnings
+import weakref
 from typing import Any
 
 import numpy as np
 
+from .. import tree_util
 from ..tracing import Tracer, UnsupportedError, caller_source, current_trace
 
 HINT = ("compiled code cannot replay this change to a Python object; it replays writes at the "
-        "cell's top level to an object the cell only writes to (L.append(v), d[k] = v, "
-        "obj.a = v): write it so, or give the value a name (total = x.sum()) and store it in "
-        "a plain cell")
+        "cell's top level, or in its `for` loops, to an object the cell only writes to "
+        "(L.append(v), d[k] = v, obj.a = v): write it so, or give the value a name "
+        "(total = x.sum()) and store it in a plain cell")
 
 
 def _refuse(kind: str, method: str):
@@ -201,14 +203,39 @@ class Sink:
         self._record("setattr", name, value)
 
     def _record(self, op: str, key, value) -> None:
-        log = self._log
-        if log is None or current_trace() is not log.trace:
-            raise UnsupportedError(f"{self._name} is written inside a loop or a branch that "
-                                   "psc_jit turns into XLA's", caller_source(), HINT)
-        if isinstance(key, Tracer) or not _replayable(value):
+        log, trace = self._log, current_trace()
+        pending = _LOOP_WRITES.get(trace) if log is not None else None
+        if log is None or trace is not log.trace and pending is None:
+            raise UnsupportedError(f"{self._name} is written inside a branch that psc_jit "
+                                   "turns into XLA's", caller_source(), HINT)
+        if isinstance(key, Tracer) and (pending is None or key.kind != "python") or \
+                not _replayable(value):
             raise UnsupportedError(f"{self._name} gets a value psc_jit cannot make afresh on "
                                    f"each run ({type(value).__name__})", caller_source(), HINT)
-        log.entries.append((self._name, op, key, value))
+        record_write(log, (self._name, op, key, value))
+
+
+# A rolled loop's pass collects the writes to sinks made in it (`collect_writes`), which the
+# loop carries out stacked, one row per pass, and hands on as one entry (`ROWS`): see
+# control/loop_writes.py.
+_LOOP_WRITES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+ROWS = "__rows__"
+
+
+def collect_writes(trace) -> list:
+    """The (log, entry) writes to sinks made while `trace` (a rolled loop's pass) is current."""
+    found = _LOOP_WRITES[trace] = []
+    return found
+
+
+def record_write(log: "EffectLog", entry: tuple) -> None:
+    """A write to a sink (or a loop's rows of them), in the current trace: the cell's log at
+    its top level, else the pass of the rolled loop it is in."""
+    trace = current_trace()
+    if trace is log.trace:
+        log.entries.append(entry)
+    else:
+        _LOOP_WRITES[trace].append((log, entry))
 
 
 def sink_fits(kind: str, value) -> bool:
@@ -278,8 +305,17 @@ def with_effects(fn, sinks: tuple[int, ...]):
 
 
 def replay_effects(effects, namespace: dict) -> None:
-    """Make a run's writes on the user's objects (fetched by name), in order."""
-    for name, op, key, value in effects:
+    """Make a run's writes on the user's objects (fetched by name), in order; a loop's rows
+    of writes pass by pass, each value as the kind of value the pass wrote (a Python number,
+    a NumPy scalar or an array)."""
+    for entry in effects:
+        if entry[0] == ROWS:
+            _, n, entries, kinds = entry
+            for i in range(n):
+                replay_effects([_row(e, k, i) for e, k in zip(entries, kinds, strict=True)],
+                               namespace)
+            continue
+        name, op, key, value = entry
         target = namespace[name]
         if op == "append":
             target.append(value)
@@ -287,3 +323,20 @@ def replay_effects(effects, namespace: dict) -> None:
             target[key] = value
         else:
             setattr(target, key, value)
+
+
+def _row(entry: tuple, kinds: tuple, i: int) -> tuple:
+    """Pass i's write from a loop's stacked entry (kinds: per leaf, the kind its value had in
+    the pass, None for a value the same in every pass)."""
+    leaves, treedef = tree_util.flatten(entry)
+    row = []
+    for leaf, kind in zip(leaves, kinds, strict=True):
+        if kind is None:
+            row.append(leaf)
+        elif kind == "python":
+            row.append(leaf[i].item())
+        elif kind == "scalar":
+            row.append(leaf[i][()])
+        else:
+            row.append(leaf[i, ...])
+    return tree_util.unflatten(treedef, row)

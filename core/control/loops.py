@@ -15,7 +15,7 @@ A loop that cannot be converted raises `CannotConvert` (an UnsupportedError) say
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -29,6 +29,8 @@ from ..tracing import Buffer, Tracer, bind, c_strides, current_trace
 from ..tree_util import unflatten
 from .carry import (INDEX_AVAL, UNBOUND, CannotConvert, Slot, Snapshot, coerce, flatten, join,
                     remap, same_type, to_pred, tracer_buffers, tree_type, unbound_like_slot)
+from .effects import collect_writes
+from .loop_writes import stack_writes
 from .subtrace import SubTrace, close
 
 
@@ -60,6 +62,7 @@ class _Pass:
     slot_inputs: dict[str, list | None]        # name -> input tracer (or static) per leaf
     index: Tracer | None = None
     result: Any = None
+    writes: list = field(default_factory=list)    # (log, entry): its writes to sinks
 
     def carried_vars(self, names, types) -> list[Var]:
         """Inputs in carried order; a name the pass took as unbound gets unused inputs."""
@@ -146,6 +149,7 @@ class _Loop:
         _BY_VALUE[sub.trace] = {id(t._buffer) for inputs in p.slot_inputs.values()
                                 for t in inputs or () if isinstance(t, Tracer)}
         args = [self._arg(n, types, p) for n in self.spec.names]
+        p.writes = collect_writes(sub.trace)
         with sub.active():
             p.result = fn(*([p.index] if p.index is not None else []), *args)
         return p
@@ -185,17 +189,21 @@ class _Loop:
         same = self.result_aliases(body)
         checks = list(body.sub.checks)
         check_ins = [body.sub.input(s.aval, s.kind) for s in CHECK_SLOTS * len(checks)]
-        exits = self.body_exits(body, types) + check_exits(body.sub, checks, check_ins)
+        stacked = stack_writes(body.sub, body.writes, body.index, self.index, self.trip_count())
+        exits = self.body_exits(body, types) + check_exits(body.sub, checks, check_ins) + \
+            stacked.exits
         body_vars = body.carried_vars(self.spec.assigned, types) + [
-            t._buffer.initial for t in check_ins]
+            t._buffer.initial for t in check_ins + stacked.inputs]
         body_graph = body.sub.graph(exits, body_vars)
         extra = [Var(s.aval) for s in CHECK_SLOTS * len(checks)]
-        cond_graph = self.cond_graph(types, extra)
+        cond_graph = self.cond_graph(types, extra, [Var(s.aval) for s in stacked.slots])
         snapshot.check()
         inits = self.inits(types) + [coerce(v, s) for v, s in zip(
-            (True, 0) * len(checks), CHECK_SLOTS * len(checks), strict=True)]
+            (True, 0) * len(checks), CHECK_SLOTS * len(checks), strict=True)] + stacked.inits()
         values = self.emit(cond_graph, body_graph, inits)
-        result = self.results(types, values, checks)
+        rows = len(stacked.inputs)
+        result = self.results(types, values[:len(values) - rows], checks)
+        stacked.finish(values[len(values) - rows:])
         for name, how in same.items():
             result[name] = result[how[1]] if how[0] == "name" else \
                 Tracer(how[1], how[2], kind=how[3])
@@ -265,12 +273,15 @@ class _Loop:
                         exits.append(coerce(leaf, t))
         return exits
 
-    def cond_graph(self, types, extra: list[Var]) -> Graph:
+    def cond_graph(self, types, extra: list[Var], rows: list[Var]) -> Graph:
+        """The loop's test, of the carried values (extra: the checks' pairs; rows: the
+        stacked writes, unused)."""
         if self.cond_fn is None:
-            return self.index_cond_graph(types, extra)
+            return self.index_cond_graph(types, extra + rows)
         cond = self.trace_pass(types, self.cond_fn)
-        if any(buf.mutated for buf in cond.inner.values()):
-            raise CannotConvert("the loop condition updates an array in place")
+        if any(buf.mutated for buf in cond.inner.values()) or cond.writes:
+            raise CannotConvert("the loop condition updates an array in place or writes to "
+                                "an object")
         if cond.sub.checks:
             raise CannotConvert("the loop condition indexes with a traced index that the run "
                                 "would have to check", "compute the test in the loop body, "
@@ -281,7 +292,7 @@ class _Loop:
             for ok in oks[::2]:     # a failed check ends the loop (plain Python would raise
                 pred = call_ufunc(np.logical_and, pred, ok)     # there; the run raises it)
         return cond.sub.graph([pred], cond.carried_vars(self.spec.assigned, types) + [
-            t._buffer.initial for t in oks])
+            t._buffer.initial for t in oks] + rows)
 
     def index_cond_graph(self, types, extra: list[Var]) -> Graph:
         sub = SubTrace()

@@ -123,7 +123,18 @@ EFFECT_CELLS = {
     "several, in order": ("d['a'] = x[0]\nL.append(x)\nobj.m = x.max()\nL.append('end')\n"
                           "d['a'] = x[1]", None),
     "read after written": ("L.append(x.sum())\ny = len(L)", "line 2: 'L.append(x.sum())'"),
-    "written in a loop": ("for i in range(2):\n    L.append(x[i])", "'L.append(x[i])'"),
+    "written in a loop": ("for i in range(2):\n    L.append(x[i])", None),
+    "a loop's several writes": ("for i in range(3):\n    L.append(float(x[i]))\n"
+                                "    d[i] = x[:i + 1].sum()\n    obj.last = i\n"
+                                "    L.append(x * i)", None),
+    "nested loops": ("for i in range(2):\n    for j in range(3):\n"
+                     "        L.append((i, j, x[i] * j, x[j:j + 1]))", None),
+    "before, in and after a loop": ("L.append('start')\nfor i in range(3):\n"
+                                    "    L.append(x[i])\nL.append(x.sum())", None),
+    "written in a branch in a loop": ("for i in range(3):\n    if x[i] > 1:\n"
+                                      "        L.append(x[i])", "'L.append(x[i])'"),
+    "a loop of data-decided length": ("for i in range(int(x[2])):\n    L.append(x[i])",
+                                      "number of passes the data decides"),
     "attribute read too": ("obj.total = x.sum()\ny = obj.total * 2", "sets obj.total"),
     "read by a helper": ("G.append(x.sum())\ny = sized(x)", "G (read by sized) is read"),
     "helper appends to a global": ("y = h(x)", "'G.append(v.sum())'"),
