@@ -39,24 +39,55 @@ FN = "__psc_fn"           # the FunctionInfo of the converted function
 RETURN = "__psc_return"   # the one return value of a function made single-exit
 MADE = "__psc_made"       # the converted function, inside the wrapper build_function compiles
 
-__all__ = ["attr", "item", "load", "call", "update_attr", "update_item", "converted",
-           "converted_function", "cell_function"]
+__all__ = ["attr", "item", "load", "call", "update_attr", "update_item", "vars_of",
+           "converted", "converted_function", "cell_function"]
 
 # Builtins that look at the calling frame: called directly, never through `call`.
 _FRAME_BUILTINS = frozenset({"super", "locals", "globals", "vars", "dir", "eval", "exec"})
+# Builtins that read an attribute: through `call`, which reads it as `obj.name` does.
+_READING_BUILTINS = frozenset({"getattr", "hasattr"})
 
 
 # -- the helpers converted code calls ---------------------------------------------------------
 
 def call(fn, *args, **kwargs):
     """`fn(*args, **kwargs)`; while tracing, a user function is called converted (one whose
-    source Python cannot give is called as it is, its globals guarded by value)."""
+    source Python cannot give is called as it is, its globals guarded by value), and
+    `getattr`/`hasattr` read as `obj.name` does (an attribute not there is guarded so)."""
+    if (fn is builtins.getattr or fn is builtins.hasattr) and recording_active() and \
+            not kwargs and len(args) in ((2, 3) if fn is builtins.getattr else (2,)) and \
+            type(args[1]) is str:
+        return _getattr(fn, *args)
     if recording_active():
         made = converted(fn)
         if made is fn and is_user_function(getattr(fn, "__func__", fn)):
             guard_globals(getattr(fn, "__func__", fn))
         fn = made
     return fn(*args, **kwargs)
+
+
+def vars_of(obj):
+    """`vars(obj)` in converted code: obj's attributes, read as `obj.__dict__` (their names
+    guarded, each value read when the code takes it)."""
+    value = vars(obj)
+    recorder = reads.current_recorder()
+    source = recorder.source_of(obj) if recorder is not None else None
+    return value if source is None else recorder.read(value, source.then("attr", "__dict__"))
+
+
+def _getattr(fn, obj, name: str, *default):
+    try:
+        value = attr(obj, name)
+    except AttributeError:
+        recorder = reads.current_recorder()
+        if recorder is not None:
+            recorder.absent(obj, name)
+        if fn is builtins.hasattr:
+            return False
+        if default:
+            return default[0]
+        raise
+    return True if fn is builtins.hasattr else value
 
 
 def attr(obj, name: str):
@@ -341,9 +372,12 @@ class _ExposeReads(ast.NodeTransformer):
 
     def visit_Call(self, node):
         direct = isinstance(node.func, ast.Name) and (
-            node.func.id in _FRAME_BUILTINS or id(node.func) in self.builtin) or \
-            _generated(node.func)
+            node.func.id in _FRAME_BUILTINS or id(node.func) in self.builtin and
+            node.func.id not in _READING_BUILTINS) or _generated(node.func)
         self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "vars" and \
+                id(node.func) in self.builtin and len(node.args) == 1 and not node.keywords:
+            return _helper_call("vars_of", node.args, like=node)
         if direct:
             return node
         return _helper_call("call", [node.func, *node.args], node.keywords, like=node)

@@ -22,6 +22,7 @@ import contextlib
 import contextvars
 import functools
 import inspect
+import operator
 import os
 import sys
 import sysconfig
@@ -32,7 +33,8 @@ from typing import Any
 import numpy as np
 
 from ..tracing import Trace, Tracer, UnsupportedError, adopting, context_value, is_traced_value
-from .effects import AttributeSnapshot, GlobalsSnapshot, watched_copy, written_by_the_cell
+from .effects import (AttributeSnapshot, GlobalsSnapshot, WatchedDict, WatchedList,
+                      written_by_the_cell)
 from .sources import (FETCH_ERRORS, Guard, ImplicitInput, Missing, Source, describe_key,
                       key_aval, modes_text, short_repr, strict_error_modes, value_key)
 
@@ -78,7 +80,8 @@ class Reads:
 
     @functools.cached_property
     def _plan(self) -> tuple:
-        return tuple((r.source.fetch, r.holds if isinstance(r, Guard) else None, r)
+        return tuple((r.source.get if isinstance(r, Guard) and r.test == "absent" else
+                      r.source.fetch, r.holds if isinstance(r, Guard) else None, r)
                      for r in self.items)
 
     def _input_fits(self, read: ImplicitInput, value, leaves, extra) -> bool:
@@ -234,13 +237,36 @@ class Recorder:
 
     def _watched(self, value, source: Source):
         """The code sees a watched copy of a list or dict from outside (the same items): a
-        change to it is refused at its line, and the user's own is never touched."""
+        change to it is refused at its line, and the user's own is never touched. Its items
+        are read as any other read when the code takes them (`for c in coeffs`, `sum(L)`,
+        `d.values()`, ...; `ReadList`, `ReadDict`): a float becomes an input, an int is
+        guarded."""
         key = ("watched",) + source.key
         copy = self._by_source.get(key)
         if copy is None:
-            copy = self._by_source[key] = watched_copy(value)
+            copy = self._by_source[key] = (ReadList if type(value) is list else ReadDict)(
+                value)
+            copy._psc_item = functools.partial(self._item_read, source)
+            copy._psc_guard = functools.partial(self._item_guard, source)
             self._sources[id(copy)] = (copy, source)
         return copy
+
+    def _item_read(self, source: Source, key, value):
+        return self.read(value, source.then("item", key))
+
+    def _item_guard(self, source: Source, key, value) -> None:
+        """An item guarded by its value, even when it is also an input."""
+        part = source.then("item", key)
+        if isinstance(value, (float, complex, np.generic)) or _guard_test(value) == "value":
+            self.items.append(Guard(part, "value", value))
+        else:
+            self.guard_baked(value, part)
+
+    def absent(self, obj, name: str) -> None:
+        """`getattr(obj, name, default)` or `hasattr` found no such attribute: guarded so."""
+        source = self.source_of(obj)
+        if source is not None:
+            self.guard(source.then("attr", name), "absent", None)
 
     def _container(self, value, source: Source) -> None:
         """A list or dict read from outside: its length (or keys) is guarded, as loops over
@@ -281,6 +307,67 @@ class Recorder:
         self.input_tracers.append(tracer)
         self.input_values.append(value)
         return tracer
+
+
+class ReadList(WatchedList):
+    """A watched list read from outside whose items the code takes without an index (iterating,
+    `sum`, `max`, a slice) are read through the recorder (`_psc_item(index, value)`), as
+    `item` reads them."""
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self._psc_item(i, list.__getitem__(self, i))
+
+    def __reversed__(self):
+        for i in reversed(range(len(self))):
+            yield self._psc_item(i, list.__getitem__(self, i))
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        value = list.__getitem__(self, index)
+        return self._psc_item(operator.index(index) % len(self), value)
+
+    def _compared(self) -> list:
+        """The items, each guarded by value: what follows compares them in C (`L.index(v)`,
+        `v in L`, `L == M`), where no read is seen."""
+        for i in range(len(self)):
+            self._psc_guard(i, list.__getitem__(self, i))
+        return list(list.__iter__(self))
+
+    def index(self, *args):
+        return self._compared().index(*args)
+
+    def count(self, value):
+        return self._compared().count(value)
+
+    def __contains__(self, value):
+        return value in self._compared()
+
+    def __eq__(self, other):
+        return self._compared() == other
+
+    def __ne__(self, other):
+        return self._compared() != other
+
+    __hash__ = None
+
+
+class ReadDict(WatchedDict):
+    """A watched dict read from outside: its values read through the recorder (its keys are
+    guarded already)."""
+
+    def __getitem__(self, key):
+        return self._psc_item(key, dict.__getitem__(self, key))
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def values(self):
+        return [self[k] for k in dict.keys(self)]
+
+    def items(self):
+        return [(k, self[k]) for k in dict.keys(self)]
 
 
 SMALL_INDEX = 4096     # elements: integer and boolean arrays up to this size are guarded
@@ -375,6 +462,10 @@ def recording_active() -> bool:
     return _recorder.get() is not None
 
 
+def current_recorder() -> Recorder | None:
+    return _recorder.get()
+
+
 @contextlib.contextmanager
 def recording(recorder: Recorder):
     with context_value(_recorder, recorder), adopting(recorder.adopt):
@@ -411,10 +502,12 @@ def load(value, info: FunctionInfo, name: str):
 
 
 def attr(obj, name: str):
-    """`obj.name`."""
+    """`obj.name`. (A method of a list or dict read from outside, `cfg.get`, is the type's:
+    not a read of the user's.)"""
     value = getattr(obj, name)
     recorder = _recorder.get()
-    if recorder is None or isinstance(obj, Tracer) or isinstance(value, Tracer):
+    if recorder is None or isinstance(obj, Tracer) or isinstance(value, Tracer) or \
+            isinstance(obj, (WatchedList, WatchedDict)) and hasattr(type(obj).__mro__[-2], name):
         return value
     source = recorder.source_of(obj)
     if source is None and not isinstance(obj, type) and _class_attribute(obj, name):

@@ -110,7 +110,7 @@ class Guard:
     (for a bound method, its function); `content` compares an array's dtype, shape and bytes
     (a small integer or boolean array, which code uses as an index or mask)."""
     source: Source
-    test: str                  # "value", "identity" or "content"
+    test: str                  # "value", "identity", "content", "length", "keys", "absent"
     expected: Any
     holds: Callable[[Any], bool] = field(default=None, compare=False, repr=False)
 
@@ -127,6 +127,8 @@ class Guard:
         if self.test == "content":
             return f"{what}: its contents changed" if type(value) is np.ndarray and \
                 value.shape == self.expected[1] else f"{what}: a different array"
+        if self.test == "absent":
+            return f"{what}: now there ({short_repr(value)})"
         if self.test == "length" and isinstance(value, list):
             return f"{what}: {self.expected} → {len(value)} items"
         if self.test == "keys" and isinstance(value, dict):
@@ -160,6 +162,8 @@ class ImplicitInput:
 
 def _holds(test: str, expected) -> Callable[[Any], bool]:
     """Whether a value fetched on a re-run still passes a guard (built once per guard)."""
+    if test == "absent":
+        return lambda value: isinstance(value, Missing)
     if test == "length":
         return lambda value: type(value) is list and len(value) == expected
     if test == "keys":

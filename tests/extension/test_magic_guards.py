@@ -123,6 +123,32 @@ CASES = {
     "index array changed in place": ("idx = np.array([0, 2])\ndef f(v):\n    return v[idx]",
                                      "y = f(x)", "idx[1] = 5",
                                      "idx (read by f): its contents changed"),
+    # items and attributes the code takes without `L[i]` or `obj.a`
+    "float of a list a helper iterates": (
+        "coeffs = [1.0, 2.0]\ndef f(v):\n    acc = v * 0\n    for c in coeffs:\n"
+        "        acc = acc * v + c\n    return acc", "y = f(x)", "coeffs[0] = 5.0", None),
+    "int of a list summed": ("sizes = [1, 2]\ndef f(v):\n    return v * sum(sizes)",
+                             "y = f(x)", "sizes[1] = 4", "sizes[1] (read by f): 2 → 4"),
+    "bool of a list given to any": ("flags = [False, False]\ndef f(v):\n"
+                                    "    return v + 1 if any(flags) else v",
+                                    "y = f(x)", "flags[0] = True",
+                                    "flags[0] (read by f): False → True"),
+    "float of a dict's values": ("w = {'a': 1.0, 'b': 2.0}\ndef f(v):\n"
+                                 "    return v * sum(w.values())", "y = f(x)",
+                                 "w['b'] = 3.0", None),
+    "dict.get of a helper": ("cfg = {'lr': 0.5}\ndef f(v):\n    return v * cfg.get('lr', 1.0)",
+                             "y = f(x)", "cfg['lr'] = 0.25", None),
+    "list.index of a helper": ("order = [3.0, 1.0]\ndef f(v):\n    return v * order.index(1.0)",
+                               "y = f(x)", "order[0] = 1.0",
+                               "order[0] (read by f): 3.0 → 1.0"),
+    "getattr with a default": ("class C: pass\nobj = C()\ndef f(v):\n"
+                               "    return v * getattr(obj, 'k', 1.0)", "y = f(x)",
+                               "obj.k = 4.0", "obj.k (read by f): now there (4.0)"),
+    "hasattr": ("class C: pass\nobj = C()\ndef f(v):\n    return v * 2 if hasattr(obj, 'k') "
+                "else v", "y = f(x)", "obj.k = 4.0", "obj.k (read by f): now there (4.0)"),
+    "vars of an object": ("class C: pass\nobj = C()\ndef f(v):\n"
+                          "    return v * vars(obj).get('k', 1.0)", "y = f(x)", "obj.k = 4.0",
+                          "obj.__dict__ (read by f): keys [] → ['k']"),
 }
 
 
