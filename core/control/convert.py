@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
+import functools
 import inspect
 import linecache
 import operator
@@ -58,12 +59,52 @@ def call(fn, *args, **kwargs):
             not kwargs and len(args) in ((2, 3) if fn is builtins.getattr else (2,)) and \
             type(args[1]) is str:
         return _getattr(fn, *args)
-    if recording_active():
+    recorder = reads.current_recorder()
+    if recorder is not None:
+        fn, args, kwargs = _seen_arguments(recorder, fn, args, kwargs)
         made = converted(fn)
         if made is fn and is_user_function(getattr(fn, "__func__", fn)):
             guard_globals(getattr(fn, "__func__", fn))
         fn = made
     return fn(*args, **kwargs)
+
+
+def _seen_arguments(recorder, fn, args, kwargs):
+    """What a call passes without the code naming it, read as any other read (an array among
+    them an input, seen changed in place on a re-run): a partial's stored arguments, and the
+    defaults a user function takes that are not numbers or strings (fixed when the `def`
+    ran, but an array may change in place)."""
+    if isinstance(fn, functools.partial):
+        source = recorder.source_of(fn)
+        if source is None:
+            return fn, args, kwargs
+        stored = [recorder.read(a, source.then("attr", "args").then("item", i))
+                  for i, a in enumerate(fn.args)]
+        keywords = {k: recorder.read(v, source.then("attr", "keywords").then("item", k))
+                    for k, v in fn.keywords.items()}
+        return fn.func, (*stored, *args), {**keywords, **kwargs}
+    func = getattr(fn, "__func__", fn)
+    defaults = getattr(func, "__defaults__", None)
+    source = recorder.source_of(func) if defaults else None
+    if source is None or not is_user_function(func) or all(
+            isinstance(d, _FIXED_DEFAULTS) for d in defaults):
+        return fn, args, kwargs
+    code = func.__code__
+    params = code.co_varnames[code.co_posonlyargcount:code.co_argcount]
+    given = len(args) + (fn is not func) - code.co_posonlyargcount
+    first = code.co_argcount - len(defaults)
+    kwargs = dict(kwargs)
+    for k, default in enumerate(defaults):
+        position = first + k - code.co_posonlyargcount
+        if position < max(given, 0) or position < 0 or params[position] in kwargs or \
+                isinstance(default, _FIXED_DEFAULTS):
+            continue
+        kwargs[params[position]] = recorder.read(
+            default, source.then("attr", "__defaults__").then("item", k))
+    return fn, args, kwargs
+
+
+_FIXED_DEFAULTS = (bool, int, float, complex, str, bytes, type(None), tuple)
 
 
 def vars_of(obj):

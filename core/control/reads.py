@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import enum
 import functools
 import inspect
 import operator
@@ -155,7 +156,8 @@ class Recorder:
         for value in arg_leaves:
             self.bindings.add_function(value)
         for i, (name, value) in enumerate(zip(arg_names, arg_leaves, strict=True)):
-            if i not in arg_tracers and _has_attributes(value):
+            if i not in arg_tracers and (_has_attributes(value) or
+                                         isinstance(value, types.FunctionType)):
                 self._sources[id(value)] = (value, Source("arg", i, name))
         self.guard(Source("errstate", None, "NumPy's error state"), "value",
                    strict_error_modes())
@@ -229,6 +231,8 @@ class Recorder:
         if _has_attributes(value):
             self._sources.setdefault(id(value), (value, source))
             self.attributes.add(value, source.text())
+        elif isinstance(value, types.FunctionType):     # (its defaults: convert.call)
+            self._sources.setdefault(id(value), (value, source))
         self.bindings.add_function(value)
         if type(value) in (list, dict):
             self._container(value, source)
@@ -387,9 +391,9 @@ def _guard_test(value) -> str | None:
     if value is None or value is Ellipsis or isinstance(value, (bool, int, str, bytes, np.dtype)):
         return "value"
     if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
-                          types.ModuleType, type, np.ufunc)) or callable(value) and \
+                          types.ModuleType, type, np.ufunc, enum.Enum)) or callable(value) and \
             not _has_attributes(value):
-        return "identity"
+        return "identity"                # (an enum member: `mode is Mode.A`)
     if isinstance(value, np.ndarray):
         return "identity"             # a dtype psc_jit does not trace: it will not compile
     return None

@@ -146,6 +146,19 @@ CASES = {
                                "obj.k = 4.0", "obj.k (read by f): now there (4.0)"),
     "hasattr": ("class C: pass\nobj = C()\ndef f(v):\n    return v * 2 if hasattr(obj, 'k') "
                 "else v", "y = f(x)", "obj.k = 4.0", "obj.k (read by f): now there (4.0)"),
+    "array default of a lambda": ("W = np.ones(6)\ng = lambda v, w=W: v * w", "y = g(x)",
+                                  "W[0] = 5.0", None),
+    "array default of a helper": ("W = np.ones(6)\ndef f(v, w=W):\n    return v + w",
+                                  "y = f(x)", "W[1] = 5.0", None),
+    "array stored in a partial": ("import functools\nW = np.ones(6)\n"
+                                  "def mul(v, w):\n    return v * w\n"
+                                  "pm = functools.partial(mul, w=W)", "y = pm(x)",
+                                  "W[2] = 5.0", None),
+    "enum member of a helper": ("import enum\nclass Mode(enum.Enum):\n    A = 1\n    B = 2\n"
+                                "mode = Mode.A\ndef f(v):\n"
+                                "    return v * 2 if mode is Mode.A else v * 3",
+                                "y = f(x)", "mode = Mode.B",
+                                "mode (read by f): <Mode.A: 1> → <Mode.B: 2>"),
     "vars of an object": ("class C: pass\nobj = C()\ndef f(v):\n"
                           "    return v * vars(obj).get('k', 1.0)", "y = f(x)", "obj.k = 4.0",
                           "obj.__dict__ (read by f): keys [] → ['k']"),
