@@ -30,7 +30,8 @@ import types
 import weakref
 
 from .cell import CellAnalysis, cell_function_ast
-from ..tracing import Tracer
+from .impure import NEXT_FROM_OUTSIDE, impure_reason
+from ..tracing import Tracer, UnsupportedError, caller_source
 from . import reads
 from .reads import FunctionInfo, guard_globals, is_user_function, item, load, recording_active
 from .rewrite import roll_loops
@@ -45,8 +46,9 @@ __all__ = ["attr", "item", "load", "call", "update_attr", "update_item", "vars_o
 
 # Builtins that look at the calling frame: called directly, never through `call`.
 _FRAME_BUILTINS = frozenset({"super", "locals", "globals", "vars", "dir", "eval", "exec"})
-# Builtins that read an attribute: through `call`, which reads it as `obj.name` does.
-_READING_BUILTINS = frozenset({"getattr", "hasattr"})
+# Builtins that read an attribute (or advance an iterator): through `call`, which reads it as
+# `obj.name` does (or refuses an iterator from outside).
+_READING_BUILTINS = frozenset({"getattr", "hasattr", "next"})
 
 
 # -- the helpers converted code calls ---------------------------------------------------------
@@ -61,6 +63,10 @@ def call(fn, *args, **kwargs):
         return _getattr(fn, *args)
     recorder = reads.current_recorder()
     if recorder is not None:
+        reason = impure_reason(fn) or (NEXT_FROM_OUTSIDE if fn is builtins.next and args and
+                                       recorder.source_of(args[0]) is not None else None)
+        if reason is not None:
+            raise UnsupportedError(reason, caller_source())
         fn, args, kwargs = _seen_arguments(recorder, fn, args, kwargs)
         made = converted(fn)
         if made is fn and is_user_function(getattr(fn, "__func__", fn)):

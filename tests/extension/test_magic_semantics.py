@@ -292,3 +292,39 @@ def test_assert_and_raise_on_data_compile_and_fail_as_plain_python(shell, cell):
     assert magic_lines[-1] == plain_lines[-1]            # the same error, message included
     assert "y" not in shell.user_ns and shell.user_ns["s"] == expected["s"]   # lines before ran
     assert error is not None
+
+
+IMPURE_HELPERS = """
+import random, datetime, itertools
+from time import perf_counter as clock
+rng_py = random.Random(3)
+counter = itertools.count()
+def jitter(v):
+    return v + random.random()
+def own_rng(v):
+    return v * rng_py.uniform(1, 2)
+def stamp(v):
+    return v * datetime.datetime.now().microsecond
+def ticket(v):
+    return v * next(counter)
+def timed(v):
+    return v * clock()
+"""
+
+
+@pytest.mark.parametrize("helper, reason", [
+    ("jitter", "Python's random module"), ("own_rng", "Python's random module"),
+    ("stamp", "datetime.now() reads the clock"), ("ticket", "next() advances an iterator"),
+    ("timed", "time.* reads the clock")])
+def test_a_helper_drawing_a_new_value_each_call_runs_as_plain_python_each_run(shell, helper,
+                                                                               reason):
+    shell.run_cell(IMPURE_HELPERS)
+    shell.user_ns.update(x=np.arange(3.0))
+    values = []
+    for _ in range(3):
+        result, report = run(shell, f"y = {helper}(x)", "--quiet --no-compare")
+        assert result.success and not report.compiled
+        assert reason in report.fallback_reason
+        values.append(shell.user_ns["y"].copy())
+    assert not np.array_equal(values[0], values[1]) or not np.array_equal(values[1], values[2])
+    # (each run made its own value, as plain Python does; traced, the first would be frozen)
