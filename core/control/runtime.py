@@ -451,9 +451,10 @@ class Sequence:
         return self.args[0] if self.kind == "plain" else self.args[0](*self.args[1:])
 
 
-def if_exp(test, then_thunk, else_thunk):
+def if_exp(test, then_thunk, else_thunk, what: str = "`a if test else b`"):
     """`a if test else b` in rewritten code: on a traced test, both traced into one cond (or
-    a select), as an `if` statement is; otherwise Python's own choice."""
+    a select), as an `if` statement is; otherwise Python's own choice. (`what`: the
+    expression for messages, `a and b` for and_value.)"""
     if not is_traced(test):
         return then_thunk() if test else else_thunk()
     p, index = _predicate_and_branch(test)
@@ -461,7 +462,7 @@ def if_exp(test, then_thunk, else_thunk):
     try:
         out = branch(index, [else_thunk, then_thunk], [], pred=p, types=types)
     except CannotConvert as err:
-        raise UnsupportedError(f"`a if test else b` on a traced test: {err.message}",
+        raise UnsupportedError(f"{what} on a traced value: {err.message}",
                                caller_source(), err.hint) from None
     else_types, then_types = ([_python_type(t) for t in ts] for ts in types)
     differs = [k for k, (a, b) in enumerate(zip(else_types, then_types, strict=True)) if a != b]
@@ -469,9 +470,9 @@ def if_exp(test, then_thunk, else_thunk):
         return out
     # Python gives the type of the branch taken (`x.mean() if ... else 0.0`: a NumPy float64
     # or a Python float): the program gives a's, and a run that takes b runs as plain Python
-    current_trace().require(p, coerce(0, Slot(INDEX_AVAL, "python")), "`a if test else b` "
-                            "gave b, of another type than a: psc_jit runs the cell as plain "
-                            "Python", DataDependentShapeError)
+    current_trace().require(p, coerce(0, Slot(INDEX_AVAL, "python")), f"{what} gave the "
+                            "value of another type: psc_jit runs the cell as plain Python",
+                            DataDependentShapeError)
     leaves, treedef = tree_util.flatten(out)
     for k in differs:
         leaves[k] = coerce(leaves[k], then_types[k])
@@ -562,12 +563,12 @@ def not_value(value):
 
 def and_value(first, *rest):
     return _short_circuit(first, rest, False, is_traced,
-                          lambda v, thunk: if_exp(v, thunk, lambda: v))
+                          lambda v, thunk: if_exp(v, thunk, lambda: v, "`a and b`"))
 
 
 def or_value(first, *rest):
     return _short_circuit(first, rest, True, is_traced,
-                          lambda v, thunk: if_exp(v, lambda: v, thunk))
+                          lambda v, thunk: if_exp(v, lambda: v, thunk, "`a or b`"))
 
 
 _COMPARE = {"Eq": operator.eq, "NotEq": operator.ne, "Lt": operator.lt, "LtE": operator.le,
