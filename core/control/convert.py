@@ -54,9 +54,13 @@ _READING_BUILTINS = frozenset({"getattr", "hasattr", "next"})
 # -- the helpers converted code calls ---------------------------------------------------------
 
 def call(fn, *args, **kwargs):
-    """`fn(*args, **kwargs)`; while tracing, a user function is called converted (one whose
-    source Python cannot give is called as it is, its globals guarded by value), and
-    `getattr`/`hasattr` read as `obj.name` does (an attribute not there is guarded so)."""
+    """`fn(*args, **kwargs)`. While tracing:
+    - a user function is called converted (one whose source Python cannot give is called as
+      it is, its globals guarded by value), with a partial's stored arguments and the array
+      defaults it takes read as any other read (`_seen_arguments`);
+    - `getattr`/`hasattr` read as `obj.name` does (an attribute not there is guarded so);
+    - a call that makes a new value on every run (`random`, the clock, `next` of an
+      iterator from outside: control/impure.py) is refused at its line."""
     if (fn is builtins.getattr or fn is builtins.hasattr) and recording_active() and \
             not kwargs and len(args) in ((2, 3) if fn is builtins.getattr else (2,)) and \
             type(args[1]) is str:
@@ -102,7 +106,7 @@ def _seen_arguments(recorder, fn, args, kwargs):
     kwargs = dict(kwargs)
     for k, default in enumerate(defaults):
         position = first + k - code.co_posonlyargcount
-        if position < max(given, 0) or position < 0 or params[position] in kwargs or \
+        if position < 0 or position < given or params[position] in kwargs or \
                 isinstance(default, _FIXED_DEFAULTS):
             continue
         kwargs[params[position]] = recorder.read(
