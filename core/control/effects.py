@@ -12,6 +12,7 @@ compared before and after the trace, and put back if the trace changed them.
 """
 from __future__ import annotations
 
+import ast
 import contextvars
 import functools
 import types
@@ -202,6 +203,13 @@ class Sink:
     def __setattr__(self, name: str, value) -> None:
         self._record("setattr", name, value)
 
+    def __getitem__(self, key):
+        """`hist['loss']` of a dict of lists the cell appends to (kind `lists (...)`)."""
+        if not self._kind.startswith("lists ") or not isinstance(key, (str, int)):
+            raise UnsupportedError(f"{self._name} is read, and the cell writes to it",
+                                   caller_source(), HINT)
+        return _ListOfSink(self, key)
+
     def _record(self, op: str, key, value) -> None:
         log, trace = self._log, current_trace()
         pending = _LOOP_WRITES.get(trace) if log is not None else None
@@ -238,13 +246,28 @@ def record_write(log: "EffectLog", entry: tuple) -> None:
         _LOOP_WRITES[trace].append((log, entry))
 
 
+class _ListOfSink:
+    """`hist['loss']` of a Sink of kind `lists (...)`: its appends are the sink's."""
+    __slots__ = ("sink", "key")
+
+    def __init__(self, sink: Sink, key):
+        self.sink, self.key = sink, key
+
+    def append(self, value) -> None:
+        self.sink._record("append_to", self.key, value)
+
+
 def sink_fits(kind: str, value) -> bool:
     """Whether an object of the user's takes a sink's writes as plain Python would: a list's
-    append, a dict's items, an object's attributes (one of the user's own kind)."""
+    append, a dict's items, an object's attributes (one of the user's own kind), a dict's
+    lists (each key there, a list)."""
     if kind == "list":
         return type(value) is list
     if kind == "dict":
         return isinstance(value, dict)
+    if kind.startswith("lists "):
+        return isinstance(value, dict) and all(
+            type(value.get(k)) is list for k in ast.literal_eval(kind[len("lists "):]))
     return hasattr(value, "__dict__") and not isinstance(
         value, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
                 types.MethodType, np.ndarray, np.generic))
@@ -319,6 +342,8 @@ def replay_effects(effects, namespace: dict) -> None:
         target = namespace[name]
         if op == "append":
             target.append(value)
+        elif op == "append_to":
+            target[key].append(value)
         elif op == "setitem":
             target[key] = value
         else:

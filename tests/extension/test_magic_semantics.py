@@ -328,3 +328,20 @@ def test_a_helper_drawing_a_new_value_each_call_runs_as_plain_python_each_run(sh
         values.append(shell.user_ns["y"].copy())
     assert not np.array_equal(values[0], values[1]) or not np.array_equal(values[1], values[2])
     # (each run made its own value, as plain Python does; traced, the first would be frozen)
+
+
+def test_appends_to_the_lists_of_a_history_dict_are_made_once_per_run(shell):
+    cell = ("for step in range(3):\n    loss = (x * step).sum()\n"
+            "    history['loss'].append(float(loss))\n    history['step'].append(step)\n"
+            "history['last'].append(x * 2)\n")
+    shell.user_ns.update(x=np.arange(4.0), history={"loss": [], "step": [], "last": []})
+    oracle = {"np": np, "x": np.arange(4.0), "history": {"loss": [], "step": [], "last": []}}
+    for n in range(1, 4):
+        result, report = run(shell, cell, "--name history")      # the timing comparison too
+        exec(cell, oracle)
+        assert result.success and report.compiled, report.fallback_reason
+        assert _same(shell.user_ns["history"], oracle["history"]), n
+    assert len(shell.user_ns["history"]["loss"]) == 9
+    shell.user_ns["history"] = {"loss": []}                     # a key gone: plain Python's
+    result, report = run(shell, cell, "--name history")          # KeyError, at its line
+    assert not report.compiled and isinstance(result.error_in_exec, KeyError)
