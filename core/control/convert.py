@@ -20,7 +20,6 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
-import functools
 import inspect
 import linecache
 import operator
@@ -35,6 +34,7 @@ from ..tracing import Tracer, UnsupportedError, caller_source
 from . import reads
 from .reads import FunctionInfo, guard_globals, is_user_function, item, load, recording_active
 from .rewrite import roll_loops
+from .seen import seen_arguments, vars_of  # noqa: F401 (vars_of: converted code calls it)
 
 RD = "__psc_rd"           # this module, in converted code
 FN = "__psc_fn"           # the FunctionInfo of the converted function
@@ -57,7 +57,7 @@ def call(fn, *args, **kwargs):
     """`fn(*args, **kwargs)`. While tracing:
     - a user function is called converted (one whose source Python cannot give is called as
       it is, its globals guarded by value), with a partial's stored arguments and the array
-      defaults it takes read as any other read (`_seen_arguments`);
+      defaults it takes read as any other read (`seen.seen_arguments`);
     - `getattr`/`hasattr` read as `obj.name` does (an attribute not there is guarded so);
     - a call that makes a new value on every run (`random`, the clock, `next` of an
       iterator from outside: control/impure.py) is refused at its line."""
@@ -71,59 +71,12 @@ def call(fn, *args, **kwargs):
                                        recorder.source_of(args[0]) is not None else None)
         if reason is not None:
             raise UnsupportedError(reason, caller_source())
-        fn, args, kwargs = _seen_arguments(recorder, fn, args, kwargs)
+        fn, args, kwargs = seen_arguments(recorder, fn, args, kwargs)
         made = converted(fn)
         if made is fn and is_user_function(getattr(fn, "__func__", fn)):
             guard_globals(getattr(fn, "__func__", fn))
         fn = made
     return fn(*args, **kwargs)
-
-
-def _seen_arguments(recorder, fn, args, kwargs):
-    """What a call passes without the code naming it, read as any other read (an array among
-    them an input, seen changed in place on a re-run): a partial's stored arguments, and the
-    defaults a user function takes that are not numbers or strings (fixed when the `def`
-    ran, but an array may change in place)."""
-    if isinstance(fn, functools.partial):
-        source = recorder.source_of(fn)
-        if source is None:
-            return fn, args, kwargs
-        stored = [recorder.read(a, source.then("attr", "args").then("item", i))
-                  for i, a in enumerate(fn.args)]
-        keywords = {k: recorder.read(v, source.then("attr", "keywords").then("item", k))
-                    for k, v in fn.keywords.items()}
-        return fn.func, (*stored, *args), {**keywords, **kwargs}
-    func = getattr(fn, "__func__", fn)
-    defaults = getattr(func, "__defaults__", None)
-    source = recorder.source_of(func) if defaults else None
-    if source is None or not is_user_function(func) or all(
-            isinstance(d, _FIXED_DEFAULTS) for d in defaults):
-        return fn, args, kwargs
-    code = func.__code__
-    params = code.co_varnames[code.co_posonlyargcount:code.co_argcount]
-    given = len(args) + (fn is not func) - code.co_posonlyargcount
-    first = code.co_argcount - len(defaults)
-    kwargs = dict(kwargs)
-    for k, default in enumerate(defaults):
-        position = first + k - code.co_posonlyargcount
-        if position < 0 or position < given or params[position] in kwargs or \
-                isinstance(default, _FIXED_DEFAULTS):
-            continue
-        kwargs[params[position]] = recorder.read(
-            default, source.then("attr", "__defaults__").then("item", k))
-    return fn, args, kwargs
-
-
-_FIXED_DEFAULTS = (bool, int, float, complex, str, bytes, type(None), tuple)
-
-
-def vars_of(obj):
-    """`vars(obj)` in converted code: obj's attributes, read as `obj.__dict__` (their names
-    guarded, each value read when the code takes it)."""
-    value = vars(obj)
-    recorder = reads.current_recorder()
-    source = recorder.source_of(obj) if recorder is not None else None
-    return value if source is None else recorder.read(value, source.then("attr", "__dict__"))
 
 
 def _getattr(fn, obj, name: str, *default):

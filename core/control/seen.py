@@ -1,0 +1,58 @@
+"""What traced code takes without naming it, read as any other read (`reads.Recorder.read`):
+a partial's stored arguments and a user function's array defaults (`seen_arguments`, for
+`convert.call`), and an object's attributes as `vars(obj)` gives them (`vars_of`). An array
+among them becomes an input, so a re-run sees it changed in place.
+"""
+from __future__ import annotations
+
+import functools
+
+from . import reads
+from .reads import is_user_function
+
+
+def seen_arguments(recorder, fn, args, kwargs):
+    """What a call passes without the code naming it, read as any other read (an array among
+    them an input, seen changed in place on a re-run): a partial's stored arguments, and the
+    defaults a user function takes that are not numbers or strings (fixed when the `def`
+    ran, but an array may change in place)."""
+    if isinstance(fn, functools.partial):
+        source = recorder.source_of(fn)
+        if source is None:
+            return fn, args, kwargs
+        stored = [recorder.read(a, source.then("attr", "args").then("item", i))
+                  for i, a in enumerate(fn.args)]
+        keywords = {k: recorder.read(v, source.then("attr", "keywords").then("item", k))
+                    for k, v in fn.keywords.items()}
+        return fn.func, (*stored, *args), {**keywords, **kwargs}
+    func = getattr(fn, "__func__", fn)
+    defaults = getattr(func, "__defaults__", None)
+    source = recorder.source_of(func) if defaults else None
+    if source is None or not is_user_function(func) or all(
+            isinstance(d, _FIXED_DEFAULTS) for d in defaults):
+        return fn, args, kwargs
+    code = func.__code__
+    params = code.co_varnames[code.co_posonlyargcount:code.co_argcount]
+    given = len(args) + (fn is not func) - code.co_posonlyargcount
+    first = code.co_argcount - len(defaults)
+    kwargs = dict(kwargs)
+    for k, default in enumerate(defaults):
+        position = first + k - code.co_posonlyargcount
+        if position < 0 or position < given or params[position] in kwargs or \
+                isinstance(default, _FIXED_DEFAULTS):
+            continue
+        kwargs[params[position]] = recorder.read(
+            default, source.then("attr", "__defaults__").then("item", k))
+    return fn, args, kwargs
+
+
+_FIXED_DEFAULTS = (bool, int, float, complex, str, bytes, type(None), tuple)
+
+
+def vars_of(obj):
+    """`vars(obj)` in converted code: obj's attributes, read as `obj.__dict__` (their names
+    guarded, each value read when the code takes it)."""
+    value = vars(obj)
+    recorder = reads.current_recorder()
+    source = recorder.source_of(obj) if recorder is not None else None
+    return value if source is None else recorder.read(value, source.then("attr", "__dict__"))
