@@ -204,7 +204,7 @@ class CellRunner:
         if options.compare or (options.compare is None and not report.cache_hit
                                and options.grad is None):
             arguments = dict(zip(program.inputs, values, strict=True))
-            report.timings = self._compare(analysis, program, compiled, arguments, outputs,
+            report.timings = self._compare(analysis, program, compiled, arguments, leaves,
                                            report, options)
         return report, last
 
@@ -295,7 +295,8 @@ class CellRunner:
         report.cache_events = TRACE_CACHE.events_of(program.jitted.name)
 
     # -- timing --------------------------------------------------------------------------------
-    def _compare(self, analysis, program, compiled, arguments, outputs, report, options):
+    def _compare(self, analysis, program, compiled, arguments, leaves, report, options):
+        """Time the cell plain and compiled (leaves: those of the cell's own run)."""
         plain_code = _plain_code(analysis)
         names = analysis.outputs
 
@@ -319,8 +320,7 @@ class CellRunner:
         # the user's objects that the cell updates in place are put back after every run
         plain_arguments = {n: copy.copy(self.user_ns[n]) if n in program.sinks else v
                            for n, v in arguments.items()}
-        kept = KeptArrays(compiled.updated_arrays(program.jitted.compiled_entry(
-            tuple(arguments[n] for n in program.inputs))[1]) if compiled.mutates else [])
+        kept = KeptArrays(compiled.updated_arrays(leaves))
         try:
             with warnings.catch_warnings():     # the cell's warnings were shown once, by its run
                 warnings.simplefilter("ignore")
