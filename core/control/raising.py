@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import copy
 
-from ..tracing import DataDependentShapeError, TraceError, Tracer, current_trace
-from .carry import INDEX_AVAL, Slot, coerce, contains_tracer, to_pred
+from ..numpy.checks import escaped, require
+from ..tracing import DataDependentShapeError, TraceError, Tracer
+from .carry import contains_tracer, to_pred
 
 
 class BranchRaised(Exception):
@@ -74,8 +75,7 @@ def assert_(test, message=None) -> None:
             except Exception:           # (plain Python makes it when the assertion fails)
                 value = None
             text = "" if value is None or contains_tracer(value) else str(value)
-        current_trace().require(to_pred(test), coerce(0, Slot(INDEX_AVAL, "python")),
-                                text.replace("{", "{{").replace("}", "}}"), AssertionError)
+        require(to_pred(test), escaped(text), AssertionError)
         return
     if not test:
         raise AssertionError(message()) if message is not None else AssertionError

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ir import SourceInfo
+from ..numpy.checks import escaped, require
 from ..numpy.conversion import python_number
 from ..numpy.creation import traced_creator
 from ..numpy.ufuncs import call_ufunc, np_where
@@ -362,10 +363,9 @@ def roll_while(site: Site, cond_fn, body_fn, env) -> tuple | None:
             test = cond_fn(*(env.get(n, UNBOUND) for n in site.names))
     unbound = [n for n in site.assigned if env.get(n, UNBOUND) is UNBOUND]
     if top and unbound:
-        current_trace().require(to_pred(test), coerce(0, Slot(INDEX_AVAL, "python")),
-                                f"line {site.line}: `{site.text}` makes no pass, so `{unbound[0]}` keeps its value from before the loop, "
-                                "which the compiled program does not have",
-                                DataDependentShapeError)
+        require(to_pred(test), f"line {site.line}: `{site.text}` makes no pass, so "
+                f"`{unbound[0]}` keeps its value from before the loop, which the compiled "
+                "program does not have", DataDependentShapeError)
     try:
         out = roll_loop(_may_skip_spec(site), env, body_fn, cond_fn=cond_fn,
                         observed=_observer(env), all_live=top)
@@ -419,9 +419,7 @@ def convert_if(site: Site, pred, then_fn, else_fn, env) -> tuple:
     except BranchRaised as raised:      # `if x.sum() < 0: raise ValueError(...)`: the run
         taken = 1 - raised.branch       # checks that the other branch is the one taken
         ok = p if taken == 1 else call_ufunc(np.logical_not, p)
-        text = str(raised.error).replace("{", "{{").replace("}", "}}")
-        current_trace().require(ok, coerce(0, Slot(INDEX_AVAL, "python")), text,
-                                RaiseAgain(raised.error))
+        require(ok, escaped(str(raised.error)), RaiseAgain(raised.error))
         return (then_fn if taken == 1 else else_fn)(*args)
 
 
@@ -470,9 +468,8 @@ def if_exp(test, then_thunk, else_thunk, what: str = "`a if test else b`"):
         return out
     # Python gives the type of the branch taken (`x.mean() if ... else 0.0`: a NumPy float64
     # or a Python float): the program gives a's, and a run that takes b runs as plain Python
-    current_trace().require(p, coerce(0, Slot(INDEX_AVAL, "python")), f"{what} gave the "
-                            "value of another type: psc_jit runs the cell as plain Python",
-                            DataDependentShapeError)
+    require(p, f"{what} gave the value of another type: psc_jit runs the cell as plain "
+            "Python", DataDependentShapeError)
     leaves, treedef = tree_util.flatten(out)
     for k in differs:
         leaves[k] = coerce(leaves[k], then_types[k])

@@ -40,8 +40,13 @@ def python_error(fn, *args) -> tuple[str, type]:
     try:
         fn(*args)
     except (ValueError, OverflowError) as err:
-        return str(err).replace("{", "{{").replace("}", "}}"), type(err)
+        return escaped(str(err)), type(err)
     raise AssertionError(f"{fn.__name__}{args} did not raise")
+
+
+def escaped(text: str) -> str:
+    """text as a RuntimeCheck's message, shown as it is (its braces are no placeholders)."""
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 def require(ok: Tracer, message: str, error: type) -> None:
