@@ -61,31 +61,28 @@ def call(fn, *args, **kwargs):
     - `getattr`/`hasattr` read as `obj.name` does (an attribute not there is guarded so);
     - a call that makes a new value on every run (`random`, the clock, `next` of an
       iterator from outside: control/impure.py) is refused at its line."""
-    if (fn is builtins.getattr or fn is builtins.hasattr) and recording_active() and \
-            not kwargs and len(args) in ((2, 3) if fn is builtins.getattr else (2,)) and \
-            type(args[1]) is str:
-        return _getattr(fn, *args)
     recorder = reads.current_recorder()
-    if recorder is not None:
-        reason = impure_reason(fn) or (NEXT_FROM_OUTSIDE if fn is builtins.next and args and
-                                       recorder.source_of(args[0]) is not None else None)
-        if reason is not None:
-            raise UnsupportedError(reason, caller_source())
-        fn, args, kwargs = seen_arguments(recorder, fn, args, kwargs)
-        made = converted(fn)
-        if made is fn and is_user_function(getattr(fn, "__func__", fn)):
-            guard_globals(getattr(fn, "__func__", fn))
-        fn = made
-    return fn(*args, **kwargs)
+    if recorder is None:
+        return fn(*args, **kwargs)
+    if (fn is builtins.getattr or fn is builtins.hasattr) and not kwargs and \
+            len(args) in ((2, 3) if fn is builtins.getattr else (2,)) and type(args[1]) is str:
+        return _getattr(recorder, fn, *args)
+    reason = impure_reason(fn) or (NEXT_FROM_OUTSIDE if fn is builtins.next and args and
+                                   recorder.source_of(args[0]) is not None else None)
+    if reason is not None:
+        raise UnsupportedError(reason, caller_source())
+    fn, args, kwargs = seen_arguments(recorder, fn, args, kwargs)
+    made = converted(fn)
+    if made is fn and is_user_function(getattr(fn, "__func__", fn)):
+        guard_globals(getattr(fn, "__func__", fn))
+    return made(*args, **kwargs)
 
 
-def _getattr(fn, obj, name: str, *default):
+def _getattr(recorder, fn, obj, name: str, *default):
     try:
         value = attr(obj, name)
     except AttributeError:
-        recorder = reads.current_recorder()
-        if recorder is not None:
-            recorder.absent(obj, name)
+        recorder.absent(obj, name)
         if fn is builtins.hasattr:
             return False
         if default:
