@@ -144,7 +144,7 @@ class _Rewriter:
                  "ORELSE": self.block(node.orelse), "DELS": _dels(assigned + (target,))}
         return _fill(code, node.lineno, holes)
 
-    # for NAME in range(...) with `break` ------------------------------------------------------
+    # loops with `break` ----------------------------------------------------------------------
     def break_loop(self, node: ast.For) -> list[ast.stmt]:
         """A range loop that leaves by `break` (inside `if`s): a `while` over the index whose
         test also asks a flag that the `break` sets; what follows a `break` in the body runs
@@ -153,42 +153,42 @@ class _Rewriter:
         and from there the loop, traced (runtime.roll_while)."""
         k = next(self.counter)
         at, stop, step, flag = (f"__psc_{part}_{k}" for part in ("at", "stop", "step", "brk"))
-        self.scope |= {at, stop, step, flag}
+        self.scope |= {at, stop, step}
         target = node.target.id
-        code = (f"{at}, {stop}, {step} = {RT}.range_bounds(__ARGS__)\n"
-                f"{flag} = False\n"
-                f"while {RT}.in_range({at}, {stop}, {step}) and not {flag}:\n"
+        head = f"{at}, {stop}, {step} = {RT}.range_bounds(__ARGS__)\n"
+        loop = (f"while {RT}.in_range({at}, {stop}, {step}) and not {flag}:\n"
                 f"    {target} = {at}\n"
-                f"    {at} = {at} + {step}\n"
-                f"    __BODY__\n")
-        if node.orelse:
-            code += f"if not {flag}:\n    __ORELSE__\n"
-        holes = {"ARGS": ast.Tuple(elts=node.iter.args, ctx=ast.Load()),
-                 "BODY": drop_break(node.body, flag), "ORELSE": node.orelse}
-        stmts = _fill(code, node.lineno, holes)
-        stmts[0].value.args = holes["ARGS"].elts      # range_bounds(*ARGS)
-        text = f"for {target} in {ast.unparse(node.iter)}"
-        stmts[2].psc_text, stmts[2].psc_static_note = text, "it uses `break`"   # (for messages)
-        if node.orelse:
-            stmts[3].psc_text = f"{text}: ... else"
+                f"    {at} = {at} + {step}\n")
+        stmts = self.flagged(node, flag, head, loop, f"for {target} in {ast.unparse(node.iter)}",
+                             {"ARGS": ast.Tuple(elts=node.iter.args, ctx=ast.Load())})
+        stmts[0].value.args = stmts[0].value.args[0].elts       # range_bounds(*ARGS)
+        stmts[2].psc_static_note = "it uses `break`"            # (for notes)
         return self.block(stmts)
 
     def break_while(self, node: ast.While) -> list[ast.stmt]:
         """`while TEST:` that leaves by `break` (inside `if`s): `while not flag and TEST:`,
         as `break_loop` does for a range loop (TEST is not evaluated after the `break`)."""
-        k = next(self.counter)
-        flag = f"__psc_brk_{k}"
+        flag = f"__psc_brk_{next(self.counter)}"
+        stmts = self.flagged(node, flag, "", f"while not {flag} and (__TEST__):\n",
+                             f"while {ast.unparse(node.test)}", {"TEST": node.test})
+        return self.block(stmts)
+
+    def flagged(self, node, flag: str, head: str, loop: str, text: str, holes: dict
+                ) -> list[ast.stmt]:
+        """`head`, `flag = False`, then `loop` (its `while` line and first statements) over
+        node's body with its `break`s setting flag, and node's `else` under `if not flag:`;
+        the `while` and that `if` say `text` in messages."""
         self.scope.add(flag)
-        code = f"{flag} = False\nwhile not {flag} and (__TEST__):\n    __BODY__\n"
+        code = f"{head}{flag} = False\n{loop}    __BODY__\n"
         if node.orelse:
             code += f"if not {flag}:\n    __ORELSE__\n"
-        holes = {"TEST": node.test, "BODY": drop_break(node.body, flag), "ORELSE": node.orelse}
-        stmts = _fill(code, node.lineno, holes)
-        text = f"while {ast.unparse(node.test)}"
-        stmts[1].psc_text = text
+        stmts = _fill(code, node.lineno, holes | {"BODY": drop_break(node.body, flag),
+                                                  "ORELSE": node.orelse})
+        at = next(k for k, s in enumerate(stmts) if isinstance(s, ast.While))
+        stmts[at].psc_text = text
         if node.orelse:
-            stmts[2].psc_text = f"{text}: ... else"
-        return self.block(stmts)
+            stmts[at + 1].psc_text = f"{text}: ... else"
+        return stmts
 
     # for TARGET in x / enumerate(x) / zip(x, y) ----------------------------------------------
     def sequence_loop(self, node: ast.For) -> list[ast.stmt]:
