@@ -361,7 +361,7 @@ def _row(entry: tuple, kinds: tuple, i: int) -> tuple:
         elif kind == "python":
             row.append(leaf[i].item())
         elif kind == "scalar":
-            row.append(leaf[i][()])
+            row.append(leaf[i])             # (a NumPy scalar: leaf is one value per pass)
         else:
-            row.append(leaf[i, ...])
+            row.append(leaf[i, ...])        # (an array, 0-d too)
     return tree_util.unflatten(treedef, row)

@@ -289,8 +289,9 @@ class _Loop:
         oks = [cond.sub.input(v.aval, "scalar") for v in extra]
         with cond.sub.active():
             pred = to_pred(cond.result)
-            for ok in oks[::2]:     # a failed check ends the loop (plain Python would raise
-                pred = call_ufunc(np.logical_and, pred, ok)     # there; the run raises it)
+            # a failed check ends the loop (plain Python would raise there; the run does)
+            for ok in oks[::2]:
+                pred = call_ufunc(np.logical_and, pred, ok)
         return cond.sub.graph([pred], cond.carried_vars(self.spec.assigned, types) + [
             t._buffer.initial for t in oks] + rows)
 
