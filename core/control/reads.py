@@ -233,6 +233,9 @@ class Recorder:
             self.attributes.add(value, source.text())
         elif isinstance(value, types.FunctionType):     # (its defaults: convert.call)
             self._sources.setdefault(id(value), (value, source))
+        elif isinstance(value, types.MethodType):
+            self._sources.setdefault(id(value.__func__),
+                                     (value.__func__, source.then("attr", "__func__")))
         self.bindings.add_function(value)
         if type(value) in (list, dict):
             self._container(value, source)

@@ -26,10 +26,13 @@ def seen_arguments(recorder, fn, args, kwargs):
                     for k, v in fn.keywords.items()}
         return fn.func, (*stored, *args), {**keywords, **kwargs}
     func = getattr(fn, "__func__", fn)
-    defaults = getattr(func, "__defaults__", None)
-    source = recorder.source_of(func) if defaults else None
-    if source is None or not is_user_function(func) or all(
-            isinstance(d, _FIXED_DEFAULTS) for d in defaults):
+    defaults = getattr(func, "__defaults__", None) or ()
+    keyword_defaults = getattr(func, "__kwdefaults__", None) or {}
+    if not is_user_function(func) or all(
+            _fixed(d) for d in (*defaults, *keyword_defaults.values())):
+        return fn, args, kwargs
+    source = recorder.source_of(func)
+    if source is None:
         return fn, args, kwargs
     code = func.__code__
     params = code.co_varnames[code.co_posonlyargcount:code.co_argcount]
@@ -38,15 +41,26 @@ def seen_arguments(recorder, fn, args, kwargs):
     kwargs = dict(kwargs)
     for k, default in enumerate(defaults):
         position = first + k - code.co_posonlyargcount
-        if position < 0 or position < given or params[position] in kwargs or \
-                isinstance(default, _FIXED_DEFAULTS):
+        if position < 0 or position < given or params[position] in kwargs or _fixed(default):
             continue
         kwargs[params[position]] = recorder.read(
             default, source.then("attr", "__defaults__").then("item", k))
+    for name, default in keyword_defaults.items():
+        if name not in kwargs and not _fixed(default):
+            kwargs[name] = recorder.read(
+                default, source.then("attr", "__kwdefaults__").then("item", name))
     return fn, args, kwargs
 
 
-_FIXED_DEFAULTS = (bool, int, float, complex, str, bytes, type(None), tuple)
+def _fixed(default) -> bool:
+    """Whether a default cannot change after the `def` ran (a number, a string, a tuple of
+    such): one that can (an array, a list, a tuple holding one) is read on every call."""
+    if isinstance(default, tuple):
+        return all(_fixed(d) for d in default)
+    return isinstance(default, _FIXED_DEFAULTS)
+
+
+_FIXED_DEFAULTS = (bool, int, float, complex, str, bytes, type(None))
 
 
 def vars_of(obj):

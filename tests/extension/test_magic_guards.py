@@ -150,6 +150,19 @@ CASES = {
                                   "W[0] = 5.0", None),
     "array default of a helper": ("W = np.ones(6)\ndef f(v, w=W):\n    return v + w",
                                   "y = f(x)", "W[1] = 5.0", None),
+    "keyword-only array default": ("W = np.ones(6)\ndef f(v, *, w=W):\n    return v + w",
+                                   "y = f(x)", "W[1] = 5.0", None),
+    "array in a tuple default": ("W = np.ones(6)\ndef f(v, ws=(W, 2.0)):\n"
+                                 "    return v * ws[0] + ws[1]", "y = f(x)", "W[1] = 5.0", None),
+    "list as a keyword-only default": ("L = [1.0, 2.0]\ndef f(v, *, c=L):\n"
+                                       "    return v * c[0] + c[1]", "y = f(x)", "L[0] = 7.0",
+                                       None),
+    "array default of a method": ("W = np.ones(6)\nclass A:\n    def f(self, v, w=W):\n"
+                                  "        return v * w\na = A()", "y = a.f(x)", "W[3] = 5.0",
+                                  None),
+    "array default of a classmethod": ("W = np.ones(6)\nclass A:\n    @classmethod\n"
+                                       "    def f(cls, v, *, w=W):\n        return v * w",
+                                       "y = A.f(x)", "W[3] = 5.0", None),
     "array stored in a partial": ("import functools\nW = np.ones(6)\n"
                                   "def mul(v, w):\n    return v * w\n"
                                   "pm = functools.partial(mul, w=W)", "y = pm(x)",
