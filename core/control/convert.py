@@ -42,6 +42,7 @@ RETURN = "__psc_return"   # the one return value of a function made single-exit
 MADE = "__psc_made"       # the converted function, inside the wrapper build_function compiles
 
 __all__ = ["attr", "item", "load", "call", "update_attr", "update_item", "vars_of",
+           "globals_refused",
            "converted", "converted_function", "cell_function"]
 
 # Builtins that look at the calling frame: called directly, never through `call`.
@@ -76,6 +77,18 @@ def call(fn, *args, **kwargs):
     if made is fn and is_user_function(getattr(fn, "__func__", fn)):
         guard_globals(getattr(fn, "__func__", fn))
     return made(*args, **kwargs)
+
+
+def globals_refused():
+    """`globals()` in converted code: the namespace itself, whose reads no guard sees and
+    whose writes compiled code cannot replay; refused at its line (the code runs as plain
+    Python)."""
+    if reads.current_recorder() is None:
+        raise RuntimeError("globals() in converted code runs only while tracing")
+    raise UnsupportedError("globals() hands the code the namespace itself: compiled code "
+                           "would neither see a change to what it reads there nor replay "
+                           "what it writes", caller_source(),
+                           "name the variable directly (K, not globals()['K'])")
 
 
 def _getattr(recorder, fn, obj, name: str, *default):
@@ -379,6 +392,9 @@ class _ExposeReads(ast.NodeTransformer):
         if isinstance(node.func, ast.Name) and node.func.id == "vars" and \
                 id(node.func) in self.builtin and len(node.args) == 1 and not node.keywords:
             return _helper_call("vars_of", node.args, like=node)
+        if isinstance(node.func, ast.Name) and node.func.id == "globals" and \
+                id(node.func) in self.builtin:
+            return _helper_call("globals_refused", [], like=node)
         if direct:
             return node
         return _helper_call("call", [node.func, *node.args], node.keywords, like=node)

@@ -1,6 +1,7 @@
 """Calls whose result plain Python makes afresh on every run, found when traced code calls
 them (`convert.call`): a number drawn from Python's `random` (its module functions, or a
-`random.Random` of the user's), the clock (`time.*`, `datetime.now()`), `uuid`, `secrets`,
+`random.Random` of the user's), a NumPy generator's draws (`rng.random(n)`, `np.random.*`:
+the generator's state advances on every run), the clock (`time.*`, `datetime.now()`), `uuid`, `secrets`,
 `os.urandom`, and `next()` of an iterator from outside. Traced, each would be called once
 and its value frozen into the program; the call is refused at its line instead, and the
 code runs as plain Python. (The cell's own source is checked before tracing too:
@@ -18,6 +19,9 @@ _MODULES = {
     "uuid": "uuid makes a new value on each call; make it outside the cell",
     "secrets": "secrets draws a new value on each call; draw it outside the cell",
 }
+_NUMPY_RANDOM = ("a NumPy random generator's state advances on every run, and compiled code "
+                 "would freeze its first draw; draw the numbers before the cell and use them "
+                 "in it")
 _CLOCK = frozenset({"now", "today", "utcnow"})
 
 
@@ -33,6 +37,9 @@ def impure_reason(fn) -> str | None:
     module = getattr(fn, "__module__", None)
     if module in _MODULES:
         return _MODULES[module]
+    if isinstance(module, str) and (module == "numpy.random" or
+                                    module.startswith("numpy.random.")):
+        return _NUMPY_RANDOM
     if module == "posix" and getattr(fn, "__name__", "") == "urandom":
         return _MODULES["secrets"]
     return None

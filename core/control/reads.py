@@ -412,7 +412,11 @@ def _has_attributes(value) -> bool:
                           types.MethodType, np.ufunc, np.dtype)):
         return False
     if isinstance(value, types.ModuleType):
-        return is_user_file(getattr(value, "__file__", None) or "")
+        filename = getattr(value, "__file__", None)
+        if filename is None:        # made in the notebook (types.ModuleType), or built in
+            return getattr(value, "__spec__", None) is None and \
+                value.__name__ not in sys.builtin_module_names
+        return is_user_file(filename)
     return True
 
 

@@ -163,6 +163,9 @@ CASES = {
     "array default of a classmethod": ("W = np.ones(6)\nclass A:\n    @classmethod\n"
                                        "    def f(cls, v, *, w=W):\n        return v * w",
                                        "y = A.f(x)", "W[3] = 5.0", None),
+    "attribute of a module made in the notebook": (
+        "import types\nmod = types.ModuleType('settings')\nmod.K = 2.0\n"
+        "def f(v):\n    return v * mod.K", "y = f(x)", "mod.K = 3.0", None),
     "array stored in a partial": ("import functools\nW = np.ones(6)\n"
                                   "def mul(v, w):\n    return v * w\n"
                                   "pm = functools.partial(mul, w=W)", "y = pm(x)",

@@ -309,13 +309,20 @@ def ticket(v):
     return v * next(counter)
 def timed(v):
     return v * clock()
+gen = np.random.default_rng(5)
+def noisy(v):
+    return v + gen.normal(size=v.shape)
+def legacy(v):
+    return v + np.random.rand(*v.shape)
 """
 
 
 @pytest.mark.parametrize("helper, reason", [
     ("jitter", "Python's random module"), ("own_rng", "Python's random module"),
     ("stamp", "datetime.now() reads the clock"), ("ticket", "next() advances an iterator"),
-    ("timed", "time.* reads the clock")])
+    ("timed", "time.* reads the clock"),
+    ("noisy", "a NumPy random generator's state advances"),
+    ("legacy", "a NumPy random generator's state advances")])
 def test_a_helper_drawing_a_new_value_each_call_runs_as_plain_python_each_run(shell, helper,
                                                                                reason):
     shell.run_cell(IMPURE_HELPERS)
@@ -328,6 +335,30 @@ def test_a_helper_drawing_a_new_value_each_call_runs_as_plain_python_each_run(sh
         values.append(shell.user_ns["y"].copy())
     assert not np.array_equal(values[0], values[1]) or not np.array_equal(values[1], values[2])
     # (each run made its own value, as plain Python does; traced, the first would be frozen)
+
+
+@pytest.mark.parametrize("setup, cell, change", [
+    ("K = 2.0\ndef f(v):\n    return v * globals()['K']", "y = f(x)", "K = 3.0"),
+    ("K = 2.0\ndef f(v):\n    return v * globals().get('K', 1.0)", "y = f(x)", "K = 3.0"),
+    ("def f(v):\n    globals()['K'] = float(v.sum())\n    return v", "y = f(x)", "x[0] = 9.0"),
+    ("", "globals()['K'] = x * 2\ny = x + 1", "x[0] = 9.0"),
+])
+def test_code_using_globals_runs_as_plain_python_on_every_run(shell, setup, cell, change):
+    """globals() hands the code the namespace: a read through it is seen by no guard, and a
+    write to it is not replayed (at the top of a cell, the trace's own value leaked)."""
+    shell.run_cell("import numpy as np\nx = np.arange(4.0)\n" + setup)
+    for _ in range(2):
+        for _ in range(2):
+            result, report = run(shell, cell, "--quiet --no-compare")
+            assert result.success and not report.compiled
+            assert "globals() hands the code the namespace" in report.fallback_reason
+            oracle = dict(shell.user_ns)
+            exec(cell, oracle)
+            np.testing.assert_array_equal(shell.user_ns["y"], oracle["y"])
+            assert type(shell.user_ns.get("K")) is type(oracle.get("K"))
+            if "K" in oracle:
+                np.testing.assert_array_equal(shell.user_ns["K"], oracle["K"])
+        shell.run_cell(change)
 
 
 def test_appends_to_the_lists_of_a_history_dict_are_made_once_per_run(shell):
