@@ -136,17 +136,19 @@ def _children(value, path: str, keep_order: bool = False
         (_node_type(value).__name__, None)
 
 
-def flatten_with_paths(tree, node_types=CONTAINERS, path: str = "", keep_order: bool = False
-                       ) -> tuple[list[tuple[str, Any]], Hashable]:
+def flatten_with_paths(tree, node_types=CONTAINERS, path: str = "", keep_order: bool = False,
+                       own_order: bool = False) -> tuple[list[tuple[str, Any]], Hashable]:
     """([(path, leaf), ...], structure). Paths read as the user would write them:
     `x`, `params['w']`, `pair[0]`, `point.x` (a top-level dict's keys are names).
-    keep_order: the top-level dict's keys in their own order (a call's parameters)."""
+    keep_order: the top-level dict's keys in their own order (a call's parameters);
+    own_order: every dict's keys in their own order (a result, rebuilt as it was made)."""
     if not _is_node(tree, node_types):
         return [(path, tree)], LEAF
     leaves, structures = [], []
-    pairs, kind = _children(tree, path, keep_order)
+    pairs, kind = _children(tree, path, keep_order or own_order)
     for child_path_, child in pairs:
-        sub_leaves, sub = flatten_with_paths(child, node_types, child_path_)
+        sub_leaves, sub = flatten_with_paths(child, node_types, child_path_,
+                                             own_order=own_order)
         leaves += sub_leaves
         structures.append(sub)
     return leaves, (kind, tuple(structures))

@@ -124,7 +124,7 @@ def _refuse_unregistered_holder(path: str, value) -> None:
 
 
 def _finish_trace(trace, spec, tracers, leaves, result, start, reads) -> TraceResult:
-    out_leaves, out_structure = flatten_with_paths(result)
+    out_leaves, out_structure = flatten_with_paths(result, own_order=True)
     out_atoms, out_specs = [], []
     input_leaf: dict[int, int] = {}
     for i, t in tracers.items():
@@ -136,7 +136,7 @@ def _finish_trace(trace, spec, tracers, leaves, result, start, reads) -> TraceRe
         if isinstance(value, MaskedSelection):
             raise value.refuse("the result is", at_creation=True)
         if getattr(value, "__psc_window__", False):
-            value.refuse("returning the value")
+            value.refuse("returning the value", at_creation=True)
         steps = value.view_rebuilders() if isinstance(value, Tracer) and value.kind == "array" \
             else None
         choice = choices.get(id(value._buffer)) if isinstance(value, Tracer) else None

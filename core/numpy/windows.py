@@ -25,7 +25,7 @@ import numpy as np
 
 from ..primitives import select_p, window_matvec_p
 from ..primitives.window_products import FLOATS
-from ..tracing import Tracer, bind, current_trace
+from ..tracing import Tracer, UnsupportedError, bind, caller_source, current_trace
 from .base import as_kind, convert, ensure_tracer, normalize_axes, unsupported
 from .indexing import fit_value
 from .masked_writes import scatter_where
@@ -52,6 +52,7 @@ class Window:
         self.text = text
         self.source: tuple | None = None     # (array, index) it was read from, if read
         self.written: int | None = None      # its buffer's version after it was written
+        self.made_at = caller_source()        # the user's line that made it
 
     # static facts ------------------------------------------------------------------------
     dtype = property(lambda self: self.data.dtype)
@@ -60,11 +61,17 @@ class Window:
     def __repr__(self) -> str:
         return f"Window<{self.data.aval} of traced length: {self.text}>"
 
-    def refuse(self, what: str):
-        raise unsupported(
-            f"{what} of {self.text}, whose length depends on a traced value (a loop index)",
+    def refuse(self, what: str, at_creation: bool = False):
+        """Refused at the user's current line (at_creation: at the line that made it, for a
+        use after the code ended, such as returning it)."""
+        error = unsupported(
+            f"{what} of {self.text}, whose length depends on a traced value (a loop index, "
+            "or an integer the program takes as an input)",
             "psc_jit compiles such a slice in elementwise arithmetic, sum/prod/max/min/mean/"
             "any/all, @, dot, outer and assignment to a slice of the same length")
+        if at_creation and self.made_at is not None:
+            error = UnsupportedError(error.message, self.made_at, error.hint)
+        raise error
 
     shape = property(lambda self: self.refuse("the shape"))
     size = property(lambda self: self.refuse("the size"))

@@ -73,6 +73,14 @@ def test_the_same_structure_hits_and_dict_order_does_not_matter():
     assert f.last_call.cache_hit
 
 
+def test_a_returned_dict_keeps_the_order_its_keys_were_made_in():
+    def stats(x):
+        return {"mean": x.mean(), "std": x.std(), "n": x.size, "inner": {"z": x, "a": 2 * x}}
+    got, want = jit(stats)(np.arange(4.0)), stats(np.arange(4.0))
+    assert list(got) == list(want) == ["mean", "std", "n", "inner"]
+    assert list(got["inner"]) == ["z", "a"]
+
+
 def _miss(fun, first, second) -> str:
     """Why a call with `second` missed, after one with `first` (a fresh cache each time)."""
     TRACE_CACHE.clear()

@@ -281,6 +281,16 @@ def test_what_cannot_be_done_with_a_slice_of_traced_length_is_refused_with_the_l
         jit(g)(B, np.int64(2))
 
 
+def test_returning_such_a_slice_is_refused_at_the_line_that_made_it():
+    def f(x, k):
+        tail = x[k:]
+        return tail
+    with pytest.raises(UnsupportedError) as info:
+        jit(f)(B, np.int64(2))
+    text = str(info.value)
+    assert "'tail = x[k:]'" in text and "returning the value of `x[k:]`" in text
+
+
 def test_a_loop_that_cannot_roll_such_a_slice_is_unrolled_with_static_bounds():
     def f(x):
         out = np.zeros_like(x)
