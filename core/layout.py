@@ -232,7 +232,8 @@ class ViewOp:
     name: "index" (arg: a basic index), "reshape" (arg: shape), "flat" (arg: None; a view
     only where the reshape is one), "transpose" (arg: axes), "broadcast_to" (arg: shape),
     "flip" (arg: axes), "sliding_window" (arg: (window shape, axes)), "real", "imag" (of a
-    complex array), "imag_of_real" (zeros: a fresh array), "identity"."""
+    complex array), "imag_of_real" (zeros: a fresh array), "dtype" (arg: a dtype of the same
+    size: the bytes read as it), "identity"."""
     name: str
     arg: Any = None
 
@@ -253,7 +254,9 @@ class ViewOp:
             return np.lib.stride_tricks.sliding_window_view(arr, *self.arg)
         if self.name in ("real", "imag", "imag_of_real"):
             return arr.real if self.name == "real" else arr.imag
-        return arr
+        if self.name == "dtype":
+            return arr.view(self.arg)
+        return arr.view()                  # "identity": a new array object, as NumPy's view
 
     def on_layout(self, layout: Layout) -> Layout:
         if self.name == "index":

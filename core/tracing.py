@@ -445,7 +445,7 @@ class Tracer:
     def is_view(self) -> bool:
         return bool(self._path)
 
-    def view(self, step: ViewStep, kind: str = "array") -> Tracer:
+    def view_step(self, step: ViewStep, kind: str = "array") -> Tracer:
         return Tracer(self._buffer, self._path + (step,), kind=kind)
 
     def assign(self, new_value: Tracer) -> None:

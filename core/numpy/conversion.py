@@ -1,14 +1,16 @@
-"""NumPy's dtype conversions, copies and complex helpers on tracers: astype, copy, asarray,
-array, round, angle, conj.
+"""NumPy's dtype conversions, copies and complex helpers on tracers: astype, view, copy,
+asarray, array, round, angle, conj.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..primitives import complex_p
-from ..tracing import Tracer
+from ..layout import ViewOp
+from ..primitives import bitcast_convert_p, complex_p
+from ..primitives.casts import bitcastable
+from ..tracing import Tracer, ViewStep, bind
 from .base import (as_kind, assign_into, convert, copy_of, dtype_of, elementwise, ensure_tracer,
-                   imag_part, implements, real_part, reshape)
+                   imag_part, implements, real_part, reshape, unsupported)
 from .shape import copy_for_view, np_stack, view_answer
 from .ufuncs import call_ufunc, no_python_scalar
 
@@ -63,6 +65,31 @@ def np_round(a, decimals=0, out=None):
     if out is not None:
         return assign_into(out, result, "np.round(..., out=...)")
     return as_kind(result, "scalar" if result.ndim == 0 else "array")
+
+
+def view(x: Tracer, dtype=None, *array_type, **keywords) -> Tracer:
+    """x.view(), x.view(dtype), x.view(dtype, type): a view of x's memory (a write through it
+    changes x, as in NumPy) whose elements are x's bytes read as `dtype`, a type of the same
+    size."""
+    cls = array_type[0] if array_type else keywords.pop("type", None)
+    if cls is None and isinstance(dtype, type) and issubclass(dtype, np.ndarray):
+        dtype, cls = None, dtype
+    if cls is not None and cls is not np.ndarray:
+        raise unsupported(f"x.view({cls.__name__}) (a subclass of ndarray)",
+                          "make the view outside the traced code")
+    new = x.dtype if dtype is None else np.dtype(dtype)
+    if new == x.dtype:
+        step = ViewStep(lambda b: b, lambda b, v: v, ViewOp("identity"), "identity")
+    elif not bitcastable(x.dtype, new):
+        raise unsupported(f"x.view({new}) of a {x.dtype} array (" + (
+            "another item size, which changes the last axis"
+            if new.itemsize != x.dtype.itemsize else "bool or complex bytes") + ")",
+            "make the view outside the traced code, or use x.astype(dtype) for the values")
+    else:
+        step = ViewStep(read=lambda b: bind(bitcast_convert_p, b, new_dtype=new),
+                        write=lambda b, v: bind(bitcast_convert_p, v, new_dtype=b.dtype),
+                        op=ViewOp("dtype", new), describe=f".view({new})")
+    return x.view_step(step, kind="scalar" if x.kind == "scalar" else "array")
 
 
 def astype(x, dtype, order="K", casting="unsafe", subok=True, copy=True):

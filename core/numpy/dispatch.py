@@ -9,7 +9,7 @@ from ..tracing import Tracer
 from .base import (NUMPY_FUNCTIONS, WEAK_PYTHON_TYPE, assign_into, copy_of,
                    numpy_name, unsupported)
 from .checks import python_int
-from .conversion import astype, np_copy, np_round, python_number
+from .conversion import astype, np_copy, np_round, python_number, view
 from .indexing import getitem, setitem
 from .masked import MaskedSelection
 from .products import matmul
@@ -114,6 +114,7 @@ def attach():
     Tracer.reshape = _reshape_method
     Tracer.transpose = _transpose_method
     Tracer.astype = _tracer_astype
+    Tracer.view = _tracer_view
     Tracer.copy = lambda self, order="C": np_copy(self)
     Tracer.fill = _fill
     Tracer.item = _item
@@ -171,6 +172,11 @@ def _require_numpy_value(x: Tracer, name: str) -> None:
 def _tracer_astype(self, dtype, *args, **kwargs):
     _require_numpy_value(self, "astype")
     return astype(self, dtype, *args, **kwargs)
+
+
+def _tracer_view(self, *args, **kwargs):
+    _require_numpy_value(self, "view")
+    return view(self, *args, **kwargs)
 
 
 def _item(self, *args):

@@ -189,13 +189,13 @@ def indexed_view(x: Tracer, idx: tuple) -> Tracer:
 def _basic_view(x: Tracer, idx: tuple) -> Tracer:
     x.layout()[idx]   # the index checked as NumPy checks it (its IndexError)
     if all(isinstance(e, slice) and e == slice(None) for e in _expand_ellipsis(idx, x.ndim)):
-        return x.view(ViewStep(lambda b: b, lambda b, new: new, ViewOp("index", idx), "[...]",
+        return x.view_step(ViewStep(lambda b: b, lambda b, new: new, ViewOp("index", idx), "[...]",
                                positions=same_positions))
     step = ViewStep(read=lambda base: basic_read(base, idx),
                     write=lambda base, new: basic_write(base, idx, new), op=ViewOp("index", idx),
                     describe=f"[{idx}]",
                     positions=lambda coords: basic_positions(_normalized(idx, x.shape), coords))
-    return x.with_kind("array").view(step)
+    return x.with_kind("array").view_step(step)
 
 
 def _normalized(idx: tuple, shape) -> list[tuple]:
@@ -332,7 +332,7 @@ def _dynamic_view(x: Tracer, idx: tuple) -> Tracer:
                     operands=tuple(s for s, e in zip(starts, idx, strict=True)
                                    if isinstance(e, Tracer)), rebuild=rebuild,
                     positions=lambda coords: dynamic_positions(idx, starts, coords))
-    return x.with_kind("array").view(step)
+    return x.with_kind("array").view_step(step)
 
 
 # -- gather/scatter through flat positions ----------------------------------------------------

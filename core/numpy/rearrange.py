@@ -446,4 +446,4 @@ def np_sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable
         return np_reshape(stacked, tuple(trimmed) + window)
     step = ViewStep(read=read, write=read_only, op=ViewOp("sliding_window", (window, axes)),
                     describe=f"sliding_window{window}")
-    return x.view(step)
+    return x.view_step(step)

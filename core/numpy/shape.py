@@ -73,7 +73,7 @@ def np_reshape(a, shape=None, order="C", *, newshape=None, copy=None):
                     write=lambda base, new: reshape(new, old_shape),
                     op=ViewOp("reshape", shape),
                     describe=f"reshape{shape}")
-    return a.view(step)
+    return a.view_step(step)
 
 
 def set_shape(a: Tracer, shape) -> None:
@@ -120,7 +120,7 @@ def flat_view(a) -> Tracer:
     step = ViewStep(read=lambda base: reshape(base, (base.size,)),
                     write=lambda base, new: reshape(new, old_shape),
                     op=ViewOp("flat"), describe="flat", exact=False)
-    return a.view(step)
+    return a.view_step(step)
 
 
 def _complex_part_view(val, part: str):
@@ -133,7 +133,7 @@ def _complex_part_view(val, part: str):
         return bind(complex_p, parts["real"], parts["imag"])
     step = ViewStep(read=lambda base: bind(prims[part], base), write=write,
                     op=ViewOp(part), describe=part)
-    return val.view(step)
+    return val.view_step(step)
 
 
 @implements(np.real)
@@ -155,19 +155,19 @@ def np_imag(val):
         return _complex_part_view(val, "imag")
     step = ViewStep(read=lambda base: imag_part(base), write=read_only,
                     op=ViewOp("imag_of_real"), describe="imag")
-    return val.view(step)
+    return val.view_step(step)
 
 
 def transpose_view(a: Tracer, permutation) -> Tracer:
     permutation = tuple(permutation)
     if permutation == tuple(range(a.ndim)):
-        return a.view(ViewStep(lambda b: b, lambda b, new: new, ViewOp("identity"), "identity"))
+        return a.view_step(ViewStep(lambda b: b, lambda b, new: new, ViewOp("identity"), "identity"))
     inverse = tuple(np.argsort(permutation))
     step = ViewStep(read=lambda base: bind(transpose_p, base, permutation=permutation),
                     write=lambda base, new: bind(transpose_p, new, permutation=inverse),
                     op=ViewOp("transpose", permutation),
                     describe=f"transpose{permutation}")
-    return a.view(step)
+    return a.view_step(step)
 
 
 @implements(np.transpose)
@@ -244,7 +244,7 @@ def np_broadcast_to(array, shape, subok=False):
     array.layout().broadcast_to(shape)     # NumPy's own error for shapes that do not fit
     step = ViewStep(read=lambda base: broadcast_to(base, shape), write=read_only,
                     op=ViewOp("broadcast_to", shape), describe=f"broadcast{shape}")
-    return array.with_kind("array").view(step)
+    return array.with_kind("array").view_step(step)
 
 
 @implements(np.atleast_1d)
@@ -331,11 +331,11 @@ def np_flip(m, axis=None):
     if m.ndim == 0:                  # NumPy indexes m[()]: a NumPy scalar
         return m.detached().with_kind("scalar")
     if not axes:
-        return m.view(ViewStep(lambda b: b, lambda b, new: new, ViewOp("identity"), "identity"))
+        return m.view_step(ViewStep(lambda b: b, lambda b, new: new, ViewOp("identity"), "identity"))
     step = ViewStep(read=lambda base: bind(rev_p, base, dimensions=axes),
                     write=lambda base, new: bind(rev_p, new, dimensions=axes),
                     op=ViewOp("flip", axes), describe=f"flip{axes}")
-    return m.view(step)
+    return m.view_step(step)
 
 
 @implements(np.fliplr)

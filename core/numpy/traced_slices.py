@@ -204,7 +204,7 @@ def _sized_view(x: Tracer, starts: dict, sizes: dict) -> Tracer:
                     describe=f"[traced start, size {extent}]",
                     operands=tuple(b for _, b in traced), rebuild=rebuild,
                     positions=lambda coords: offset_positions(begin, coords))
-    return x.with_kind("array").view(step)
+    return x.with_kind("array").view_step(step)
 
 
 def _as_int64(value):

@@ -2,7 +2,7 @@
 
 Categories, each a module defining its primitives as values (`exp_p`, `reshape_p`):
     elementwise     arithmetic, comparisons, logic, predicates, complex parts, select, convert
-                    (the float-to-int casts of convert in casts, which defines no primitive)
+    casts           bitcast_convert (x.view(dtype)); and the float-to-int casts of convert
     arithmetic      division, remainders, powers, squares, reciprocals, hypot
     transcendental  exponentials, logarithms, roots, trigonometry (their complex lowerings
                     with C's special values in complex_functions, which defines no primitive)
@@ -26,8 +26,8 @@ those of the primitives that take indices, `control_batching` those of while_loo
 Importing this package registers them all in `PRIMITIVES` (name -> record). Code refers to a
 primitive by its value, never by a string.
 """
-from . import (arithmetic, contraction, control, correlation, elementwise, fft,  # noqa: F401
-               linalg, reductions, sorting, structural, transcendental, window_products)
+from . import (arithmetic, casts, contraction, control, correlation, elementwise,  # noqa: F401
+               fft, linalg, reductions, sorting, structural, transcendental, window_products)
 from .control import branch_index
 from .record import PRIMITIVES, Primitive
 

@@ -1,8 +1,12 @@
-"""NumPy's float-to-int cast where C leaves it undefined, as lowering ops (used by the
-convert primitive's lowering; defines no primitive)."""
+"""Casts: NumPy's float-to-int cast where C leaves it undefined, as lowering ops (used by the
+convert primitive's lowering), and `bitcast_convert`, the same bytes read as another type of
+the same size (`x.view(np.int64)` of a float64 array)."""
 from __future__ import annotations
 
 import numpy as np
+
+from .batching import leading_batch
+from .record import Primitive, never_weak, register, same_shape_rule
 
 
 def float_to_int(ctx, x, aval_in, aval_out):
@@ -44,3 +48,31 @@ def _cvtt(ctx, x, aval_in, aval_out, bits: int):
     minimum = ctx.constant(np.asarray(np.iinfo(aval_out.dtype).min, aval_out.dtype), aval_out)
     return ctx.select(inside, ctx.unary("stablehlo.convert", x, aval_in, aval_out), minimum,
                       aval_out)
+
+
+def bitcastable(old: np.dtype, new: np.dtype) -> bool:
+    """Whether StableHLO reads old's bytes as new: the same size, and neither a bool nor a
+    complex number (whose parts it will not read as one number)."""
+    return old.itemsize == new.itemsize and old.kind not in "bc" and new.kind not in "bc"
+
+
+def _bitcast_dtype_rule(aval, *, new_dtype):
+    new_dtype = np.dtype(new_dtype)
+    if not bitcastable(aval.dtype, new_dtype):
+        raise TypeError(f"bitcast_convert reads {aval.dtype} as a type of its size (neither "
+                        f"bool nor complex), not as {new_dtype}")
+    return new_dtype
+
+
+def _bitcast_impl(x, *, new_dtype):
+    return np.array(x, order="C").view(new_dtype)
+
+
+def _bitcast_lowering(ctx, x, *, new_dtype):
+    return ctx.op("stablehlo.bitcast_convert", [x], ctx.avals_in, ctx.avals_out)
+
+
+bitcast_convert_p = register(Primitive(
+    "bitcast_convert", same_shape_rule, _bitcast_dtype_rule, _bitcast_impl, _bitcast_lowering,
+    weak_type_rule=never_weak, doc="x.view(dtype): the same bytes as a type of the same size",
+    differentiable=False, batch=leading_batch))

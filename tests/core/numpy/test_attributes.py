@@ -89,6 +89,48 @@ def test_setting_dtype_is_refused_with_what_to_write():
         jit(f)(X)
 
 
+# -- x.view(dtype): the same bytes as another type of the same size ---------------------------
+
+def _views(x):
+    other = {8: np.int64, 4: np.int32}[x.dtype.itemsize] if x.dtype.kind == "f" else \
+        {8: np.float64, 4: np.float32}[x.dtype.itemsize]
+    return x.view(other), (x * 3).view(other), x[1].view(other), x.view(), x.view(np.ndarray)
+
+
+@pytest.mark.parametrize("x", [
+    np.array([0.0, -0.0, 1.5, np.inf, -np.nan, 3e-300]), np.linspace(-1, 1, 5, dtype=np.float32),
+    np.array([0, 1, -1, 2 ** 62, -(2 ** 63)]), np.arange(-3, 3, dtype=np.int32)],
+    ids=["float64", "float32", "int64", "int32"])
+def test_view_reads_the_same_bytes_as_numpy(x):
+    compare(_views, x)
+
+
+def writes_through_a_view(x):
+    bits = x.view(np.int64)
+    bits[0] = 4607182418800017408          # the bits of 1.0
+    bits[1:] += 1                          # the next float up
+    x[2] = -2.0                            # seen through the view too
+    return bits, bits.view(np.uint64)
+
+
+def test_writes_through_a_view_change_the_array_and_back():
+    (bits, unsigned), (x,) = compare(writes_through_a_view, np.linspace(0.5, 3.0, 6))
+    assert x[0] == 1.0 and x[2] == -2.0 and np.shares_memory(bits, x)
+    assert bits.dtype == np.int64 and unsigned.dtype == np.uint64
+
+
+@pytest.mark.parametrize("f, what", [
+    (lambda x: x.view(np.int32), "another item size"),
+    (lambda x: (x > 0).view(np.int8), "bool or complex bytes"),
+    (lambda x: (x + 0j).view(np.float64), "another item size"),
+    (lambda x: (x + 0j).astype(np.complex64).view(np.float64), "bool or complex bytes"),
+    (lambda x: x.view(np.recarray), "a subclass of ndarray")])
+def test_view_refused_where_it_changes_the_shape_or_reads_parts(f, what):
+    with pytest.raises(UnsupportedError, match=what) as err:
+        jit(f)(X)
+    assert "line" in str(err.value)
+
+
 # -- every trace-time error names the line ----------------------------------------------------
 
 def branch_on_traced(x):

@@ -476,6 +476,21 @@ def convert_inputs(draw):
 
 
 @st.composite
+def bitcast_inputs(draw):
+    dtype = draw(st.sampled_from([d for d in ALL_DTYPES if d.kind not in "bc"]))
+    x = draw(arrays(dtype, draw(shapes()), values(dtype)))
+    same_size = [d for d in ALL_DTYPES if d.itemsize == dtype.itemsize and d.kind not in "bc"]
+    return [x], {"new_dtype": draw(st.sampled_from(same_size))}
+
+
+def check_same_bytes(got, want, args, params, name):
+    """The same bytes (NaN payloads included), read as the same type."""
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, w.dtype, args)
+        assert g.tobytes() == w.tobytes(), args
+
+
+@st.composite
 def axes_of(draw, ndim):
     return tuple(sorted(draw(st.sets(st.integers(0, ndim - 1), max_size=ndim)))) if ndim else ()
 
@@ -744,6 +759,7 @@ CASES = {
     "complex": (complex_inputs(), check_exact),
     "select": (select_inputs(), check_exact),
     "convert_element_type": (convert_inputs(), check_elementwise),
+    "bitcast_convert": (bitcast_inputs(), check_same_bytes),
     "reduce_sum": (reduce_inputs(ALL_DTYPES, tame_values), accumulated(reduced_terms)),
     "reduce_prod": (reduce_inputs(ALL_DTYPES, tame_factors), accumulated(reduced_terms)),
     "reduce_max": (reduce_inputs(ALL_DTYPES, nonempty=True), exact_up_to_sign_of_zero),

@@ -108,7 +108,8 @@ ELEMENTWISE = (
        Case("convert_element_type", (Float(S, -9, 9),), {"new_dtype": np.dtype(np.int32),
                                                           "weak_type": False}),
        Case("convert_element_type", (Float(S, weak=True),),
-            {"new_dtype": np.dtype(np.float64), "weak_type": False}, "weak-to-strong")])
+            {"new_dtype": np.dtype(np.float64), "weak_type": False}, "weak-to-strong"),
+       Case("bitcast_convert", (Float(S),), {"new_dtype": np.dtype(np.uint64)})])
 
 REDUCTIONS = (
     [Case(f"reduce_{kind}", (Float(R),), {"axes": axes}, label)

@@ -110,6 +110,7 @@ ELEMENTWISE = [
          "real-to-complex"),
     Case("convert_element_type", (Float(S, dtype=C128),), {"new_dtype": F64, "weak_type": False},
          "complex-to-real"),
+    Case("bitcast_convert", (Float(S),), {"new_dtype": np.dtype(np.int64)}),
 ]
 
 ARITHMETIC = [
