@@ -48,7 +48,8 @@ from .control.api import cond, fori_loop, scan, switch, while_loop
 from .control.cell import (CellAnalysis, analyze_cell, effect_sinks, make_cell_function,
                            parse_cell)
 from .control.convert import cell_function
-from .control.effects import Sink, replay_effects, sink_fits, with_effects
+from .control.effects import (KeptObjects, Sink, replay_effects, sink_fits, with_effects,
+                              written_names)
 from .control.rewrite import roll_loops
 from .ir import Eqn, Graph, Literal, ShapedArray, SourceInfo, Var
 from .lowering import LoweringError
@@ -78,7 +79,8 @@ __all__ = [
     "largest_difference", "copy_inputs",
     "fmt_seconds", "fmt_bytes", "fmt_count", "fmt_speedup",
     "CellAnalysis", "analyze_cell", "make_cell_function", "parse_cell", "roll_loops",
-    "effect_sinks", "Sink", "replay_effects", "sink_fits", "with_effects",
+    "effect_sinks", "Sink", "replay_effects", "sink_fits", "with_effects", "written_names",
+    "KeptObjects",
     "cell_function",
     "Graph", "Eqn", "Var", "Literal", "ShapedArray", "SourceInfo", "PRIMITIVES", "Primitive",
     "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",

@@ -20,8 +20,8 @@ from typing import Any, Callable
 from .core import (TRACE_CACHE, CallSpec, CellAnalysis, Compiled, DataDependentShapeError,
                    Fallback, Jitted, KeptArrays, KernelTimes, LoweringError, RunReport, Sink,
                    Timings, TraceError, UnsupportedError, XlaError, analyze_cell, cell_function,
-                   copy_inputs, effect_sinks, largest_difference, parse_cell, replay_effects,
-                   sink_fits, time_runs, with_effects)
+                   KeptObjects, copy_inputs, effect_sinks, largest_difference, parse_cell,
+                   replay_effects, sink_fits, time_runs, with_effects, written_names)
 from .gradcell import gradient_cell, gradient_name, gradient_problem
 
 
@@ -73,6 +73,7 @@ class _CellProgram:
     inputs: tuple[str, ...]
     analysis: CellAnalysis
     sinks: dict[str, str] = field(default_factory=dict)  # input -> kind (effects.Sink)
+    effects: bool = True       # its result carries its writes (not with --grad)
 
     def arguments(self, user_ns: dict) -> list:
         """The call's arguments: the inputs' values, a Sink for each object only written."""
@@ -82,7 +83,7 @@ class _CellProgram:
 
     def split(self, result) -> tuple[dict, Any, tuple]:
         """(outputs, last value, writes to the sinks) of the program's result."""
-        if self.sinks:
+        if self.effects:
             (outputs, last), effects = result
             return outputs, last, effects
         outputs, last = result
@@ -204,8 +205,10 @@ class CellRunner:
         if options.compare or (options.compare is None and not report.cache_hit
                                and options.grad is None):
             arguments = dict(zip(program.inputs, values, strict=True))
+            kept_objects = KeptObjects(self.user_ns[n] for n in written_names(effects)
+                                       if n not in program.sinks and n in self.user_ns)
             report.timings = self._compare(analysis, program, compiled, arguments, leaves,
-                                           report, options)
+                                           report, options, kept_objects)
         return report, last
 
     def _find_or_compile(self, program, values, identity, analysis, report):
@@ -241,15 +244,17 @@ class CellRunner:
             self._programs.move_to_end(key)
         else:
             fn = cell_function(analysis, list(inputs), self.user_ns)
-            if sinks:
-                fn = with_effects(fn, tuple(inputs.index(n) for n in sinks))
-            if options.grad is not None:
+            if options.grad is None:    # (its writes, and its helpers' to the notebook's globals)
+                fn = with_effects(fn, tuple(inputs.index(n) for n in sinks), self.user_ns,
+                                  inputs)
+            else:
                 fn = gradient_cell(fn, inputs, options.grad, options.wrt)
             jitted = Jitted(fn, static_argnames=options.static, name=options.name or
                             f"cell {analysis.digest[:8]}", traced_argnames=options.traced,
                             convert=False, reader="the cell")
             jitted.owner_key = ("cell", identity, analysis.digest, inputs) + key[-2:]
-            program = self._programs[key] = _CellProgram(jitted, inputs, analysis, sinks)
+            program = self._programs[key] = _CellProgram(jitted, inputs, analysis, sinks,
+                                                         options.grad is None)
             while len(self._programs) > self.MAX_PROGRAMS:
                 self._programs.popitem(last=False)
         return program
@@ -295,8 +300,11 @@ class CellRunner:
         report.cache_events = TRACE_CACHE.events_of(program.jitted.name)
 
     # -- timing --------------------------------------------------------------------------------
-    def _compare(self, analysis, program, compiled, arguments, leaves, report, options):
-        """Time the cell plain and compiled (leaves: those of the cell's own run)."""
+    def _compare(self, analysis, program, compiled, arguments, leaves, report, options,
+                 kept_objects):
+        """Time the cell plain and compiled (leaves: those of the cell's own run; kept_objects:
+        the notebook's objects its helpers write to, which the plain runs' helpers write to
+        too, put back after each)."""
         plain_code = _plain_code(analysis)
         names = analysis.outputs
 
@@ -320,20 +328,24 @@ class CellRunner:
         # the user's objects that the cell updates in place are put back after every run
         plain_arguments = {n: copy.copy(self.user_ns[n]) if n in program.sinks else v
                            for n, v in arguments.items()}
-        kept = KeptArrays(compiled.updated_arrays(leaves))
+        arrays = KeptArrays(compiled.updated_arrays(leaves))
+
+        def restore():
+            arrays.restore()
+            kept_objects.restore()
         try:
             with warnings.catch_warnings():     # the cell's warnings were shown once, by its run
                 warnings.simplefilter("ignore")
                 self._progress("time plain Python")
                 plain_times, plain_out = time_runs(plain, plain_arguments, options.budget,
-                                                   reset=kept.restore)
+                                                   reset=restore)
                 self._progress("time compiled")
                 compiled_times, compiled_out = time_runs(fast, arguments, options.budget,
-                                                         reset=kept.restore)
-            breakdown = self._breakdown(program, compiled, arguments, kept.restore)
+                                                         reset=restore)
+            breakdown = self._breakdown(program, compiled, arguments, restore)
             kernel_times = self._kernel_times(program, compiled, arguments)
         finally:
-            kept.restore()
+            restore()
         diffs = {n: largest_difference(plain_out[n], compiled_out[n])
                  for n in plain_out if n in compiled_out and _is_numeric(plain_out[n])}
         first = report.stage_seconds.get("run", compiled_times[0])

@@ -32,6 +32,7 @@ from .cell import CellAnalysis, cell_function_ast
 from .impure import NEXT_FROM_OUTSIDE, impure_reason
 from ..tracing import Tracer, UnsupportedError, caller_source
 from . import reads
+from .helper_sinks import helper_sink_names
 from .reads import FunctionInfo, guard_globals, is_user_function, item, load, recording_active
 from .rewrite import roll_loops
 from .seen import seen_arguments, vars_of  # noqa: F401 (vars_of: converted code calls it)
@@ -183,7 +184,8 @@ def converted_function(fun, roll: bool = True):
         return fun
     code = fun.__code__
     info = FunctionInfo(fun.__qualname__.split("<locals>.")[-1], fun.__globals__,
-                        dict(zip(code.co_freevars, fun.__closure__ or (), strict=True)))
+                        dict(zip(code.co_freevars, fun.__closure__ or (), strict=True)),
+                        helper_sink_names(module.body[0], code))
     single_exit(module.body[0])
     if roll:
         module = roll_loops(module)

@@ -26,9 +26,9 @@ from .. import tree_util
 from ..tracing import Tracer, UnsupportedError, caller_source, current_trace
 
 HINT = ("compiled code cannot replay this change to a Python object; it replays writes at the "
-        "cell's top level, or in its `for` loops, to an object the cell only writes to "
-        "(L.append(v), d[k] = v, obj.a = v): write it so, or give the value a name "
-        "(total = x.sum()) and store it in a plain cell")
+        "top level of the cell or of a helper defined in the notebook, or in their `for` "
+        "loops, to an object the code only writes to (L.append(v), d[k] = v, obj.a = v): "
+        "write it so, or give the value a name (total = x.sum()) and store it in a plain cell")
 
 
 def _refuse(kind: str, method: str):
@@ -309,22 +309,89 @@ def written_by_the_cell(value) -> bool:
     return bool(written) and id(value) in written
 
 
-def with_effects(fn, sinks: tuple[int, ...]):
-    """fn (a cell as a function) returning (its result, the writes to its sinks, the
-    arguments at positions `sinks`)."""
+class CellEffects:
+    """The cell being traced, for the helpers it calls: its log of writes, the namespace it
+    runs in (a helper's writes to a global there are the cell's to replay: helper_sinks.py),
+    the names of its inputs there, and the sinks made for helpers' globals, by name."""
+    __slots__ = ("log", "namespace", "inputs", "helper_sinks")
+
+    def __init__(self, log: EffectLog, namespace, inputs: tuple[str, ...]):
+        self.log, self.namespace, self.inputs = log, namespace, inputs
+        self.helper_sinks: dict[str, Sink] = {}
+
+    def reaches(self, target) -> bool:
+        """Whether the cell's inputs hold target (themselves, or inside their lists, dicts
+        and tuples): the cell reads those as they were when it started."""
+        seen, todo = set(), [self.namespace.get(n) for n in self.inputs]
+        while todo and len(seen) < REACH_LIMIT:
+            value = todo.pop()
+            if value is target:
+                return True
+            if id(value) in seen or type(value) not in (list, dict, tuple):
+                continue
+            seen.add(id(value))
+            todo.extend(value.values() if type(value) is dict else value)
+        return bool(todo)       # (past the limit: taken to reach it)
+
+
+REACH_LIMIT = 10_000    # containers looked into for `CellEffects.reaches`
+
+
+CELL_EFFECTS: contextvars.ContextVar[CellEffects | None] = contextvars.ContextVar(
+    "psc_jit_cell_effects", default=None)
+
+
+def mark_written(target) -> None:
+    """`target` is written through a sink from now on: reading it is refused."""
+    _WRITTEN.set(_WRITTEN.get() | {id(target)})
+
+
+def with_effects(fn, sinks: tuple[int, ...], namespace: dict | None = None,
+                 inputs: tuple[str, ...] = ()):
+    """fn (a cell as a function of the names `inputs`) returning (its result, the writes to
+    its sinks: the arguments at positions `sinks`, and the globals in `namespace` that the
+    helpers it calls only write to)."""
     @functools.wraps(fn)
     def cell(*args):
         log = EffectLog(current_trace())
         for i in sinks:
             object.__setattr__(args[i], "_log", log)
         token = _WRITTEN.set(frozenset(args[i].target for i in sinks))
+        context = CELL_EFFECTS.set(CellEffects(log, namespace, inputs))
         try:
             return fn(*args), tuple(log.entries)
         finally:
+            CELL_EFFECTS.reset(context)
             _WRITTEN.reset(token)
             for i in sinks:
                 object.__setattr__(args[i], "_log", None)
     return cell
+
+
+class KeptObjects:
+    """The contents of lists, dicts and objects of the user's as they are now; `restore`
+    puts them back (the timing comparison's plain runs call the helpers that write to them)."""
+
+    def __init__(self, objects):
+        self._saved = [(obj, list(obj) if type(obj) is list else dict(obj)
+                        if isinstance(obj, dict) else dict(vars(obj))) for obj in objects]
+
+    def restore(self) -> None:
+        for obj, saved in self._saved:
+            if type(obj) is list:
+                obj[:] = saved
+            else:
+                contents = obj if isinstance(obj, dict) else vars(obj)
+                contents.clear()
+                contents.update(saved)
+
+
+def written_names(effects) -> set[str]:
+    """The names of the objects a run's writes go to."""
+    names = set()
+    for entry in effects:
+        names |= written_names(entry[2]) if entry[0] == ROWS else {entry[0]}
+    return names
 
 
 def replay_effects(effects, namespace: dict) -> None:

@@ -28,7 +28,7 @@ import os
 import sys
 import sysconfig
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -36,6 +36,7 @@ import numpy as np
 from ..tracing import Trace, Tracer, UnsupportedError, adopting, context_value, is_traced_value
 from .effects import (AttributeSnapshot, GlobalsSnapshot, WatchedDict, WatchedList,
                       written_by_the_cell)
+from .helper_sinks import helper_sink
 from .sources import (FETCH_ERRORS, Guard, ImplicitInput, Missing, Source, describe_key,
                       key_aval, modes_text, short_repr, strict_error_modes, value_key)
 
@@ -131,6 +132,7 @@ class FunctionInfo:
     label: str
     globals: dict
     cells: dict[str, Any]
+    sinks: dict[str, str] = field(default_factory=dict)   # globals it only writes to: kind
 
 
 class Recorder:
@@ -151,6 +153,7 @@ class Recorder:
         self._arg_arrays = tuple(i for i, _ in self._by_array.values())
         self._sources: dict[int, tuple[Any, Source]] = {}
         self._elements: dict[int, tuple[np.ndarray, Source]] = {}
+        self._containers: dict[int, list | dict] = {}     # lists and dicts read, by id
         self.attributes = AttributeSnapshot()      # of objects read from outside
         self.bindings = GlobalsSnapshot()          # of the globals of functions it runs
         for value in arg_leaves:
@@ -199,6 +202,10 @@ class Recorder:
                 vars(value).items()) if isinstance(k, str)] if hasattr(value, "__dict__") else []
         for part_source, part in parts:
             self.guard_baked(part, part_source, depth)
+
+    def has_read(self, obj) -> bool:
+        """Whether the trace read obj (an object, list or dict of the user's) before."""
+        return self.source_of(obj) is not None or self._containers.get(id(obj)) is obj
 
     def source_of(self, obj) -> Source | None:
         found = self._sources.get(id(obj))
@@ -279,6 +286,7 @@ class Recorder:
         """A list or dict read from outside: its length (or keys) is guarded, as loops over
         it depend on them, and its arrays become inputs when the trace takes them as they
         are (iterated over, or handed to zip, ...) instead of through `item` (`adopt`)."""
+        self._containers[id(value)] = value
         if type(value) is list:
             self.guard(source, "length", len(value))
             items = enumerate(value)
@@ -509,6 +517,10 @@ def load(value, info: FunctionInfo, name: str):
     else:
         return value                  # a builtin
     recorder.bindings.add(info.globals)
+    if name in info.sinks:
+        sink = helper_sink(recorder, info, name, value, source)
+        if sink is not None:
+            return sink
     return recorder.read(value, source)
 
 

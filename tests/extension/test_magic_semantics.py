@@ -137,8 +137,8 @@ EFFECT_CELLS = {
                                       "number of passes the data decides"),
     "attribute read too": ("obj.total = x.sum()\ny = obj.total * 2", "sets obj.total"),
     "read by a helper": ("G.append(x.sum())\ny = sized(x)", "G (read by sized) is read"),
-    "helper appends to a global": ("y = h(x)", "'G.append(v.sum())'"),
-    "helper sets a global's attribute": ("y = k(x)", "sets obj (read by k).n"),
+    "helper appends to a global": ("y = h(x)", None),         # (test_magic_helper_writes)
+    "helper sets a global's attribute": ("y = k(x)", None),
     "helper rebinds a global": ("y = count(x)", "sets the global counter"),
     "helper binds a new global": ("y = keep(x)", "sets the global last"),
 }
