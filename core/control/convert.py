@@ -28,6 +28,8 @@ import textwrap
 import types
 import weakref
 
+import numpy as np
+
 from .cell import CellAnalysis, cell_function_ast
 from .impure import NEXT_FROM_OUTSIDE, impure_reason
 from ..tracing import Tracer, UnsupportedError, caller_source
@@ -35,7 +37,8 @@ from . import reads
 from .helper_sinks import helper_sink_names
 from .reads import FunctionInfo, guard_globals, is_user_function, item, load, recording_active
 from .rewrite import roll_loops
-from .seen import seen_arguments, vars_of  # noqa: F401 (vars_of: converted code calls it)
+from .python_types import isinstance_of, isscalar_of, type_of  # noqa: F401 (and call)
+from .seen import globals_refused, seen_arguments, vars_of  # noqa: F401 (converted code)
 
 RD = "__psc_rd"           # this module, in converted code
 FN = "__psc_fn"           # the FunctionInfo of the converted function
@@ -43,7 +46,7 @@ RETURN = "__psc_return"   # the one return value of a function made single-exit
 MADE = "__psc_made"       # the converted function, inside the wrapper build_function compiles
 
 __all__ = ["attr", "item", "load", "call", "update_attr", "update_item", "vars_of",
-           "globals_refused",
+           "globals_refused", "isinstance_of", "type_of",
            "converted", "converted_function", "cell_function"]
 
 # Builtins that look at the calling frame: called directly, never through `call`.
@@ -73,23 +76,13 @@ def call(fn, *args, **kwargs):
                                    recorder.source_of(args[0]) is not None else None)
     if reason is not None:
         raise UnsupportedError(reason, caller_source())
+    if fn is np.isscalar:
+        return isscalar_of(*args, **kwargs)
     fn, args, kwargs = seen_arguments(recorder, fn, args, kwargs)
     made = converted(fn)
     if made is fn and is_user_function(getattr(fn, "__func__", fn)):
         guard_globals(getattr(fn, "__func__", fn))
     return made(*args, **kwargs)
-
-
-def globals_refused():
-    """`globals()` in converted code: the namespace itself, whose reads no guard sees and
-    whose writes compiled code cannot replay; refused at its line (the code runs as plain
-    Python)."""
-    if reads.current_recorder() is None:
-        raise RuntimeError("globals() in converted code runs only while tracing")
-    raise UnsupportedError("globals() hands the code the namespace itself: compiled code "
-                           "would neither see a change to what it reads there nor replay "
-                           "what it writes", caller_source(),
-                           "name the variable directly (K, not globals()['K'])")
 
 
 def _getattr(recorder, fn, obj, name: str, *default):
@@ -394,6 +387,10 @@ class _ExposeReads(ast.NodeTransformer):
         if isinstance(node.func, ast.Name) and node.func.id == "vars" and \
                 id(node.func) in self.builtin and len(node.args) == 1 and not node.keywords:
             return _helper_call("vars_of", node.args, like=node)
+        if isinstance(node.func, ast.Name) and id(node.func) in self.builtin and \
+                node.func.id in _TYPE_BUILTINS and len(node.args) == _TYPE_BUILTINS[
+                    node.func.id][1] and not node.keywords:
+            return _helper_call(_TYPE_BUILTINS[node.func.id][0], node.args, like=node)
         if isinstance(node.func, ast.Name) and node.func.id == "globals" and \
                 id(node.func) in self.builtin:
             return _helper_call("globals_refused", [], like=node)
@@ -402,6 +399,8 @@ class _ExposeReads(ast.NodeTransformer):
         return _helper_call("call", [node.func, *node.args], node.keywords, like=node)
 
 
+# Builtins asking a value's type: answered for the value a tracer stands for (python_types).
+_TYPE_BUILTINS = {"isinstance": ("isinstance_of", 2), "type": ("type_of", 1)}
 _INPLACE = {"Add": "iadd", "Sub": "isub", "Mult": "imul", "MatMult": "imatmul",
             "Div": "itruediv", "FloorDiv": "ifloordiv", "Mod": "imod", "Pow": "ipow",
             "LShift": "ilshift", "RShift": "irshift", "BitOr": "ior", "BitXor": "ixor",

@@ -1,12 +1,14 @@
 """What traced code takes without naming it, read as any other read (`reads.Recorder.read`):
 a partial's stored arguments and a user function's array defaults (`seen_arguments`, for
 `convert.call`), and an object's attributes as `vars(obj)` gives them (`vars_of`). An array
-among them becomes an input, so a re-run sees it changed in place.
+among them becomes an input, so a re-run sees it changed in place. And what no read can
+see: the namespace `globals()` hands over, refused (`globals_refused`).
 """
 from __future__ import annotations
 
 import functools
 
+from ..tracing import UnsupportedError, caller_source
 from . import reads
 from .reads import is_user_function
 
@@ -70,3 +72,15 @@ def vars_of(obj):
     recorder = reads.current_recorder()
     source = recorder.source_of(obj) if recorder is not None else None
     return value if source is None else recorder.read(value, source.then("attr", "__dict__"))
+
+
+def globals_refused():
+    """`globals()` in converted code: the namespace itself, whose reads no guard sees and
+    whose writes compiled code cannot replay; refused at its line (the code runs as plain
+    Python)."""
+    if reads.current_recorder() is None:
+        raise RuntimeError("globals() in converted code runs only while tracing")
+    raise UnsupportedError("globals() hands the code the namespace itself: compiled code "
+                           "would neither see a change to what it reads there nor replay "
+                           "what it writes", caller_source(),
+                           "name the variable directly (K, not globals()['K'])")
