@@ -53,11 +53,11 @@ _SKIP_DIRS = (os.path.dirname(os.path.abspath(__file__)), _NUMPY_DIR)
 class TraceError(Exception):
     """The function cannot be traced as written; `reason` says why, `source` where."""
 
-    def __init__(self, message: str, source: SourceInfo | None = None, hint: str = ""):
+    def __init__(self, message: str, source: SourceInfo | None = None, hint: str = "",
+                 needed=None):
         super().__init__(message)
-        self.message = message
-        self.source = source
-        self.hint = hint
+        self.message, self.source, self.hint = message, source, hint
+        self.needed = needed    # the Var whose value was needed (ConcretizationError)
 
     def explain(self) -> str:
         """`line 3: 'if x.sum() > 0': <message>; <hint>`"""
@@ -524,7 +524,7 @@ class Tracer:
         value = self.known_value()
         if value is None:
             raise ConcretizationError(f"{what} of a traced value ({self.aval}) is needed at "
-                                      "trace time", caller_source(), hint)
+                                      "trace time", caller_source(), hint, self.ir_var)
         return value
 
     def __bool__(self):

@@ -15,13 +15,14 @@ from .. import passes
 from ..control.branches import choices_of
 from ..control.effects import (AttributeSnapshot, refuse_attribute_changes,
                                replay_or_refuse_warnings, watched_arguments)
+from ..control import static_numbers
 from ..control.reads import Reads, Recorder, check_error_state, recording
 from ..control.unrolled import unroll_notes
 from ..ir import Graph
 from ..numpy import MaskedSelection, check_outputs
 from ..numpy.ufuncs import call_ufunc
 from ..tracing import (BudgetExceeded, ConcretizationError, DataDependentShapeError, Trace,
-                       Tracer, UnsupportedError, traceback_source, tracing)
+                       TraceError, Tracer, UnsupportedError, traceback_source, tracing)
 from ..tree_util import flatten_with_paths, registration_advice, unflatten
 from .signature import CallSpec, overlapping_inputs
 from .xla import tracing_in_progress
@@ -63,7 +64,21 @@ class TraceResult:
 def trace_function(call: Callable[[dict], Any], spec: CallSpec,
                    on_reads: Callable[[Reads], None] = lambda reads: None) -> TraceResult:
     """Run `call(arguments)` with tracers for the traced leaves; record the graph and what it
-    read from outside them (`on_reads` is told even when the trace fails)."""
+    read from outside them (`on_reads` is told even when the trace fails). Numbers read from
+    outside whose values the code needs are read as guarded values on a new try
+    (control/static_numbers.py)."""
+    static = frozenset()
+    while True:
+        try:
+            return _trace_once(call, spec, on_reads, static)
+        except TraceError as err:
+            more = getattr(err, "static_numbers", frozenset())
+            if more <= static or len(static | more) > static_numbers.LIMIT:
+                raise
+            static |= more
+
+
+def _trace_once(call, spec: CallSpec, on_reads, static: frozenset) -> TraceResult:
     start = time.perf_counter()
     trace = Trace()
     tracers: dict[int, Tracer] = {}
@@ -79,7 +94,7 @@ def trace_function(call: Callable[[dict], Any], spec: CallSpec,
         tracers[i] = tracer
         leaf_values[i] = tracer
     arguments = watched_arguments(unflatten(spec.signature.structure, leaf_values))
-    recorder = Recorder(trace, list(spec.leaves), tracers, spec.paths)
+    recorder = Recorder(trace, list(spec.leaves), tracers, spec.paths, static)
     attributes = AttributeSnapshot(spec.leaves, spec.paths)
     try:
         check_error_state()
@@ -95,6 +110,9 @@ def trace_function(call: Callable[[dict], Any], spec: CallSpec,
     except BudgetExceeded as err:
         notes = unroll_notes(trace.to_graph((), ()), limit=0)
         raise BudgetExceeded(err.message, err.source, "; ".join(notes) or err.hint) from None
+    except TraceError as err:
+        err.static_numbers = static_numbers.numbers_behind(trace, recorder, err.needed)
+        raise
     except ValueError as err:
         if "setting an array element with a sequence" not in str(err):
             raise
@@ -111,7 +129,11 @@ def trace_function(call: Callable[[dict], Any], spec: CallSpec,
     n = len(spec.leaves)
     tracers.update({n + k: t for k, t in enumerate(recorder.input_tracers)})
     leaves = list(spec.leaves) + recorder.input_values
-    return _finish_trace(trace, spec, tracers, leaves, result, start, recorder.finish())
+    try:
+        return _finish_trace(trace, spec, tracers, leaves, result, start, recorder.finish())
+    except TraceError as err:       # (a result of traced length)
+        err.static_numbers = static_numbers.numbers_behind(trace, recorder, err.needed)
+        raise
 
 
 def _refuse_unregistered_holder(path: str, value) -> None:

@@ -140,8 +140,9 @@ class Recorder:
     trace, also when read inside a loop body); the rest become guards."""
 
     def __init__(self, trace: Trace, arg_leaves: list, arg_tracers: dict[int, Tracer],
-                 arg_names: list[str]):
+                 arg_names: list[str], static_sources: frozenset = frozenset()):
         self.trace = trace
+        self.static_sources = static_sources    # (keys of numbers read as guarded values)
         self.n_args = len(arg_leaves)
         self.items: list[Guard | ImplicitInput] = []
         self.input_tracers: list[Tracer] = []
@@ -228,7 +229,10 @@ class Recorder:
             self.guard(source, "content", (value.dtype, value.shape, value.tobytes()))
             return value
         if is_traced_value(value) and value_key(value) is not None:
-            return self._input(value, source)
+            if source.key not in self.static_sources:
+                return self._input(value, source)
+            self.guard(source, "value", value)
+            return value
         if type(value) is tuple:
             return tuple(self.read(v, source.then("item", i)) for i, v in enumerate(value))
         test = _guard_test(value)

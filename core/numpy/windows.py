@@ -69,9 +69,10 @@ class Window:
             "or an integer the program takes as an input)",
             "psc_jit compiles such a slice in elementwise arithmetic, sum/prod/max/min/mean/"
             "any/all, @, dot, outer and assignment to a slice of the same length")
-        if at_creation and self.made_at is not None:
-            error = UnsupportedError(error.message, self.made_at, error.hint)
-        raise error
+        bounds = tuple(b.ir_var for span in self.spans if span is not None
+                       for b in (span.lo, span.hi) if isinstance(b, Tracer))
+        raise UnsupportedError(error.message, self.made_at if at_creation and self.made_at
+                               else error.source, error.hint, bounds)
 
     shape = property(lambda self: self.refuse("the shape"))
     size = property(lambda self: self.refuse("the size"))

@@ -166,6 +166,10 @@ CASES = {
     "attribute of a module made in the notebook": (
         "import types\nmod = types.ModuleType('settings')\nmod.K = 2.0\n"
         "def f(v):\n    return v * mod.K", "y = f(x)", "mod.K = 3.0", None),
+    "float read as text by a helper": ("lr = 0.1\ndef f(v):\n    return v * float(f'{lr:.1f}')",
+                                       "y = f(x)", "lr = 0.2", "lr (read by f): 0.1 → 0.2"),
+    "float deciding a slice's length": ("dt = 0.25\ndef f(v):\n    return v[:int(1 / dt)]",
+                                        "y = f(x)", "dt = 0.5", "dt (read by f): 0.25 → 0.5"),
     "array stored in a partial": ("import functools\nW = np.ones(6)\n"
                                   "def mul(v, w):\n    return v * w\n"
                                   "pm = functools.partial(mul, w=W)", "y = pm(x)",
