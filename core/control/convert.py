@@ -30,6 +30,7 @@ import weakref
 
 import numpy as np
 
+from ..numpy.creation import traced_creator
 from .cell import CellAnalysis, cell_function_ast
 from .impure import NEXT_FROM_OUTSIDE, impure_reason
 from ..tracing import Tracer, UnsupportedError, caller_source
@@ -78,6 +79,9 @@ def call(fn, *args, **kwargs):
         raise UnsupportedError(reason, caller_source())
     if fn is np.isscalar:
         return isscalar_of(*args, **kwargs)
+    make = traced_creator(fn)           # (np.asarray under another name: `f(x, like=None)`)
+    if make is not None:
+        return make(*args, **kwargs)
     fn, args, kwargs = seen_arguments(recorder, fn, args, kwargs)
     made = converted(fn)
     if made is fn and is_user_function(getattr(fn, "__func__", fn)):

@@ -18,7 +18,7 @@ import math
 
 CREATION_NAMES = frozenset({
     "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
-    "ndarray", "arange", "eye", "identity", "tri", "copy", "array", "asarray",
+    "ndarray", "arange", "eye", "identity", "tri", "copy", "array", "asarray", "asanyarray",
     "ascontiguousarray"})
 
 # ... and the calls of Python's numeric functions, which would ask a traced scalar for a

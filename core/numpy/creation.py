@@ -285,7 +285,7 @@ def _eagerly(fn):
 
 
 def _converting(fn):
-    """array, asarray, ascontiguousarray: a new array is traced; an existing NumPy array handed
+    """array, asarray, asanyarray, ascontiguousarray: a new array is traced; an existing NumPy array handed
     back as it is (asarray's alias) stays that array."""
     def create(obj, *args, **kwargs):
         if _has_tracer((obj,) + args, kwargs):
@@ -304,5 +304,5 @@ _CREATORS: dict[Callable, Callable] = {
     np.empty_like: _uniform_like(np.empty_like, 0),
     np.full: _create_full, np.full_like: _create_full_like, np.ndarray: _create_ndarray,
     **{fn: _eagerly(fn) for fn in (np.arange, np.eye, np.identity, np.tri, np.copy)},
-    **{fn: _converting(fn) for fn in (np.array, np.asarray, np.ascontiguousarray)},
+    **{fn: _converting(fn) for fn in (np.array, np.asarray, np.asanyarray, np.ascontiguousarray)},
 }
