@@ -9,8 +9,9 @@ carries rebuild tuples only, since lists and dicts are mutable and the caller's 
 must stay the same objects.
 
 A structure is LEAF or ((kind, aux), children): kind "dict" (aux: the keys, in order),
-"list", "tuple", "None", NAMEDTUPLE (aux: the class) or REGISTERED (aux: (class, the
-class's own aux data)).
+"list", "tuple", "None", NAMEDTUPLE (aux: the class), REGISTERED (aux: (class, the class's
+own aux data)) or ALIAS (a result's container met before: aux, its number in the order
+containers were met; rebuilt as that very object).
 """
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ NAMEDTUPLE = "namedtuple"                  # stands for every namedtuple class i
 REGISTERED = "registered"                  # stands for every registered class in node_types
 CONTAINERS = (tuple, list, dict, type(None), NAMEDTUPLE, REGISTERED)
 LEAF = None
+ALIAS = "alias"                            # a container met before in a result (aux: its number)
+OBJECT = "object"                          # an object a result holds by its attributes
 
 
 class NodeRule(NamedTuple):
@@ -137,20 +140,39 @@ def _children(value, path: str, keep_order: bool = False
 
 
 def flatten_with_paths(tree, node_types=CONTAINERS, path: str = "", keep_order: bool = False,
-                       own_order: bool = False) -> tuple[list[tuple[str, Any]], Hashable]:
+                       own_order: bool = False, _seen: dict | None = None, objects=None
+                       ) -> tuple[list[tuple[str, Any]], Hashable]:
     """([(path, leaf), ...], structure). Paths read as the user would write them:
     `x`, `params['w']`, `pair[0]`, `point.x` (a top-level dict's keys are names).
     keep_order: the top-level dict's keys in their own order (a call's parameters);
-    own_order: every dict's keys in their own order (a result, rebuilt as it was made)."""
-    if not _is_node(tree, node_types):
+    own_order: a result, rebuilt as it was made: every dict's keys in their own order, and a
+    container met again (`b = a` of a list) an ALIAS of the first (rebuilt as that object).
+    objects(value): whether an object is an OBJECT node, flattened by its attributes and
+    rebuilt, without its __init__, as an object of its class holding them (own_order only)."""
+    if not _is_node(tree, node_types) and not (objects is not None and objects(tree)):
         return [(path, tree)], LEAF
+    if own_order and tree is not None:
+        _seen = {} if _seen is None else _seen
+        found = _seen.get(id(tree))
+        if found is not None:
+            if found[1] is None:
+                raise ValueError(f"{path or 'the result'} holds itself")
+            return [], ((ALIAS, found[0]), ())
+        _seen[id(tree)] = (len(_seen), None)
     leaves, structures = [], []
-    pairs, kind = _children(tree, path, keep_order or own_order)
+    if objects is not None and not _is_node(tree, node_types):
+        names = tuple(vars(tree))
+        pairs = [(child_path(path, OBJECT, n), vars(tree)[n]) for n in names]
+        kind = (OBJECT, (type(tree), names))
+    else:
+        pairs, kind = _children(tree, path, keep_order or own_order)
     for child_path_, child in pairs:
         sub_leaves, sub = flatten_with_paths(child, node_types, child_path_,
-                                             own_order=own_order)
+                                             own_order=own_order, _seen=_seen, objects=objects)
         leaves += sub_leaves
         structures.append(sub)
+    if own_order and tree is not None:
+        _seen[id(tree)] = (_seen[id(tree)][0], tree)
     return leaves, (kind, tuple(structures))
 
 
@@ -164,7 +186,37 @@ def unflatten(structure: Hashable, leaves) -> Any:
     """The tree of this structure with these leaves, in order."""
     if structure is LEAF:
         return next(iter(leaves))
+    if _has_alias(structure):
+        return _shared_builder(structure)(iter(leaves), [])
     return _builder(structure)(iter(leaves))
+
+
+@functools.lru_cache(maxsize=1024)
+def _has_alias(structure: Hashable) -> bool:
+    return structure is not LEAF and (structure[0][0] == ALIAS or any(
+        _has_alias(child) for child in structure[1]))
+
+
+@functools.lru_cache(maxsize=256)
+def _shared_builder(structure: Hashable) -> Callable[[Iterator, list], Any]:
+    """`_builder` for a structure with ALIAS nodes: `built` holds the containers made so far
+    in the order flatten met them (None, a node without children, is not counted)."""
+    if structure is LEAF:
+        return lambda leaves, built: next(leaves)
+    (kind, aux), children_ = structure
+    if kind == ALIAS:
+        return lambda leaves, built: built[aux]
+    if kind == "None":
+        return lambda leaves, built: None
+    make = _builder(((kind, aux), tuple(LEAF for _ in children_)))
+    parts = tuple(_shared_builder(child) for child in children_)
+
+    def build(leaves, built):
+        slot = len(built)
+        built.append(None)
+        built[slot] = make(iter([part(leaves, built) for part in parts]))
+        return built[slot]
+    return build
 
 
 @functools.lru_cache(maxsize=1024)
@@ -185,6 +237,14 @@ def _builder(structure: Hashable) -> Callable[[Iterator], Any]:
         cls, data = aux
         rebuild = _REGISTRY[cls].unflatten
         return lambda leaves: rebuild(data, [part(leaves) for part in parts])
+    if kind == OBJECT:
+        cls, names = aux
+
+        def make_object(leaves):
+            made = cls.__new__(cls)
+            vars(made).update(zip(names, [part(leaves) for part in parts], strict=True))
+            return made
+        return make_object
     if kind == "list":
         return lambda leaves: [part(leaves) for part in parts]
     return lambda leaves: tuple([part(leaves) for part in parts])

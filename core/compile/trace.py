@@ -5,6 +5,7 @@ the graph, what it read beyond its arguments (`control.reads`), how to rebuild i
 from __future__ import annotations
 
 import time
+import types
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable
@@ -16,7 +17,7 @@ from ..control.branches import choices_of
 from ..control.effects import (AttributeSnapshot, refuse_attribute_changes,
                                replay_or_refuse_warnings, watched_arguments)
 from ..control import static_numbers
-from ..control.reads import Reads, Recorder, check_error_state, recording
+from ..control.reads import Reads, Recorder, check_error_state, is_user_class, recording
 from ..control.unrolled import unroll_notes
 from ..ir import Graph
 from ..numpy import MaskedSelection, check_outputs
@@ -139,14 +140,42 @@ def _trace_once(call, spec: CallSpec, on_reads, static: frozenset) -> TraceResul
 def _refuse_unregistered_holder(path: str, value) -> None:
     """An object of the user's returned with traced arrays in its attributes: it must be a
     registered node for the arrays to come out as arrays."""
-    attributes = getattr(value, "__dict__", None)
-    if isinstance(attributes, dict) and any(isinstance(v, Tracer) for v in attributes.values()):
+    attributes = dict(getattr(value, "__dict__", None) or {})
+    for cls in type(value).__mro__:             # (and the attributes of its __slots__)
+        slots = getattr(cls, "__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            attributes[name] = getattr(value, name, None)
+    if any(isinstance(v, Tracer) for v in attributes.values()):
         where = f"{path} of the result" if path else "the result"
         raise TypeError(f"{where} holds computed arrays, but {registration_advice(value)}")
 
 
+def made_holder(value, depth: int = 3) -> bool:
+    """An object the traced code made that holds computed arrays in its attributes (in lists,
+    dicts or tuples there, or in such objects), of a class of the user's (whose instances
+    `object.__new__` makes) or a SimpleNamespace: a result rebuilt by its attributes. (One of
+    the user's objects from outside cannot hold them: the trace refuses such a change.)"""
+    attributes = getattr(value, "__dict__", None)
+    cls = type(value)
+    if not isinstance(attributes, dict) or not (
+            cls is types.SimpleNamespace or cls.__new__ is object.__new__ and is_user_class(cls)):
+        return False
+    return any(_holds_tracer(v, depth) for v in attributes.values())
+
+
+def _holds_tracer(value, depth: int) -> bool:
+    if isinstance(value, Tracer):
+        return True
+    if depth <= 0:
+        return False
+    if type(value) in (list, tuple, dict):
+        return any(_holds_tracer(v, depth - 1)
+                   for v in (value.values() if type(value) is dict else value))
+    return made_holder(value, depth - 1)
+
+
 def _finish_trace(trace, spec, tracers, leaves, result, start, reads) -> TraceResult:
-    out_leaves, out_structure = flatten_with_paths(result, own_order=True)
+    out_leaves, out_structure = flatten_with_paths(result, own_order=True, objects=made_holder)
     out_atoms, out_specs = [], []
     input_leaf: dict[int, int] = {}
     for i, t in tracers.items():

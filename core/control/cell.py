@@ -351,13 +351,14 @@ def is_builtin(name: str) -> bool:
 
 # -- sinks: objects the cell only writes to ---------------------------------------------------
 
-SINK_METHODS = {"append": "list", "update": "dict"}
+SINK_METHODS = {"append": "list", "extend": "list", "update": "dict"}
 
 
 @functools.lru_cache(maxsize=512)
 def effect_sinks(source: str, inputs: tuple[str, ...]) -> dict[str, str]:
     """Inputs the cell only writes to, each by one kind of statement at its top level or in a
-    `for` loop there: `L.append(v)` (a list), `d[k] = v` or `d.update(...)` (a dict),
+    `for` loop there: `L.append(v)` or `L.extend(vs)` (a list), `d[k] = v` or `d.update(...)`
+    (a dict),
     `obj.a = v` (an object), `hist['loss'].append(v)` (a dict of lists, `lists_kind`);
     name -> kind. Such an object's contents are never read by the cell, so it need not be an
     input of the compiled program: its changes are recorded while tracing and made again,

@@ -165,10 +165,13 @@ def replay_or_refuse_warnings(warned: list) -> None:
 
 # -- sinks: objects a cell only writes to, its writes made again after each run ---------------
 
+EXTEND_LIMIT = 256       # values one L.extend(...) may write after the run
+
+
 class Sink:
     """Stands, while a cell is traced, for a list, dict or object of the user's that the cell
-    only writes to (`cell.effect_sinks`): `L.append(v)`, `d[k] = v`, `d.update(...)` and
-    `obj.a = v` are recorded, in order, with the traced values, and `with_effects` returns the
+    only writes to (`cell.effect_sinks`): `L.append(v)`, `L.extend(vs)`, `d[k] = v`,
+    `d.update(...)` and `obj.a = v` are recorded, in order, with the traced values, and `with_effects` returns the
     record as part of the cell's result, so that every run gives its own values and `replay`
     makes the same writes on the user's object. Sinks of one name and kind are equal: the
     object is not part of the compiled program's signature (it is fetched by name when the
@@ -192,6 +195,15 @@ class Sink:
 
     def append(self, value) -> None:
         self._record("append", None, value)
+
+    def extend(self, values) -> None:
+        values = list(values)           # (an array: its rows, as list.extend takes them)
+        if len(values) > EXTEND_LIMIT:
+            raise UnsupportedError(f"{self._name}.extend() of {len(values)} values (one output "
+                                   "each)", caller_source(), "append the array as one value, "
+                                   "or extend the list after the cell")
+        for value in values:
+            self._record("append", None, value)
 
     def update(self, *args, **kwargs) -> None:
         for key, value in dict(*args, **kwargs).items():

@@ -418,7 +418,7 @@ def _has_attributes(value) -> bool:
     """An object whose attributes or items the code may read (and we then follow): not a
     number, string, array or function; a module or class only of the user's own code."""
     if isinstance(value, type):
-        return _is_user_class(value)
+        return is_user_class(value)
     if isinstance(value, (Tracer, np.ndarray, np.generic, bool, int, float, complex, str,
                           bytes, type(None), types.FunctionType, types.BuiltinFunctionType,
                           types.MethodType, np.ufunc, np.dtype)):
@@ -432,7 +432,7 @@ def _has_attributes(value) -> bool:
     return True
 
 
-def _is_user_class(cls: type) -> bool:
+def is_user_class(cls: type) -> bool:
     """A class of the user's own code: of a notebook, or of a file of theirs (found by its
     module, or by its methods' code when the module is not imported by name)."""
     if cls.__module__ == "__main__":

@@ -64,3 +64,23 @@ def test_register_dataclass_needs_fields_for_a_plain_class():
         pass
     with pytest.raises(TypeError, match="needs data_fields and meta_fields"):
         tree_util.register_dataclass(Plain)
+
+
+def test_a_result_keeps_shared_containers_and_objects_it_made():
+    from types import SimpleNamespace
+
+    from psc_jit.core.tree_util import flatten_with_paths, unflatten
+    inner = [1.0, 2.0]
+    holder = SimpleNamespace(values=inner, label="run")
+    result = {"a": inner, "b": inner, "h": holder, "t": (holder, inner)}
+    pairs, structure = flatten_with_paths(result, own_order=True,
+                                          objects=lambda v: isinstance(v, SimpleNamespace))
+    assert [p for p, _ in pairs] == ["a[0]", "a[1]", "h.label"]
+    rebuilt = unflatten(structure, [leaf for _, leaf in pairs])
+    assert rebuilt["a"] is rebuilt["b"] is rebuilt["h"].values is rebuilt["t"][1]
+    assert rebuilt["t"][0] is rebuilt["h"] and type(rebuilt["h"]) is SimpleNamespace
+    assert rebuilt == result and rebuilt["a"] is not inner
+    cycle = [1.0]
+    cycle.append(cycle)
+    with pytest.raises(ValueError, match="holds itself"):
+        flatten_with_paths(cycle, own_order=True)

@@ -139,9 +139,21 @@ def test_a_registered_object_changed_in_place_is_not_a_stale_hit():
     assert f.last_call.miss_reason == "box[0]: f64[3] → f64[4]"     # the first child
 
 
-def test_returning_an_unregistered_object_with_arrays_says_what_to_do():
+def test_an_object_made_to_hold_arrays_comes_back_as_one_of_its_class():
     @dataclasses.dataclass
     class Result:
         value: np.ndarray
-    with pytest.raises(TypeError, match=r"register_dataclass\(Result\)"):
-        jit(lambda x: {"r": Result(x * 2)})(np.ones(2))
+        label: str = "run"
+    got = jit(lambda x: {"r": Result(x * 2)})(np.ones(2))["r"]
+    assert type(got) is Result and got.label == "run"
+    np.testing.assert_array_equal(got.value, [2.0, 2.0])
+
+
+def test_returning_an_object_that_cannot_be_rebuilt_says_what_to_do():
+    class Slotted:
+        __slots__ = ("value",)
+
+        def __init__(self, value):
+            self.value = value
+    with pytest.raises(TypeError, match=r"register_pytree_node\(Slotted"):
+        jit(lambda x: {"r": Slotted(x * 2)})(np.ones(2))
