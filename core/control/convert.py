@@ -156,6 +156,9 @@ def converted(fn):
     if isinstance(fn, types.MethodType):
         func = converted(fn.__func__)
         return fn if func is fn.__func__ else types.MethodType(func, fn.__self__)
+    call_method = inspect.getattr_static(type(fn), "__call__", None)   # (`model(x)`)
+    if not isinstance(fn, (types.FunctionType, type)) and is_user_function(call_method):
+        return converted(types.MethodType(call_method, fn))
     if not is_user_function(fn):
         return fn
     found = _CONVERTED.get(fn)

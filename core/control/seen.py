@@ -26,7 +26,8 @@ def seen_arguments(recorder, fn, args, kwargs):
                   for i, a in enumerate(fn.args)]
         keywords = {k: recorder.read(v, source.then("attr", "keywords").then("item", k))
                     for k, v in fn.keywords.items()}
-        return fn.func, (*stored, *args), {**keywords, **kwargs}
+        func = recorder.read(fn.func, source.then("attr", "func"))   # (its own reads seen)
+        return func, (*stored, *args), {**keywords, **kwargs}
     func = getattr(fn, "__func__", fn)
     defaults = getattr(func, "__defaults__", None) or ()
     keyword_defaults = getattr(func, "__kwdefaults__", None) or {}

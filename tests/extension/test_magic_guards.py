@@ -170,6 +170,14 @@ CASES = {
                                        "y = f(x)", "lr = 0.2", "lr (read by f): 0.1 → 0.2"),
     "float deciding a slice's length": ("dt = 0.25\ndef f(v):\n    return v[:int(1 / dt)]",
                                         "y = f(x)", "dt = 0.5", "dt (read by f): 0.25 → 0.5"),
+    "attribute read by a callable object": (
+        "class Model:\n    def __init__(self):\n        self.b = 0.5\n        self.w = np.ones(6)\n"
+        "    def __call__(self, v):\n        return v * self.w + self.b\nm = Model()",
+        "y = m(x)", "m.b = 2.0\nm.w[1] = 4.0", None),
+    "callable object in a partial": (
+        "import functools\nclass Model:\n    def __init__(self):\n        self.b = 0.5\n"
+        "    def __call__(self, v, s):\n        return v * s + self.b\n"
+        "p = functools.partial(Model(), s=2.0)", "y = p(x)", "p.func.b = 3.0", None),
     "array stored in a partial": ("import functools\nW = np.ones(6)\n"
                                   "def mul(v, w):\n    return v * w\n"
                                   "pm = functools.partial(mul, w=W)", "y = pm(x)",
