@@ -14,7 +14,8 @@ with Python's semantics; anything else is called as written.
   int(nan) raise ValueError, math.exp(1000.0) OverflowError, with the running Python's own
   messages. An int too large for int64 (Python's are unbounded) makes the cell run as plain
   Python (`DataDependentShapeError`).
-- `max(a, b, ...)` returns one of its arguments, whose type may depend on the values
+- `max(a, b, ...)` (or of one list, tuple or generator of them) returns one of its
+  arguments, whose type may depend on the values
   (`max(x.max(), 0.5)` is a NumPy float64 or a Python float): the program assumes the type of
   the first traced argument, and the run falls back to plain Python when another one wins.
 """
@@ -41,6 +42,13 @@ def python_scalar(fn, *args, **kwargs):
     if fn is builtins.bool and len(args) == 1 and not kwargs and isinstance(args[0], Tracer) \
             and current_trace() is not None:
         return python_number(to_pred(args[0]))          # (size-1 arrays too, as NumPy's)
+    if (fn is builtins.max or fn is builtins.min) and len(args) == 1 and not kwargs and \
+            isinstance(args[0], (list, tuple, types.GeneratorType)) and \
+            current_trace() is not None:               # max([a, b]), min(v for v in ...)
+        items = tuple(args[0])
+        if len(items) >= 2 and any(map(_traced_real, items)) and all(map(_real, items)):
+            return _extreme(fn, items)
+        return fn(items)
     if current_trace() is not None and not kwargs and any(_traced_real(a) for a in args):
         if fn is builtins.float and len(args) == 1:
             return python_number(convert(args[0], F64))

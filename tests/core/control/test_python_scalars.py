@@ -47,6 +47,17 @@ def test_max_and_min_follow_pythons_order(a, b):
     assert [np.signbit(g) for g in got] == [np.signbit(w) for w in want]
 
 
+@pytest.mark.parametrize("a, b", [(1.0, 2.0), (np.nan, 1.0), (1.0, np.nan), (0.0, -0.0),
+                                  (-0.0, 0.0)])
+def test_max_and_min_of_one_list_tuple_or_generator_follow_pythons_order(a, b):
+    def extremes(x):
+        return (max([x[0], x[1]]), min((x[1], x[0], x[0] * 2)), max(v + 1 for v in x),
+                min([float(x[0]), float(x[1])]), max([x[1]]))
+    got, _ = compare(extremes, np.array([a, b]))
+    want = extremes(np.array([a, b]))
+    assert [np.signbit(g) for g in got] == [np.signbit(w) for w in want]
+
+
 def test_max_of_two_types_compiles_where_the_assumed_type_wins_and_runs_plain_otherwise():
     def clipped(x):
         return max(x.max(), 0.5)
