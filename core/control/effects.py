@@ -137,7 +137,8 @@ def refuse_attribute_changes(changed: list[str]) -> UnsupportedError:
 
 def _has_own_attributes(obj) -> bool:
     if isinstance(obj, (np.ndarray, np.generic, types.ModuleType, types.FunctionType,
-                        types.BuiltinFunctionType, type, types.MethodType)):
+                        types.BuiltinFunctionType, type, types.MethodType)) or \
+            type(obj).__module__.startswith("psc_jit."):   # (a jit function's own caches)
         return False
     try:
         return isinstance(vars(obj), dict)

@@ -423,6 +423,8 @@ def _has_attributes(value) -> bool:
                           bytes, type(None), types.FunctionType, types.BuiltinFunctionType,
                           types.MethodType, np.ufunc, np.dtype)):
         return False
+    if type(value).__module__.startswith("psc_jit."):   # (a jit function: joins the trace)
+        return False
     if isinstance(value, types.ModuleType):
         filename = getattr(value, "__file__", None)
         if filename is None:        # made in the notebook (types.ModuleType), or built in

@@ -178,6 +178,9 @@ CASES = {
         "import functools\nclass Model:\n    def __init__(self):\n        self.b = 0.5\n"
         "    def __call__(self, v, s):\n        return v * s + self.b\n"
         "p = functools.partial(Model(), s=2.0)", "y = p(x)", "p.func.b = 3.0", None),
+    "global of a jit function the cell calls": (
+        "import psc_jit\nK = 2.0\n@psc_jit.jit\ndef f(v):\n    return v * K + 1", "y = f(x) + 1",
+        "K = 3.0", None),
     "array stored in a partial": ("import functools\nW = np.ones(6)\n"
                                   "def mul(v, w):\n    return v * w\n"
                                   "pm = functools.partial(mul, w=W)", "y = pm(x)",
