@@ -10,7 +10,7 @@ import numpy as np
 
 from ..primitives import select_p, ufunc_primitives
 from ..tracing import DataDependentShapeError, Tracer, bind, current_trace
-from .affine import track
+from .affine import interval, track
 from .base import (WEAK_PYTHON_TYPE, as_kind, assign_into, broadcast_to, convert, convert_result,
                    copy_of,
                    dtype_of, elementwise, ensure_tracer, implements, is_weak,
@@ -312,7 +312,41 @@ def _python_arithmetic(ufunc, a, b):
         _require_nonzero(ufunc, a, b)
     if ufunc is np.power:
         _require_a_real_power(a, b)
-    return as_kind(call_ufunc(ufunc, a, b), "python")
+    result = as_kind(call_ufunc(ufunc, a, b), "python")
+    if ufunc in _UNBOUNDED and result.dtype.kind in "iu":
+        _require_int64(ufunc, a, b, result)
+    return result
+
+
+# Python int arithmetic that may pass int64, where Python's ints grow: `3 ** (k * 10)`.
+_UNBOUNDED = {np.add, np.subtract, np.multiply, np.power, np.left_shift, np.right_shift}
+PAST_INT64 = ("a Python int past int64 (Python's ints have no bound, the compiled program's "
+              "do): psc_jit runs the cell as plain Python")
+
+
+def _require_int64(ufunc, a, b, result) -> None:
+    """The run checks that a Python int result is the exact one: a shift's count is not
+    negative (Python's ValueError), and the result fits in int64, else the cell runs as plain
+    Python. Sums, products and powers are screened in float64 (2**62 and more counts as
+    past: never a wrong int, at worst a plain run near the bound); a left shift exactly.
+    Nothing is checked where the values are known to fit (`i + 3` of a loop's index)."""
+    known, count = interval(result), interval(b)
+    if known is not None and -2 ** 62 < known[0] and known[1] < 2 ** 62 and (
+            ufunc not in (np.left_shift, np.right_shift) or count is not None and count[0] >= 0):
+        return
+    trace = current_trace()
+    if ufunc in (np.left_shift, np.right_shift):
+        counted = call_ufunc(np.greater_equal, b, 0)
+        trace.require(counted, convert(counted, np.int64), "negative shift count", ValueError)
+        if ufunc is np.right_shift:
+            return
+        fits = call_ufunc(np.logical_and, call_ufunc(np.less, b, 63), call_ufunc(
+            np.equal, call_ufunc(np.right_shift, result, call_ufunc(np.minimum, b, 63)), a))
+    else:
+        estimate = call_ufunc(ufunc, convert(ensure_tracer(a), np.float64),
+                              convert(ensure_tracer(b), np.float64))
+        fits = call_ufunc(np.less, call_ufunc(np.absolute, estimate), 2.0 ** 62)
+    trace.require(fits, convert(fits, np.int64), PAST_INT64, DataDependentShapeError)
 
 
 _PYTHON_DIVISIONS = {np.divide: operator.truediv, np.floor_divide: operator.floordiv,

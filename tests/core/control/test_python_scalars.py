@@ -211,3 +211,25 @@ def test_tolist_gives_nested_python_numbers():
 def test_tolist_of_a_large_array_is_refused_with_the_fix():
     with pytest.raises(UnsupportedError, match="keep it an array"):
         jit(lambda x: x.tolist())(np.zeros(1000))
+
+
+def grown(x):
+    k = int(x.argmax())
+    return 3 ** (k * 10), 1 << (k * 13), k * 2 ** 61 + k * 2 ** 61, (k - 1) * 10 ** 18
+
+
+@pytest.mark.parametrize("peak", [0, 1, 2, 3])
+def test_python_ints_past_int64_run_as_plain_python_never_wrap(peak):
+    x = np.zeros(4)
+    x[peak] = 1.0
+    want = grown(x)
+    if all(-2 ** 62 < v < 2 ** 62 for v in want):
+        got, _ = compare(grown, x)
+        assert all(type(g) is int for g in got)
+    else:                                         # (the magic then runs the cell plainly)
+        with pytest.raises(DataDependentShapeError, match="Python int past int64"):
+            jit(grown)(x)
+
+
+def test_a_negative_shift_count_raises_pythons_error():
+    raises_like(lambda x: 1 << (int(x.argmax()) - 2), np.array([0.0, 1.0]))
