@@ -10,7 +10,8 @@ must stay the same objects.
 
 A structure is LEAF or ((kind, aux), children): kind "dict" (aux: the keys, in order),
 "list", "tuple", "None", NAMEDTUPLE (aux: the class), REGISTERED (aux: (class, the class's
-own aux data)) or ALIAS (a result's container met before: aux, its number in the order
+own aux data)), and in a result OBJECT (aux: (class, attribute names): an object the traced
+code made to hold arrays) or ALIAS (a container met before: aux, its number in the order
 containers were met; rebuilt as that very object).
 """
 from __future__ import annotations

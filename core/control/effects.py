@@ -171,10 +171,11 @@ EXTEND_LIMIT = 256       # values one L.extend(...) may write after the run
 
 class Sink:
     """Stands, while a cell is traced, for a list, dict or object of the user's that the cell
-    only writes to (`cell.effect_sinks`): `L.append(v)`, `L.extend(vs)`, `d[k] = v`,
-    `d.update(...)` and `obj.a = v` are recorded, in order, with the traced values, and `with_effects` returns the
-    record as part of the cell's result, so that every run gives its own values and `replay`
-    makes the same writes on the user's object. Sinks of one name and kind are equal: the
+    only writes to (`cell.effect_sinks`; or a helper of the notebook's, `helper_sinks`):
+    `L.append(v)`, `L.extend(vs)`, `d[k] = v`, `d.update(...)` and `obj.a = v` are recorded,
+    in order, with the traced values, and `with_effects` returns the record as part of the
+    cell's result, so that every run gives its own values and `replay` makes the same writes
+    on the user's object. Sinks of one name and kind are equal: the
     object is not part of the compiled program's signature (it is fetched by name when the
     writes are made)."""
     __slots__ = ("_name", "_kind", "_log", "target")
