@@ -187,12 +187,19 @@ def unflatten(structure: Hashable, leaves) -> Any:
     """The tree of this structure with these leaves, in order."""
     if structure is LEAF:
         return next(iter(leaves))
-    if _has_alias(structure):
-        return _shared_builder(structure)(iter(leaves), [])
-    return _builder(structure)(iter(leaves))
+    return _rebuilder(structure)(iter(leaves))
 
 
 @functools.lru_cache(maxsize=1024)
+def _rebuilder(structure: Hashable) -> Callable[[Iterator], Any]:
+    """The builder of a whole tree, found once per structure (every run rebuilds its result
+    through here): `_builder`, or with ALIAS nodes one that shares the containers it made."""
+    if not _has_alias(structure):
+        return _builder(structure)
+    shared = _shared_builder(structure)
+    return lambda leaves: shared(leaves, [])
+
+
 def _has_alias(structure: Hashable) -> bool:
     return structure is not LEAF and (structure[0][0] == ALIAS or any(
         _has_alias(child) for child in structure[1]))

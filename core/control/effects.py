@@ -135,10 +135,15 @@ def refuse_attribute_changes(changed: list[str]) -> UnsupportedError:
                             "code", None, HINT)
 
 
+def is_psc_object(obj) -> bool:
+    """An object of psc_jit's own (a jit function): not the user's to snapshot or follow (its
+    caches change while it joins a trace)."""
+    return type(obj).__module__.startswith("psc_jit.")
+
+
 def _has_own_attributes(obj) -> bool:
     if isinstance(obj, (np.ndarray, np.generic, types.ModuleType, types.FunctionType,
-                        types.BuiltinFunctionType, type, types.MethodType)) or \
-            type(obj).__module__.startswith("psc_jit."):   # (a jit function's own caches)
+                        types.BuiltinFunctionType, type, types.MethodType)) or is_psc_object(obj):
         return False
     try:
         return isinstance(vars(obj), dict)

@@ -32,12 +32,10 @@ def helper_sink_names(fn: ast.FunctionDef, code) -> dict[str, str]:
 
 
 def helper_sink(recorder, info, name: str, value, source: Source) -> Sink | None:
-    """The sink standing for the global `name` of the helper `info` while the cell is traced
-    (None: read it as any other global)."""
-    cell = CELL_EFFECTS.get()
-    kind = info.sinks.get(name)
-    if cell is None or kind is None or info.globals is not cell.namespace or \
-            not sink_fits(kind, value):
+    """The sink standing for the global `name`, one of the sinks of the helper `info`, while
+    the cell is traced (None: read it as any other global)."""
+    cell, kind = CELL_EFFECTS.get(), info.sinks[name]
+    if cell is None or info.globals is not cell.namespace or not sink_fits(kind, value):
         return None
     sink = cell.helper_sinks.get(name)
     if sink is None:

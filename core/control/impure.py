@@ -1,8 +1,8 @@
 """Calls whose result plain Python makes afresh on every run, found when traced code calls
 them (`convert.call`): a number drawn from Python's `random` (its module functions, or a
 `random.Random` of the user's), a NumPy generator's draws (`rng.random(n)`, `np.random.*`:
-the generator's state advances on every run), the clock (`time.*`, `datetime.now()`), `uuid`, `secrets`,
-`os.urandom`, and `next()` of an iterator from outside. Traced, each would be called once
+the generator's state advances on every run), the clock (`time.*`, `datetime.now()`),
+`uuid`, `secrets`, `os.urandom`, and `next()` of an iterator from outside. Traced, each would be called once
 and its value frozen into the program; the call is refused at its line instead, and the
 code runs as plain Python. (The cell's own source is checked before tracing too:
 `cell.impure_findings`; this catches such calls in helpers and under other names.)

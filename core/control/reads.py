@@ -35,7 +35,7 @@ import numpy as np
 
 from ..tracing import Trace, Tracer, UnsupportedError, adopting, context_value, is_traced_value
 from .effects import (AttributeSnapshot, GlobalsSnapshot, WatchedDict, WatchedList,
-                      written_by_the_cell)
+                      is_psc_object, written_by_the_cell)
 from .helper_sinks import helper_sink
 from .sources import (FETCH_ERRORS, Guard, ImplicitInput, Missing, Source, describe_key,
                       key_aval, modes_text, short_repr, strict_error_modes, value_key)
@@ -423,7 +423,7 @@ def _has_attributes(value) -> bool:
                           bytes, type(None), types.FunctionType, types.BuiltinFunctionType,
                           types.MethodType, np.ufunc, np.dtype)):
         return False
-    if type(value).__module__.startswith("psc_jit."):   # (a jit function: joins the trace)
+    if is_psc_object(value):
         return False
     if isinstance(value, types.ModuleType):
         filename = getattr(value, "__file__", None)

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..primitives import select_p, window_matvec_p
 from ..primitives.window_products import FLOATS
-from ..tracing import Tracer, UnsupportedError, bind, caller_source, current_trace
+from ..tracing import Tracer, bind, caller_source, current_trace
 from .base import as_kind, convert, ensure_tracer, normalize_axes, unsupported
 from .indexing import fit_value
 from .masked_writes import scatter_where
@@ -69,10 +69,11 @@ class Window:
             "or an integer the program takes as an input)",
             "psc_jit compiles such a slice in elementwise arithmetic, sum/prod/max/min/mean/"
             "any/all, @, dot, outer and assignment to a slice of the same length")
-        bounds = tuple(b.ir_var for span in self.spans if span is not None
-                       for b in (span.lo, span.hi) if isinstance(b, Tracer))
-        raise UnsupportedError(error.message, self.made_at if at_creation and self.made_at
-                               else error.source, error.hint, bounds)
+        error.needed = tuple(b.ir_var for span in self.spans if span is not None
+                             for b in (span.lo, span.hi) if isinstance(b, Tracer))
+        if at_creation and self.made_at is not None:
+            error.source = self.made_at
+        raise error
 
     shape = property(lambda self: self.refuse("the shape"))
     size = property(lambda self: self.refuse("the size"))
