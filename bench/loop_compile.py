@@ -31,10 +31,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from psc_jit.core.control import cell  # noqa: E402
+from psc_jit.core.frontend import cell  # noqa: E402
 from psc_jit.core import Jitted, budget  # noqa: E402
-from psc_jit.core.control.rewrite import roll_loops  # noqa: E402
-from psc_jit.core.control.runtime import rolling_disabled  # noqa: E402
+from psc_jit.core.frontend.rewrite import roll_loops  # noqa: E402
+from psc_jit.core.frontend.runtime import rolling_disabled  # noqa: E402
 
 CELLS = {
     "heat": ("""

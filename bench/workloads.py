@@ -138,7 +138,7 @@ def main() -> int:
     from IPython.core.interactiveshell import InteractiveShell
 
     import psc_jit
-    from psc_jit.core.control.cell import analyze_cell, make_cell_function
+    from psc_jit.core.frontend.cell import analyze_cell, make_cell_function
     from psc_jit.core import Jitted
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "psc_jit")

@@ -15,8 +15,11 @@ The layout is the pipeline; each layer imports only the layers above it in this 
     typecheck.py       re-derives every equation's types through its primitive's rules
     primitives/        the closed set of primitives, one record each with all its rules
     numpy/             NumPy's functions, ufuncs, methods and indexing on tracers
-    control/           sub-traces, loops and branches (the API and the rolling of Python
-                       loops), a notebook cell as a function
+    control/           sub-traces, and loops and branches traced into `while_loop` and `cond`
+                       equations (fori_loop, while_loop, cond, switch, scan)
+    frontend/          the Python frontend: a notebook cell as a function, code converted for
+                       tracing (loops and branches rolled), what a trace reads (inputs and
+                       guards) and its effects on Python objects
     compile/           jit and the staged API, the trace and executable caches, the one
                        module that imports jaxlib (compile/xla.py), the fused kernels of the
                        optimized module, run reports, timing and measured time per
@@ -45,12 +48,12 @@ from .compile.hostmemory import align_new_arrays
 from .compile.freedmemory import TRIM_INTERVAL, keep_freed_memory, trim_freed_memory
 from .compile.hostmemory import aligned_copy as aligned
 from .control.api import cond, fori_loop, scan, switch, while_loop
-from .control.cell import (CellAnalysis, analyze_cell, effect_sinks, make_cell_function,
+from .frontend.cell import (CellAnalysis, analyze_cell, effect_sinks, make_cell_function,
                            parse_cell)
-from .control.convert import cell_function
-from .control.effects import (KeptObjects, Sink, replay_effects, sink_fits, with_effects,
+from .frontend.convert import cell_function
+from .frontend.effects import (KeptObjects, Sink, replay_effects, sink_fits, with_effects,
                               written_names)
-from .control.rewrite import roll_loops
+from .frontend.rewrite import roll_loops
 from .ir import Eqn, Graph, Literal, ShapedArray, SourceInfo, Var
 from .lowering import LoweringError
 from .primitives import PRIMITIVES, Primitive

@@ -119,7 +119,7 @@ def tracing(trace: Trace):
     return context_value(_current_trace, trace)
 
 
-# Who takes arrays from outside the trace as inputs rather than constants (control.reads).
+# Who takes arrays from outside the trace as inputs rather than constants (frontend.reads).
 _adopter: contextvars.ContextVar[Callable | None] = contextvars.ContextVar(
     "psc_jit_adopter", default=None)
 

@@ -84,7 +84,7 @@ def _is_namedtuple(value) -> bool:
 
 def _node_type(value) -> type:
     """The container type a value is as a node: its type, or the one a subclass stands in
-    for (`__psc_tree_type__`: the watched lists and dicts of `control.effects`)."""
+    for (`__psc_tree_type__`: the watched lists and dicts of `frontend.effects`)."""
     return getattr(type(value), "__psc_tree_type__", type(value))
 
 

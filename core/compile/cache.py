@@ -20,7 +20,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable
 
-from ..control.sources import short_repr
+from ..frontend.sources import short_repr
 from ..ir import ShapedArray
 from ..tree_util import structure_change
 

@@ -12,8 +12,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..control.reads import check_error_state
-from ..control.sources import Guard, value_key
+from ..frontend.reads import check_error_state
+from ..frontend.sources import Guard, value_key
 from ..numpy.base import ERROR_STATE
 from ..tracing import current_trace
 from ..tree_util import LEAF

@@ -18,9 +18,9 @@ from typing import Any, Callable, Hashable, Sequence
 import numpy as np
 
 from .. import passes
-from ..control.convert import converted_function
-from ..control.reads import Reads, is_user_function
-from ..control.unrolled import unroll_notes
+from ..frontend.convert import converted_function
+from ..frontend.reads import Reads, is_user_function
+from ..frontend.unrolled import unroll_notes
 from ..ir import Graph
 from ..lowering import lower
 from ..numpy import verify_checks
@@ -291,7 +291,7 @@ MEMO_SIZE = 256
 
 class Jitted:
     """`jit(f)`: f compiled once per monomorphic signature (and per what its trace read
-    beyond its arguments: see `control.reads`).
+    beyond its arguments: see `frontend.reads`).
 
     A call first tries the fast path: a key of its positional arguments (`fast_key`) finds
     the cache entries of its signature without building the signature, and their guards are
@@ -344,7 +344,7 @@ class Jitted:
 
     def fun_to_trace(self) -> Callable:
         """The function traced: `fun` converted (its reads made visible, its Python loops and
-        branches rolled) where its source is available (see control.convert)."""
+        branches rolled) where its source is available (see frontend.convert)."""
         if self._fun_to_trace is None:
             user = is_user_function(getattr(self.fun, "__func__", self.fun))
             self._fun_to_trace = converted_function(self.fun, self._roll) \

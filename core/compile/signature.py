@@ -12,7 +12,7 @@ from typing import Any, Hashable
 
 import numpy as np
 
-from ..control.sources import short_repr, value_key
+from ..frontend.sources import short_repr, value_key
 from ..ir import ShapedArray
 from ..tracing import is_traced_value
 from ..tree_util import flatten_with_paths, is_node
@@ -55,7 +55,7 @@ def static_key(path: str, value) -> Hashable:
 class Identity:
     """An unhashable object with attributes (a dataclass instance, a SimpleNamespace) as a
     static value: this very object. What the code reads of it is guarded attribute by
-    attribute (see control.reads), so changing an attribute is seen."""
+    attribute (see frontend.reads), so changing an attribute is seen."""
     __slots__ = ("value",)
 
     def __init__(self, value):

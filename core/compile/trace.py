@@ -1,5 +1,5 @@
 """Tracing a call: run the function on tracers for its traced argument leaves and record
-the graph, what it read beyond its arguments (`control.reads`), how to rebuild its outputs
+the graph, what it read beyond its arguments (`frontend.reads`), how to rebuild its outputs
 (views of inputs included) and which inputs it updated in place.
 """
 from __future__ import annotations
@@ -14,11 +14,11 @@ import numpy as np
 
 from .. import passes
 from ..control.branches import choices_of
-from ..control.effects import (AttributeSnapshot, refuse_attribute_changes,
+from ..frontend.effects import (AttributeSnapshot, refuse_attribute_changes,
                                replay_or_refuse_warnings, watched_arguments)
-from ..control import static_numbers
-from ..control.reads import Reads, Recorder, check_error_state, is_user_class, recording
-from ..control.unrolled import unroll_notes
+from ..frontend import static_numbers
+from ..frontend.reads import Reads, Recorder, check_error_state, is_user_class, recording
+from ..frontend.unrolled import unroll_notes
 from ..ir import Graph
 from ..numpy import MaskedSelection, check_outputs
 from ..numpy.ufuncs import call_ufunc
@@ -67,7 +67,7 @@ def trace_function(call: Callable[[dict], Any], spec: CallSpec,
     """Run `call(arguments)` with tracers for the traced leaves; record the graph and what it
     read from outside them (`on_reads` is told even when the trace fails). Numbers read from
     outside whose values the code needs are read as guarded values on a new try
-    (control/static_numbers.py)."""
+    (frontend/static_numbers.py)."""
     static = frozenset()
     while True:
         try:

@@ -1,15 +1,17 @@
 """Writes to the user's objects inside a rolled loop: `losses.append(loss)` in a training loop
-of `for step in range(n)`, where `losses` is a list the cell only writes to (`effects.Sink`).
+of `for step in range(n)`, where `losses` is a list the cell only writes to
+(`frontend.effects.Sink`).
 
-Each pass of the loop body collects its writes (`effects.collect_writes`). The loop carries
+Each pass of the loop body collects its writes (`collect_writes`, below). The loop carries
 every traced value they hold in an array of one row per pass, which the body fills at the
 pass's position; after the loop the writes are one entry of the cell's effects (`ROWS`: the
 number of passes, the entries with their stacked values, and the kind of value each pass
-wrote), made again after each run, pass by pass (`effects.replay_effects`). This needs the
+wrote), made again after each run, pass by pass (`frontend.effects.replay_effects`). This needs the
 number of passes before the run: a loop whose bounds or exit the data decides is refused.
 """
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,10 +21,31 @@ from ..ir import ShapedArray
 from ..numpy.base import reshape
 from ..numpy.ufuncs import call_ufunc
 from ..primitives import dynamic_update_slice_p
-from ..tracing import Tracer, bind
+from ..tracing import Tracer, bind, current_trace
 from .carry import INDEX_AVAL, CannotConvert, Slot, coerce, zeros_like_slot
-from .effects import ROWS, record_write
 from .subtrace import SubTrace
+
+# A rolled loop's pass collects the writes to sinks (frontend/effects.py) made in it
+# (`collect_writes`), which the loop carries out stacked, one row per pass, and hands on as one
+# entry (`ROWS`): `StackedWrites`.
+LOOP_WRITES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+ROWS = "__rows__"
+
+
+def collect_writes(trace) -> list:
+    """The (log, entry) writes to sinks made while `trace` (a rolled loop's pass) is current."""
+    found = LOOP_WRITES[trace] = []
+    return found
+
+
+def record_write(log, entry: tuple) -> None:
+    """A write to a sink (or a loop's rows of them), in the current trace: the cell's log at
+    its top level, else the pass of the rolled loop it is in."""
+    trace = current_trace()
+    if trace is log.trace:
+        log.entries.append(entry)
+    else:
+        LOOP_WRITES[trace].append((log, entry))
 
 
 @dataclass

@@ -29,7 +29,7 @@ from ..tracing import Buffer, Tracer, bind, c_strides, current_trace
 from ..tree_util import unflatten
 from .carry import (INDEX_AVAL, UNBOUND, CannotConvert, Slot, Snapshot, coerce, flatten, join,
                     remap, same_type, to_pred, tracer_buffers, tree_type, unbound_like_slot)
-from .effects import collect_writes
+from .loop_writes import collect_writes
 from .loop_writes import stack_writes
 from .subtrace import SubTrace, close
 

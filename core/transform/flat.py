@@ -15,7 +15,7 @@ from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
 
-from ..control.convert import converted
+from ..frontend.convert import converted
 from ..control.subtrace import SubTrace
 from ..ir import Graph, Literal, ShapedArray, aval_of
 from ..numpy.base import as_kind, ensure_tracer
@@ -25,7 +25,7 @@ from .ops import Ops
 
 def rolled(fun: Callable) -> Callable:
     """fun converted for tracing (its loops and branches rolled, its reads visible: see
-    control.convert), once per function, when it is a user function."""
+    frontend.convert), once per function, when it is a user function."""
     return converted(fun)
 
 

@@ -23,7 +23,7 @@ LAYERS = ["psc_jit.core.ir", "psc_jit.core.budget", "psc_jit.core.tree_util",
           "psc_jit.core.interpreter", "psc_jit.core.passes", "psc_jit.core.lowering",
           "psc_jit.core.layout", "psc_jit.core.tracing", "psc_jit.core.typecheck",
           "psc_jit.core.primitives", "psc_jit.core.numpy", "psc_jit.core.control",
-          "psc_jit.core.compile", "psc_jit.core.transform", "psc_jit.core"]
+          "psc_jit.core.frontend", "psc_jit.core.compile", "psc_jit.core.transform", "psc_jit.core"]
 
 BLOCKER = """
 import sys
@@ -80,7 +80,7 @@ def layer_of(name: str) -> int:
 
 def test_the_module_table_sees_the_layout():
     assert {"psc_jit.core.primitives.elementwise", "psc_jit.core.numpy.indexing",
-            "psc_jit.core.control.runtime", "psc_jit.core.compile.xla"} <= set(MODULES)
+            "psc_jit.core.frontend.runtime", "psc_jit.core.compile.xla"} <= set(MODULES)
 
 
 @pytest.mark.pure

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy_compare import compare, raises_like
 from psc_jit.core import UnsupportedError, jit
-from psc_jit.core.control import cell
-from psc_jit.core.control.rewrite import roll_loops
+from psc_jit.core.frontend import cell
+from psc_jit.core.frontend.rewrite import roll_loops
 
 pytestmark = pytest.mark.xla
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from psc_jit.core import DataDependentShapeError, UnsupportedError, jit
-from psc_jit.core.control.python_scalars import MATH
+from psc_jit.core.frontend.python_scalars import MATH
 
-sys.path.insert(0, __file__.rsplit("/control/", 1)[0] + "/numpy")
+sys.path.insert(0, __file__.rsplit("/frontend/", 1)[0] + "/numpy")
 from numpy_compare import compare, raises_like  # noqa: E402
 
 pytestmark = pytest.mark.xla

@@ -1,7 +1,7 @@
 """A cell as a function: inputs, outputs, last expression, and side effects found by line."""
 import numpy as np
 import pytest
-from psc_jit.core.control.cell import analyze_cell, make_cell_function
+from psc_jit.core.frontend.cell import analyze_cell, make_cell_function
 
 pytestmark = pytest.mark.pure
 

@@ -66,7 +66,7 @@ def call(fn, *args, **kwargs):
       defaults it takes read as any other read (`seen.seen_arguments`);
     - `getattr`/`hasattr` read as `obj.name` does (an attribute not there is guarded so);
     - a call that makes a new value on every run (`random`, the clock, `next` of an
-      iterator from outside: control/impure.py) is refused at its line."""
+      iterator from outside: frontend/impure.py) is refused at its line."""
     recorder = reads.current_recorder()
     if recorder is None:
         return fn(*args, **kwargs)

@@ -32,7 +32,7 @@ from ..numpy.checks import python_error, python_int, require
 from ..numpy.conversion import python_number
 from ..numpy.ufuncs import call_ufunc, np_where
 from ..tracing import DataDependentShapeError, Tracer, current_trace
-from .carry import to_pred
+from ..control.carry import to_pred
 
 F64, I64 = np.dtype(np.float64), np.dtype(np.int64)
 

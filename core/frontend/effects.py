@@ -17,12 +17,12 @@ import contextvars
 import functools
 import types
 import warnings
-import weakref
 from typing import Any
 
 import numpy as np
 
 from .. import tree_util
+from ..control.loop_writes import LOOP_WRITES, ROWS, record_write
 from ..tracing import Tracer, UnsupportedError, caller_source, current_trace
 
 HINT = ("compiled code cannot replay this change to a Python object; it replays writes at the "
@@ -231,7 +231,7 @@ class Sink:
 
     def _record(self, op: str, key, value) -> None:
         log, trace = self._log, current_trace()
-        pending = _LOOP_WRITES.get(trace) if log is not None else None
+        pending = LOOP_WRITES.get(trace) if log is not None else None
         if log is None or trace is not log.trace and pending is None:
             raise UnsupportedError(f"{self._name} is written inside a branch that psc_jit "
                                    "turns into XLA's", caller_source(), HINT)
@@ -240,29 +240,6 @@ class Sink:
             raise UnsupportedError(f"{self._name} gets a value psc_jit cannot make afresh on "
                                    f"each run ({type(value).__name__})", caller_source(), HINT)
         record_write(log, (self._name, op, key, value))
-
-
-# A rolled loop's pass collects the writes to sinks made in it (`collect_writes`), which the
-# loop carries out stacked, one row per pass, and hands on as one entry (`ROWS`): see
-# control/loop_writes.py.
-_LOOP_WRITES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-ROWS = "__rows__"
-
-
-def collect_writes(trace) -> list:
-    """The (log, entry) writes to sinks made while `trace` (a rolled loop's pass) is current."""
-    found = _LOOP_WRITES[trace] = []
-    return found
-
-
-def record_write(log: "EffectLog", entry: tuple) -> None:
-    """A write to a sink (or a loop's rows of them), in the current trace: the cell's log at
-    its top level, else the pass of the rolled loop it is in."""
-    trace = current_trace()
-    if trace is log.trace:
-        log.entries.append(entry)
-    else:
-        _LOOP_WRITES[trace].append((log, entry))
 
 
 class _ListOfSink:

@@ -10,10 +10,11 @@ import copy
 import numpy as np
 import pytest
 from psc_jit.core import Jitted, UnsupportedError, budget, check_graph
-from psc_jit.core.control import branches, cell
-from psc_jit.core.control import runtime as rolling
-from psc_jit.core.control.rewrite import roll_loops
-from psc_jit.core.control.unrolled import unroll_notes
+from psc_jit.core.control import branches
+from psc_jit.core.frontend import cell
+from psc_jit.core.frontend import runtime as rolling
+from psc_jit.core.frontend.rewrite import roll_loops
+from psc_jit.core.frontend.unrolled import unroll_notes
 
 pytestmark = pytest.mark.xla
 

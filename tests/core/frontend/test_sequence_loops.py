@@ -9,7 +9,7 @@ import pytest
 from psc_jit.core import jit
 from psc_jit.core.primitives import while_loop_p
 
-sys.path.insert(0, __file__.rsplit("/control/", 1)[0] + "/numpy")
+sys.path.insert(0, __file__.rsplit("/frontend/", 1)[0] + "/numpy")
 from numpy_compare import compare  # noqa: E402
 
 pytestmark = pytest.mark.xla

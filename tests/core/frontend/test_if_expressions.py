@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from psc_jit.core import UnsupportedError, jit
 
-sys.path.insert(0, __file__.rsplit("/control/", 1)[0] + "/numpy")
+sys.path.insert(0, __file__.rsplit("/frontend/", 1)[0] + "/numpy")
 from numpy_compare import compare  # noqa: E402
 
 pytestmark = pytest.mark.xla

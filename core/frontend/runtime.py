@@ -34,11 +34,11 @@ from ..primitives import convert_element_type_p
 from .. import budget, tree_util
 from ..tracing import (BudgetExceeded, DataDependentShapeError, TraceError, Tracer, UnsupportedError,
                        bind, caller_source, current_trace)
-from .branches import Aliasing, branch, choose
+from ..control.branches import Aliasing, branch, choose
 from .cell import is_cell_code
-from .carry import (INDEX_AVAL, UNBOUND, UNBOUND_INDEX, CannotConvert, Slot, coerce, contains_tracer,
+from ..control.carry import (INDEX_AVAL, UNBOUND, UNBOUND_INDEX, CannotConvert, Slot, coerce, contains_tracer,
                     slot_of_static, to_pred)
-from .loops import LoopSpec, carried_by_value, roll_loop
+from ..control.loops import LoopSpec, carried_by_value, roll_loop
 from .python_scalars import python_scalar  # noqa: F401 (rewritten code calls it)
 from .raising import BranchRaised, RaiseAgain, assert_, error, raising  # noqa: F401 (and these)
 from .unrolled import note_unrolled, unroll_notes  # noqa: F401 (unroll_notes: the reports')

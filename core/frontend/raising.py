@@ -15,7 +15,7 @@ import copy
 
 from ..numpy.checks import escaped, require
 from ..tracing import DataDependentShapeError, TraceError, Tracer
-from .carry import contains_tracer, to_pred
+from ..control.carry import contains_tracer, to_pred
 
 
 class BranchRaised(Exception):
