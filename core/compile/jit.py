@@ -22,9 +22,9 @@ from ..frontend.convert import converted_function
 from ..frontend.reads import Reads, is_user_function
 from ..frontend.unrolled import unroll_notes
 from ..ir import Graph
-from ..lowering import lower
+from ..lowering import LoweringError, lower
 from ..numpy import verify_checks
-from ..tracing import UnsupportedError, current_trace
+from ..tracing import TraceError, UnsupportedError, current_trace
 from ..tree_util import LEAF, unflatten
 from . import blas, hostkernels, hostmemory, results, xla
 from .cache import EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, executable_key
@@ -371,23 +371,73 @@ class Jitted:
     def _python_call(self, *args, **kwargs):
         if current_trace() is not None:     # inside another trace (grad(jit(f))): join it
             return self.call_with(self.arguments(args, kwargs))
-        positional = self._positional(args, kwargs)
+        call = self.prepare(args, kwargs)
+        self._last = (call.hit, call.miss_reason, call.record)
+        try:
+            return call.record.entry.run(call.leaves)
+        except Exception as err:
+            if not getattr(err, "psc_run_check", False):
+                raise
+        # A check failed before anything was written back (an index out of bounds, an update
+        # of a read-only array): plain Python makes the same call and raises NumPy's own error
+        # (outside the handler, so that it is not shown chained to psc_jit's).
+        return self.fun(*args, **kwargs)
+
+    def prepare(self, args: tuple, kwargs: dict | None = None, *, first: str = "first call",
+                progress: Callable[[str], None] | None = None, fall_back: bool = False,
+                count: bool = True) -> PreparedCall:
+        """The one door to the compiler, for `jit(f)(...)` and for the magic alike: the call
+        made ready to run. Its cache entry is found (by the fast key, else by its signature,
+        guards checked) or made now: traced, lowered and compiled, `progress(stage)` told of
+        each stage (see `compile_for`); `first` says why a first miss missed. With
+        `fall_back`, a call that cannot be compiled is not an error: the decision to run it as
+        plain Python is cached like a program and comes back in `fallback`, with the reason.
+        `count`: count a hit (a measurement's calls are not the user's). An argument that
+        cannot be traced nor be static raises TypeError."""
+        positional = self._positional(args, kwargs) if kwargs else args
         found = None if positional is None else self.find_fast(positional)
-        if found is not None:
-            record, leaves = found
-            TRACE_CACHE.record_hit(record)
-            self._last = (True, None, record)
-            return record.entry.run(leaves)
+        if found is None:
+            return self._prepare_slow(args, kwargs or {}, positional, first, progress,
+                                      fall_back, count)
+        if count:
+            TRACE_CACHE.record_hit(found[0])
+        return _hit(*found)
+
+    def _prepare_slow(self, args, kwargs, positional, first, progress, fall_back, count):
+        """`prepare` past the fast key: the full signature, its entries, or a new one."""
         spec = self.spec(args, kwargs)
-        record, leaves, reason = self.find(spec, positional)
-        if record is None:
-            record, reason = self.compile_for(spec, reason=reason)
-            leaves = self.leaves_after_compile(record, spec)
-            self.remember(positional, spec)
+        record, leaves, reason = self._find(spec, positional)
+        if record is not None:
+            if count:
+                TRACE_CACHE.record_hit(record)
+            return _hit(record, leaves)
+        if not fall_back:
+            record, reason = self._compile_for(spec, first, reason, progress)
+            call = PreparedCall(record, self._leaves_after_compile(record, spec), False, reason)
         else:
-            TRACE_CACHE.record_hit(record)
-        self._last = (reason is None, reason, record)
-        return record.entry.run(leaves)
+            call = self._compile_or_decide(spec, first, reason, progress)
+        self._remember(positional, spec)
+        return call
+
+    def _compile_or_decide(self, spec: CallSpec, first: str, reason: str | None,
+                           progress) -> PreparedCall:
+        """A new entry for a caller that falls back: a compiled program, or the decision to
+        run the call as plain Python (cached under its signature, with the reason)."""
+        try:
+            record, reason = self._compile_for(spec, first, reason, progress)
+        except TraceError as err:
+            return _decided(self._remember_fallback(spec, err.explain()))
+        except (LoweringError, xla.XlaError) as err:
+            return _decided(self._remember_fallback(
+                spec, f"psc_jit could not compile {self.reader}: {err}"))
+        except Exception as err:  # the code's own error: plain Python will raise it for real
+            return _decided(self._remember_fallback(
+                spec, f"tracing raised {type(err).__name__}: {err}"))
+        try:
+            leaves = self._leaves_after_compile(record, spec)
+        except UnsupportedError as err:
+            return PreparedCall(record, None, False, reason, err.explain())
+        return PreparedCall(record, leaves, False, reason)
 
     def _positional(self, args: tuple, kwargs: dict) -> tuple | None:
         """The call's arguments in parameter order when the keywords given are exactly the
@@ -417,21 +467,21 @@ class Jitted:
         variants = self._memo.get(key) if key is not None else None
         return None if variants is None else first_holding(variants, args)
 
-    def find(self, spec: CallSpec, args=None) -> tuple[CacheRecord | None, Sequence | None,
-                                                       str | None]:
+    def _find(self, spec: CallSpec, args=None) -> tuple[CacheRecord | None, Sequence | None,
+                                                        str | None]:
         """(record, leaves, None) for the entry whose guards hold, or (None, None, why not)
         when the signature has entries but none holds (None: it has none)."""
         variants = TRACE_CACHE.variants(self.owner_key, spec.signature)
         found = first_holding(variants, spec.leaves)
         if found is not None:
-            self.remember(args, spec)
+            self._remember(args, spec)
             return found[0], found[1], None
         if variants:
             return None, None, variants[0].entry.reads.explain(spec.leaves) or \
                 "what the trace read changed"
         return None, None, None
 
-    def remember(self, args, spec: CallSpec) -> None:
+    def _remember(self, args, spec: CallSpec) -> None:
         """Let re-runs with these arguments find this signature's entries by the fast key."""
         key = fast_key(args, self._forced_static) if args is not None and \
             self._params is not None and len(args) == len(self._params) else None
@@ -440,7 +490,8 @@ class Jitted:
                 self._memo.clear()
             self._memo[key] = TRACE_CACHE.variants(self.owner_key, spec.signature)
 
-    def leaves_after_compile(self, record: CacheRecord, spec: CallSpec) -> list:
+    @staticmethod
+    def _leaves_after_compile(record: CacheRecord, spec: CallSpec) -> list:
         """The leaves to run a new entry with: its implicit inputs fetched again (as a re-run
         would); an error when the trace itself changed what it read."""
         extra = record.entry.reads.check(spec.leaves)
@@ -451,9 +502,9 @@ class Jitted:
         return list(spec.leaves) + extra
 
     # compiling -----------------------------------------------------------------------------
-    def compile_for(self, spec: CallSpec, first: str = "first call",
-                    reason: str | None = None, progress: Callable[[str], None] | None = None
-                    ) -> tuple[CacheRecord, str]:
+    def _compile_for(self, spec: CallSpec, first: str = "first call",
+                     reason: str | None = None, progress: Callable[[str], None] | None = None
+                     ) -> tuple[CacheRecord, str]:
         """Trace, lower and compile for this call's signature; cache it; say why it missed.
         `progress(stage)` hears "trace", "lower", "compile" and, while XLA compiles, how long it
         has been at it. An interrupt leaves the cache as it was."""
@@ -479,7 +530,7 @@ class Jitted:
                            for stage, seconds in compiled.timings.items()))
         return record, reason
 
-    def remember_fallback(self, spec: CallSpec, reason: str) -> CacheRecord:
+    def _remember_fallback(self, spec: CallSpec, reason: str) -> CacheRecord:
         """Cache the decision to run this signature as plain Python (with the guards its
         trace recorded before it stopped)."""
         reads = self.last_reads or Reads()
@@ -498,14 +549,18 @@ class Jitted:
         return self.traced_for(self.spec(args, kwargs))
 
     def time_call(self, *args) -> tuple[Any, CallBreakdown]:
-        """Call a compiled entry (it must be cached) with the clock read between the parts
-        of the call: (result, CallBreakdown). The call happens: in-place updates land."""
+        """One call through `prepare`, as a re-run makes it, with the clock read between the
+        parts of the call: (result, CallBreakdown). A call that has no entry yet is compiled
+        first, untimed. The call happens: in-place updates land."""
         start = time.perf_counter()
-        record, leaves = self.compiled_entry(args)
+        call = self.compiled_call(args)
+        if not call.hit:
+            start = time.perf_counter()
+            call = self.compiled_call(args)
         marks = [start]
-        result = record.entry.run(leaves, marks)
+        result = call.run(marks)
         marks.append(time.perf_counter())
-        return result, CallBreakdown.from_marks(marks, record.entry.copies(leaves))
+        return result, CallBreakdown.from_marks(marks, call.record.entry.copies(call.leaves))
 
     def profile_call(self, *args, max_events: int = EVENT_BUDGET
                      ) -> tuple[Any, CallBreakdown, KernelTimes]:
@@ -513,21 +568,56 @@ class Jitted:
         call; see `profile.profile_call`)."""
         return profile_call(self, *args, max_events=max_events)
 
-    def compiled_entry(self, args) -> tuple[CacheRecord, Sequence]:
-        """The cached compiled entry for a call with these positional arguments, and the
-        leaves to run it with; LookupError when there is none (not compiled, or a fallback)."""
-        found = self.find_fast(args)
-        record, leaves = found if found is not None else \
-            self.find(self.spec(args, {}), args)[:2]
-        if record is None or isinstance(record.entry, Fallback):
-            raise LookupError(f"{self.name} has no compiled entry for this call")
-        return record, leaves
+    def compiled_call(self, args: tuple) -> PreparedCall:
+        """`prepare` for a measurement (its hit not counted), which needs a compiled program:
+        LookupError when the call runs as plain Python."""
+        call = self.prepare(args, count=False)
+        if call.fallback is not None or not isinstance(call.record.entry, Compiled):
+            raise LookupError(f"{self.name} runs this call as plain Python: "
+                              f"{call.fallback or call.record.entry.reason}")
+        return call
 
     def lower(self, *args, **kwargs) -> Lowered:
         return self.trace(*args, **kwargs).lower()
 
     def cache_records(self) -> list[CacheRecord]:
         return TRACE_CACHE.records(self.owner_key)
+
+
+class PreparedCall:
+    """One call made ready by `Jitted.prepare`: the cache record it runs (`record.entry`, a
+    `Compiled`, or a `Fallback` for a caller that falls back), the leaves to run it with, and
+    how it was found: a hit, or a miss and why (`miss_reason`). `fallback`, when not None, is
+    why the call runs as plain Python (then `leaves` is None)."""
+    __slots__ = ("record", "leaves", "hit", "miss_reason", "fallback")
+
+    def __init__(self, record: CacheRecord | None, leaves: Sequence | None, hit: bool,
+                 miss_reason: str | None = None, fallback: str | None = None):
+        self.record, self.leaves, self.hit = record, leaves, hit
+        self.miss_reason, self.fallback = miss_reason, fallback
+
+    @property
+    def compiled(self) -> Compiled | None:
+        """The compiled program the call runs (None when it runs as plain Python)."""
+        return self.record.entry if self.fallback is None else None
+
+    def run(self, marks: list | None = None):
+        """Run the compiled program with the call's leaves (see `Compiled.run`)."""
+        return self.record.entry.run(self.leaves, marks)
+
+
+def _hit(record: CacheRecord, leaves: Sequence) -> PreparedCall:
+    """A call whose cache entry was found: a compiled program, or a cached decision to run
+    it as plain Python."""
+    entry = record.entry
+    if type(entry) is Fallback:
+        return PreparedCall(record, None, True, None, entry.reason)
+    return PreparedCall(record, leaves, True)
+
+
+def _decided(record: CacheRecord) -> PreparedCall:
+    """A new cached decision to run a call as plain Python."""
+    return PreparedCall(record, None, False, None, record.entry.reason)
 
 
 def _silent(stage: str) -> None:

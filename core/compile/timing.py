@@ -10,6 +10,7 @@ import time
 from typing import Any, Callable
 
 import numpy as np
+from numpy.lib.array_utils import byte_bounds
 
 
 def copy_inputs(values: dict[str, Any]) -> dict[str, Any]:
@@ -24,22 +25,27 @@ def copy_inputs(values: dict[str, Any]) -> dict[str, Any]:
 
 def _copy(value):
     if isinstance(value, np.ndarray):
-        return copy_aligned_like(value)
+        return copy_laid_out_like(value)
     if isinstance(value, (list, dict, tuple)):
         return copy.deepcopy(value)
     return value
 
 
-def copy_aligned_like(array: np.ndarray) -> np.ndarray:
-    """A copy whose data starts at the same offset from a 64-byte boundary as the array's
-    (XLA copies misaligned inputs: a copy must cost what the original costs)."""
-    offset = array.ctypes.data % 64
-    if not array.flags.c_contiguous or offset % array.itemsize:
-        return array.copy()
-    buffer = np.empty(array.nbytes + 128, np.uint8)
-    start = (-buffer.ctypes.data) % 64 + offset
-    out = buffer[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
+def copy_laid_out_like(array: np.ndarray) -> np.ndarray:
+    """A copy laid out as the array is: the same strides (a transpose stays a transpose, a
+    step or a reversal keeps its step, a broadcast its zero strides), its data at the same
+    offset from a 64-byte boundary, read-only when the array is. A call's signature holds the
+    layout of an array not in C order, and XLA copies misaligned inputs: a copy must be the
+    same call and cost what the original costs."""
+    if array.dtype.hasobject:
+        return array.copy(order="K")
+    low, high = byte_bounds(array)
+    buffer = np.empty(high - low + 64, np.uint8)
+    start = (low - buffer.ctypes.data) % 64          # the same offset from a 64-byte boundary
+    out = np.ndarray(array.shape, array.dtype, buffer=buffer,
+                     offset=start + array.ctypes.data - low, strides=array.strides)
     out[...] = array
+    out.flags.writeable = array.flags.writeable
     return out
 
 
