@@ -5,7 +5,6 @@ changes the caller's data. The repeat count adapts to the cost of one run, like 
 """
 from __future__ import annotations
 
-import copy
 import time
 from typing import Any, Callable
 
@@ -14,21 +13,36 @@ from numpy.lib.array_utils import byte_bounds
 
 
 def copy_inputs(values: dict[str, Any]) -> dict[str, Any]:
-    """Copies of the values; names bound to one object get one copy (an update through one
-    name is seen through the other, as in the originals)."""
-    copies: dict[int, Any] = {}
-    for value in values.values():
-        if id(value) not in copies:
-            copies[id(value)] = _copy(value)
-    return {k: copies[id(v)] for k, v in values.items()}
+    """Copies of the values for one timed run: each array copied in its own layout, the lists,
+    tuples and dicts that hold arrays rebuilt around the copies, every other object the very
+    same (a copy of an object that code reads as a static value would be another call, and
+    compiled code changes no such object). An array bound to several names, or held twice,
+    gets one copy (an update through one is seen through the other, as in the originals)."""
+    copies: dict[int, tuple[Any, Any]] = {}
+    return {name: _copy(value, copies) for name, value in values.items()}
 
 
-def _copy(value):
+def _copy(value, copies: dict[int, tuple[Any, Any]]):
+    found = copies.get(id(value))
+    if found is not None:
+        return found[1]
     if isinstance(value, np.ndarray):
-        return copy_laid_out_like(value)
-    if isinstance(value, (list, dict, tuple)):
-        return copy.deepcopy(value)
-    return value
+        copied = copy_laid_out_like(value)
+    elif type(value) is list:
+        copied = []
+        copies[id(value)] = (value, copied)        # (before its items: a list may hold itself)
+        copied.extend(_copy(v, copies) for v in value)
+    elif type(value) is dict:
+        copied = {}
+        copies[id(value)] = (value, copied)
+        copied.update((k, _copy(v, copies)) for k, v in value.items())
+    elif isinstance(value, tuple) and (type(value) is tuple or hasattr(type(value), "_fields")):
+        items = [_copy(v, copies) for v in value]
+        copied = tuple(items) if type(value) is tuple else type(value)(*items)
+    else:
+        return value
+    copies[id(value)] = (value, copied)     # (the original kept: its id is not reused)
+    return copied
 
 
 def copy_laid_out_like(array: np.ndarray) -> np.ndarray:

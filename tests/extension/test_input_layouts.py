@@ -4,6 +4,7 @@ calls. A view with steps, a reversal, a transpose, Fortran order, a broadcast (r
 strides, a view at an offset: each ends as plain Python ends (values, dtypes, the input
 updated in place through its own layout, the same exception with NumPy's text), and a timed
 run adds no cache entry of its own."""
+import collections
 import functools
 
 import numpy as np
@@ -191,3 +192,43 @@ def test_a_gradient_cell_takes_every_input_layout(shell, layout):
         assert gradient.dtype == x.dtype and gradient.shape == x.shape
         assert np.array_equal(gradient, 2 * x)
         assert shell.user_ns["loss"] == (x * x).sum()
+
+
+class Settings:
+    def __init__(self):
+        self.scale = 2.0
+
+
+Pair = collections.namedtuple("Pair", "left right")
+
+# inputs a cell reads beside x (its arrays in their own layouts), and a cell that reads them
+HOLDERS = {
+    "a list of views": (lambda x: [x, x[::-1]], "y = held[0] * 2.0 + held[1]"),
+    "one array twice": (lambda x: [x, x], "held[0] *= 2.0\ny = held[1] + 1.0"),
+    "a dict holding an object": (lambda x: {"w": x, "cfg": Settings()},
+                                 "y = held['w'] * held['cfg'].scale"),
+    "a tuple of transposes": (lambda x: (x.T, np.asfortranarray(x)), "y = held[0].T + held[1]"),
+    "a named tuple": (lambda x: Pair(x, 3), "y = held.left * held.right"),
+}
+
+
+@pytest.mark.parametrize("holder", HOLDERS)
+def test_a_timed_run_is_the_same_call_as_the_cells_own(shell, holder):
+    """The copies a timed run takes are the same call as the cell's: it adds no cache entry,
+    and the cell ends as plain Python does."""
+    make, source = HOLDERS[holder]
+    shell.user_ns["held"] = make(LAYOUTS["2-D steps"]())
+    plain = {"np": np, "held": make(LAYOUTS["2-D steps"]())}
+    for flags in ("", "--compare"):
+        shell.run_cell_magic("psc_jit", f"--quiet {flags}", source)
+        exec(source, plain)
+        report = psc_jit.last_report()
+        assert report.compiled and len(report.cache_entries) == 1
+        assert report.timings is not None
+        assert state(shell.user_ns, ("y",)) == state(plain, ("y",))
+    assert arrays_in(shell.user_ns["held"]) == arrays_in(plain["held"])
+
+
+def arrays_in(held) -> list:
+    values = held.values() if isinstance(held, dict) else held
+    return [(v.dtype, v.tolist()) for v in values if isinstance(v, np.ndarray)]
