@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import passes
 from ..frontend.convert import converted_function
-from ..frontend.reads import Reads, is_user_function
+from ..frontend.reads import Reads, guard_globals, is_user_function
 from ..frontend.unrolled import unroll_notes
 from ..ir import Graph
 from ..lowering import LoweringError, lower
@@ -353,6 +353,8 @@ class Jitted:
 
     def call_with(self, arguments: dict[str, Any]):
         fun = self.fun_to_trace()
+        if fun is self.fun and self._convert and is_user_function(fun):
+            guard_globals(fun)          # (its source unavailable: it reads its globals unseen)
         if self._signature is None:
             return fun(*arguments["args"], **arguments["kwargs"])
         bound = inspect.BoundArguments(self._signature, arguments)
@@ -375,12 +377,12 @@ class Jitted:
         self._last = (call.hit, call.miss_reason, call.record)
         try:
             return call.record.entry.run(call.leaves)
-        except Exception as err:
-            if not getattr(err, "psc_run_check", False):
+        except ValueError as err:
+            if not getattr(err, "psc_plain_raises", False):
                 raise
-        # A check failed before anything was written back (an index out of bounds, an update
-        # of a read-only array): plain Python makes the same call and raises NumPy's own error
-        # (outside the handler, so that it is not shown chained to psc_jit's).
+        # An update of a read-only input was refused before anything was written back: plain
+        # Python makes the same call and raises NumPy's own error, with the text of the
+        # operation that wrote (outside the handler: not shown chained to psc_jit's).
         return self.fun(*args, **kwargs)
 
     def prepare(self, args: tuple, kwargs: dict | None = None, *, first: str = "first call",

@@ -244,6 +244,7 @@ class Recorder:
             self.attributes.add(value, source.text())
         elif isinstance(value, types.FunctionType):     # (its defaults: convert.call)
             self._sources.setdefault(id(value), (value, source))
+            self.attributes.add(value, source.text())   # (`f.calls += 1` in f)
         elif isinstance(value, types.MethodType):
             self._sources.setdefault(id(value.__func__),
                                      (value.__func__, source.then("attr", "__func__")))
@@ -464,15 +465,28 @@ _recorder: contextvars.ContextVar[Recorder | None] = contextvars.ContextVar(
 def guard_globals(fn: types.FunctionType) -> None:
     """A user function psc_jit cannot convert (Python cannot give its source) reads its
     globals unseen, and the trace bakes what it reads in: guard each global its code names
-    by value (arrays by their contents when small, by identity when large)."""
+    by value (arrays by their contents when small, by identity when large), and keep what
+    those globals hold, to put back and refuse what the trace changed in them. The user
+    functions it names run unseen too: their globals are taken the same way."""
     recorder = _recorder.get()
-    if recorder is None:
-        return
-    label = fn.__qualname__.split("<locals>.")[-1]
-    for name in sorted(_code_names(fn.__code__)):
-        if name in fn.__globals__:
-            source = Source("global", fn.__globals__, name, reader=label)
-            recorder.guard_baked(fn.__globals__[name], source)
+    todo, done = [fn], set()
+    while recorder is not None and todo and len(done) < UNSEEN_FUNCTIONS:
+        fn = todo.pop()
+        if id(fn) in done:
+            continue
+        done.add(id(fn))
+        label = fn.__qualname__.split("<locals>.")[-1]
+        for name in sorted(_code_names(fn.__code__)):
+            if name in fn.__globals__:
+                value = fn.__globals__[name]
+                source = Source("global", fn.__globals__, name, reader=label)
+                recorder.guard_baked(value, source)
+                recorder.attributes.add(value, source.text(), unseen=True)
+                if is_user_function(value):
+                    todo.append(value)
+
+
+UNSEEN_FUNCTIONS = 64      # functions whose globals one unconverted call takes, at most
 
 
 def _code_names(code) -> set[str]:

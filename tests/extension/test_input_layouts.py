@@ -75,10 +75,8 @@ MAGIC_RUNS = ("", "", "--compare", "--no-compare")
 
 
 @pytest.fixture
-def shell(magic_shell):
-    magic_shell.run_line_magic("config", "PscJit.timing_budget = 0")
-    yield magic_shell
-    magic_shell.run_line_magic("config", "PscJit.timing_budget = 1.0")
+def shell(brief_timing_shell):
+    return brief_timing_shell
 
 
 def state(namespace: dict, names) -> dict:
