@@ -22,9 +22,9 @@ from ..frontend.convert import converted_function
 from ..frontend.reads import Reads, guard_globals, is_user_function
 from ..frontend.unrolled import unroll_notes
 from ..ir import Graph
-from ..lowering import LoweringError, lower
+from ..lowering import lower
 from ..numpy import verify_checks
-from ..tracing import TraceError, UnsupportedError, current_trace
+from ..tracing import current_trace
 from ..tree_util import LEAF, unflatten
 from . import blas, hostkernels, hostmemory, results, xla
 from .cache import EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, executable_key
@@ -34,7 +34,8 @@ from .estimate import check_compile_budget, runs_briefly
 from .kernels import parse_optimized_hlo
 from .profile import EVENT_BUDGET, KernelTimes, profile_call
 from .report import CallBreakdown
-from .signature import CallSpec, call_spec, fast_key
+from .prepare import Memo, PreparedCall, find_fast, prepare
+from .signature import CallSpec, call_spec
 from .trace import OutSpec, TraceResult, trace_function
 from .units import fmt_bytes
 
@@ -269,14 +270,6 @@ class Compiled:
 
 # -- jit --------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Fallback:
-    """The decision to run a call as plain Python, and why: cached like a compiled program,
-    valid while what its trace read (up to where it stopped) still holds."""
-    reason: str
-    reads: Reads
-
-
 @dataclass
 class CallReport:
     """What the last call of a jitted function did."""
@@ -286,16 +279,14 @@ class CallReport:
     signature: Signature
 
 
-MEMO_SIZE = 256
-
-
 class Jitted:
     """`jit(f)`: f compiled once per monomorphic signature (and per what its trace read
     beyond its arguments: see `frontend.reads`).
 
-    A call first tries the fast path: a key of its positional arguments (`fast_key`) finds
-    the cache entries of its signature without building the signature, and their guards are
-    checked; anything else takes the full path (`spec`, `find`), which also fills the memo."""
+    A call that jaxlib's dispatcher cannot run (see dispatch.py) goes through `prepare`, the
+    one door to the compiler, which the magic takes too: the fast key of its positional
+    arguments finds the cache entries of its signature, or the full signature does (which
+    also fills the memo), or the call is compiled (`compile_for`)."""
 
     def __init__(self, fun: Callable, static_argnames: Sequence[str] = (),
                  static_argnums: Sequence[int] = (), name: str | None = None,
@@ -308,7 +299,7 @@ class Jitted:
         self.name = name or getattr(fun, "__qualname__", getattr(fun, "__name__", "function"))
         self.reader = reader or self.name
         self._signature = _python_signature(fun)
-        self._params = _positional_params(self._signature)
+        self.params = _positional_params(self._signature)
         self._by_keyword = frozenset(
             p.name for p in (self._signature.parameters.values() if self._signature else ())
             if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -316,12 +307,11 @@ class Jitted:
         self.static_names = frozenset(static_argnames) | frozenset(
             params[i] for i in static_argnums if i < len(params))
         self.traced_names = frozenset(traced_argnames)
-        self._forced_static = frozenset(i for i, p in enumerate(params)
+        self.forced_static = frozenset(i for i, p in enumerate(params)
                                         if p in self.static_names)
         # wrappers of one function share programs only when they trace it alike
         self.owner_key: Hashable = ("function", id(fun), self.name, roll, convert)
-        self._memo: dict[tuple, list[CacheRecord]] = {}
-        self._memo_generation = TRACE_CACHE.generation
+        self.memo = Memo(TRACE_CACHE.generation)    # fast keys -> records (see prepare.py)
         self._router_guards: tuple = ()     # what hits read beyond arguments (dispatch.GUARDS)
         self._last: tuple[bool, str | None, CacheRecord] | None = None
         self.last_reads: Reads | None = None
@@ -336,8 +326,8 @@ class Jitted:
 
     def arguments(self, args, kwargs) -> dict[str, Any]:
         """The call's arguments by parameter name (so that cache reasons name them)."""
-        if self._params is not None and not kwargs and len(args) == len(self._params):
-            return dict(zip(self._params, args, strict=True))
+        if self.params is not None and not kwargs and len(args) == len(self.params):
+            return dict(zip(self.params, args, strict=True))
         if self._signature is None:
             return {"args": list(args), "kwargs": dict(kwargs)}
         return dict(self._signature.bind(*args, **kwargs).arguments)
@@ -373,10 +363,10 @@ class Jitted:
     def _python_call(self, *args, **kwargs):
         if current_trace() is not None:     # inside another trace (grad(jit(f))): join it
             return self.call_with(self.arguments(args, kwargs))
-        call = self.prepare(args, kwargs)
+        call = prepare(self, args, kwargs)
         self._last = (call.hit, call.miss_reason, call.record)
         try:
-            return call.record.entry.run(call.leaves)
+            return call.run()
         except ValueError as err:
             if not getattr(err, "psc_plain_raises", False):
                 raise
@@ -388,68 +378,24 @@ class Jitted:
     def prepare(self, args: tuple, kwargs: dict | None = None, *, first: str = "first call",
                 progress: Callable[[str], None] | None = None, fall_back: bool = False,
                 count: bool = True) -> PreparedCall:
-        """The one door to the compiler, for `jit(f)(...)` and for the magic alike: the call
-        made ready to run. Its cache entry is found (by the fast key, else by its signature,
-        guards checked) or made now: traced, lowered and compiled, `progress(stage)` told of
-        each stage (see `compile_for`); `first` says why a first miss missed. With
-        `fall_back`, a call that cannot be compiled is not an error: the decision to run it as
-        plain Python is cached like a program and comes back in `fallback`, with the reason.
-        `count`: count a hit (a measurement's calls are not the user's). An argument that
-        cannot be traced nor be static raises TypeError."""
-        positional = self._positional(args, kwargs) if kwargs else args
-        found = None if positional is None else self.find_fast(positional)
-        if found is None:
-            return self._prepare_slow(args, kwargs or {}, positional, first, progress,
-                                      fall_back, count)
-        if count:
-            TRACE_CACHE.record_hit(found[0])
-        return _hit(*found)
+        """The call made ready to run, through the one door to the compiler (prepare.py)."""
+        return prepare(self, args, kwargs, first=first, progress=progress, fall_back=fall_back,
+                       count=count)
 
-    def _prepare_slow(self, args, kwargs, positional, first, progress, fall_back, count):
-        """`prepare` past the fast key: the full signature, its entries, or a new one."""
-        spec = self.spec(args, kwargs)
-        record, leaves, reason = self._find(spec, positional)
-        if record is not None:
-            if count:
-                TRACE_CACHE.record_hit(record)
-            return _hit(record, leaves)
-        if not fall_back:
-            record, reason = self._compile_for(spec, first, reason, progress)
-            call = PreparedCall(record, self._leaves_after_compile(record, spec), False, reason)
-        else:
-            call = self._compile_or_decide(spec, first, reason, progress)
-        self._remember(positional, spec)
-        return call
+    def find_fast(self, args) -> tuple[CacheRecord, Sequence] | None:
+        """The cache entry whose guards hold for a call with these positional arguments, by
+        the fast key; None when the fast path cannot tell."""
+        return find_fast(self, args)
 
-    def _compile_or_decide(self, spec: CallSpec, first: str, reason: str | None,
-                           progress) -> PreparedCall:
-        """A new entry for a caller that falls back: a compiled program, or the decision to
-        run the call as plain Python (cached under its signature, with the reason)."""
-        try:
-            record, reason = self._compile_for(spec, first, reason, progress)
-        except TraceError as err:
-            return _decided(self._remember_fallback(spec, err.explain()))
-        except (LoweringError, xla.XlaError) as err:
-            return _decided(self._remember_fallback(
-                spec, f"psc_jit could not compile {self.reader}: {err}"))
-        except Exception as err:  # the code's own error: plain Python will raise it for real
-            return _decided(self._remember_fallback(
-                spec, f"tracing raised {type(err).__name__}: {err}"))
-        try:
-            leaves = self._leaves_after_compile(record, spec)
-        except UnsupportedError as err:
-            return PreparedCall(record, None, False, reason, err.explain())
-        return PreparedCall(record, leaves, False, reason)
-
-    def _positional(self, args: tuple, kwargs: dict) -> tuple | None:
+    def positional(self, args: tuple, kwargs: dict) -> tuple | None:
         """The call's arguments in parameter order when the keywords given are exactly the
         parameters after the positional ones (so `f(x=a, y=b)` re-runs by the fast key as
         `f(a, b)` does); None when only binding the signature can tell."""
         if not kwargs:
             return args
-        if self._params is None:
+        if self.params is None:
             return None
-        rest = self._params[len(args):]
+        rest = self.params[len(args):]
         if len(rest) != len(kwargs) or not self._by_keyword.issuperset(rest):
             return None
         try:
@@ -457,56 +403,10 @@ class Jitted:
         except KeyError:
             return None
 
-    def find_fast(self, args) -> tuple[CacheRecord, Sequence] | None:
-        """The cache entry whose guards hold for a call with these positional arguments, by
-        the fast key; None when the fast path cannot tell."""
-        if self._params is None or len(args) != len(self._params):
-            return None
-        if self._memo_generation != TRACE_CACHE.generation:
-            self._memo.clear()
-            self._memo_generation = TRACE_CACHE.generation
-        key = fast_key(args, self._forced_static)
-        variants = self._memo.get(key) if key is not None else None
-        return None if variants is None else first_holding(variants, args)
-
-    def _find(self, spec: CallSpec, args=None) -> tuple[CacheRecord | None, Sequence | None,
-                                                        str | None]:
-        """(record, leaves, None) for the entry whose guards hold, or (None, None, why not)
-        when the signature has entries but none holds (None: it has none)."""
-        variants = TRACE_CACHE.variants(self.owner_key, spec.signature)
-        found = first_holding(variants, spec.leaves)
-        if found is not None:
-            self._remember(args, spec)
-            return found[0], found[1], None
-        if variants:
-            return None, None, variants[0].entry.reads.explain(spec.leaves) or \
-                "what the trace read changed"
-        return None, None, None
-
-    def _remember(self, args, spec: CallSpec) -> None:
-        """Let re-runs with these arguments find this signature's entries by the fast key."""
-        key = fast_key(args, self._forced_static) if args is not None and \
-            self._params is not None and len(args) == len(self._params) else None
-        if key is not None:
-            if len(self._memo) >= MEMO_SIZE:
-                self._memo.clear()
-            self._memo[key] = TRACE_CACHE.variants(self.owner_key, spec.signature)
-
-    @staticmethod
-    def _leaves_after_compile(record: CacheRecord, spec: CallSpec) -> list:
-        """The leaves to run a new entry with: its implicit inputs fetched again (as a re-run
-        would); an error when the trace itself changed what it read."""
-        extra = record.entry.reads.check(spec.leaves)
-        if extra is None:
-            raise UnsupportedError(
-                "running it changes what it reads: " + record.entry.reads.explain(spec.leaves),
-                None, "set such values before, not inside, the compiled code")
-        return list(spec.leaves) + extra
-
     # compiling -----------------------------------------------------------------------------
-    def _compile_for(self, spec: CallSpec, first: str = "first call",
-                     reason: str | None = None, progress: Callable[[str], None] | None = None
-                     ) -> tuple[CacheRecord, str]:
+    def compile_for(self, spec: CallSpec, first: str = "first call",
+                    reason: str | None = None, progress: Callable[[str], None] | None = None
+                    ) -> tuple[CacheRecord, str]:
         """Trace, lower and compile for this call's signature; cache it; say why it missed.
         `progress(stage)` hears "trace", "lower", "compile" and, while XLA compiles, how long it
         has been at it. An interrupt leaves the cache as it was."""
@@ -531,13 +431,6 @@ class Jitted:
                  ", ".join(f"{stage} {seconds * 1e3:.1f} ms"
                            for stage, seconds in compiled.timings.items()))
         return record, reason
-
-    def _remember_fallback(self, spec: CallSpec, reason: str) -> CacheRecord:
-        """Cache the decision to run this signature as plain Python (with the guards its
-        trace recorded before it stopped)."""
-        reads = self.last_reads or Reads()
-        return TRACE_CACHE.insert(self.owner_key, self.name, spec.signature,
-                                  Fallback(reason, reads), reads.describe())
 
     def _note_reads(self, reads: Reads) -> None:
         self.last_reads = reads
@@ -573,7 +466,7 @@ class Jitted:
     def compiled_call(self, args: tuple) -> PreparedCall:
         """`prepare` for a measurement (its hit not counted), which needs a compiled program:
         LookupError when the call runs as plain Python."""
-        call = self.prepare(args, count=False)
+        call = prepare(self, args, count=False)
         if call.fallback is not None or not isinstance(call.record.entry, Compiled):
             raise LookupError(f"{self.name} runs this call as plain Python: "
                               f"{call.fallback or call.record.entry.reason}")
@@ -586,53 +479,8 @@ class Jitted:
         return TRACE_CACHE.records(self.owner_key)
 
 
-class PreparedCall:
-    """One call made ready by `Jitted.prepare`: the cache record it runs (`record.entry`, a
-    `Compiled`, or a `Fallback` for a caller that falls back), the leaves to run it with, and
-    how it was found: a hit, or a miss and why (`miss_reason`). `fallback`, when not None, is
-    why the call runs as plain Python (then `leaves` is None)."""
-    __slots__ = ("record", "leaves", "hit", "miss_reason", "fallback")
-
-    def __init__(self, record: CacheRecord | None, leaves: Sequence | None, hit: bool,
-                 miss_reason: str | None = None, fallback: str | None = None):
-        self.record, self.leaves, self.hit = record, leaves, hit
-        self.miss_reason, self.fallback = miss_reason, fallback
-
-    @property
-    def compiled(self) -> Compiled | None:
-        """The compiled program the call runs (None when it runs as plain Python)."""
-        return self.record.entry if self.fallback is None else None
-
-    def run(self, marks: list | None = None):
-        """Run the compiled program with the call's leaves (see `Compiled.run`)."""
-        return self.record.entry.run(self.leaves, marks)
-
-
-def _hit(record: CacheRecord, leaves: Sequence) -> PreparedCall:
-    """A call whose cache entry was found: a compiled program, or a cached decision to run
-    it as plain Python."""
-    entry = record.entry
-    if type(entry) is Fallback:
-        return PreparedCall(record, None, True, None, entry.reason)
-    return PreparedCall(record, leaves, True)
-
-
-def _decided(record: CacheRecord) -> PreparedCall:
-    """A new cached decision to run a call as plain Python."""
-    return PreparedCall(record, None, False, None, record.entry.reason)
-
-
 def _silent(stage: str) -> None:
     """The default progress callback: tells no one."""
-
-
-def first_holding(variants: list[CacheRecord], leaves) -> tuple[CacheRecord, Sequence] | None:
-    """The first record whose guards hold for these leaves, and the leaves to run it with."""
-    for record in variants:
-        extra = record.entry.reads.check(leaves)
-        if extra is not None:
-            return record, ([*leaves, *extra] if extra else leaves)
-    return None
 
 
 def _positional_params(signature: inspect.Signature | None) -> tuple[str, ...] | None:
