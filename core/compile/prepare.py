@@ -67,9 +67,10 @@ def prepare(jitted, args: tuple, kwargs: dict | None = None, *, first: str = "fi
     if found is None:
         return _prepare_slow(jitted, args, kwargs or {}, positional, first, progress,
                              fall_back, count)
+    record, leaves = found
     if count:
-        TRACE_CACHE.record_hit(found[0])
-    return _hit(*found)
+        TRACE_CACHE.record_hit(record)
+    return _hit(record, leaves)
 
 
 def _prepare_slow(jitted, args, kwargs, positional, first, progress, fall_back, count):
@@ -176,7 +177,7 @@ def _hit(record: CacheRecord, leaves: Sequence) -> PreparedCall:
     entry = record.entry
     if type(entry) is Fallback:
         return PreparedCall(record, None, True, None, entry.reason)
-    return PreparedCall(record, leaves, True)
+    return PreparedCall(record, leaves, True, None, None)
 
 
 def _decided(record: CacheRecord) -> PreparedCall:
