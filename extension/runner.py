@@ -175,6 +175,12 @@ class CellRunner:
         call = self._prepare(program, values, identity, analysis, report)
         compiled = call.compiled
         report.signature = call.record.signature_text
+        timed = options.compare or (options.compare is None and not report.cache_hit
+                                    and options.grad is None)
+        # timed runs start where the cell's own run started: its inputs as they were before
+        before = dict(zip(program.inputs, values, strict=True))
+        if timed and compiled.mutates:
+            before = copy_inputs(before)
         self._progress("run")
         start = time.perf_counter()
         try:
@@ -192,13 +198,16 @@ class CellRunner:
         self.user_ns.update(outputs)
         replay_effects(effects, self.user_ns)
         self._fill_report(report, compiled, program)
-        if options.compare or (options.compare is None and not report.cache_hit
-                               and options.grad is None):
-            arguments = dict(zip(program.inputs, values, strict=True))
+        if timed:
             kept_objects = KeptObjects(self.user_ns[n] for n in written_names(effects)
                                        if n not in program.sinks and n in self.user_ns)
-            report.timings = self._compare(analysis, program, compiled, arguments,
-                                           call.leaves, report, options, kept_objects)
+            try:
+                report.timings = self._compare(analysis, program, compiled, before,
+                                               call.leaves, report, options, kept_objects)
+            except Exception as err:    # the cell ran and its results are written: a timing
+                log.warning("psc_jit could not time %s", report.name, exc_info=True)  # that
+                report.notes += (f"not timed: a timing run raised {type(err).__name__}: "   # fails
+                                 f"{err}",)                     # is told, never the cell's error
         return report, last
 
     def _prepare(self, program, values, identity, analysis, report):
