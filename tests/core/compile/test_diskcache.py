@@ -172,3 +172,10 @@ def test_two_processes_storing_at_once_leave_whole_entries_within_the_cap(tmp_pa
             assert entry is not None, f"{path.name} is not a whole entry"
             writer, step = entry.payload[:2]
             assert writer in (1, 2) and entry.payload == bytes([writer, step]) * 400
+
+
+def test_entries_name_the_installed_psc_jits_version():
+    from importlib import metadata
+
+    from psc_jit.core.compile.diskcache import PSC_JIT_VERSION
+    assert PSC_JIT_VERSION == metadata.version("psc_jit") == named("a" * 64).psc_jit
