@@ -179,3 +179,14 @@ def test_entries_name_the_installed_psc_jits_version():
 
     from psc_jit.core.compile.diskcache import PSC_JIT_VERSION
     assert PSC_JIT_VERSION == metadata.version("psc_jit") == named("a" * 64).psc_jit
+
+
+def test_an_entry_of_the_earlier_format_is_a_quiet_miss(tmp_path):
+    cache = fresh(tmp_path)
+    cache.store(named("e" * 64), b"payload", 1.0, False)
+    path = tmp_path / "cache" / ("e" * 64 + ".xla")
+    path.write_bytes(b"psc_jit executable 1\n" + path.read_bytes()[len(MAGIC):])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DiskCacheWarning)
+        assert cache.load(named("e" * 64)) is None
+    assert cache.errors == 0 and not path.exists()
