@@ -33,6 +33,7 @@ import struct
 import threading
 import time
 import warnings
+import weakref
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -169,6 +170,7 @@ class DiskCache:
         self._looked = False               # the setting was resolved and its directory checked
         self._candidate: Path | None = None     # the directory looked at last
         self._handle: int | None = None    # on the checked directory, when it is usable
+        self._close_handle: weakref.finalize | None = None
         self._problem: str | None = None   # why it is not
         self._warned: set[str] = set()
         self._lock = threading.RLock()
@@ -207,9 +209,9 @@ class DiskCache:
         return self._handle
 
     def _forget(self) -> None:
-        if self._handle is not None:
-            os.close(self._handle)
-        self._handle, self._problem, self._looked = None, None, False
+        if self._close_handle is not None:
+            self._close_handle()
+        self._handle, self._close_handle, self._problem, self._looked = None, None, None, False
 
     def _look(self) -> None:
         self._looked = True
@@ -222,10 +224,8 @@ class DiskCache:
         except privatedir.Refused as refused:
             self._problem = str(refused)
             self._warn(f"psc_jit's disk cache is off: {path}: {refused}")
-
-    def __del__(self):
-        with contextlib.suppress(Exception):
-            self._forget()
+        else:       # closed when forgotten, when the cache is collected, or at exit
+            self._close_handle = weakref.finalize(self, os.close, self._handle)
 
     # -- entries -------------------------------------------------------------------------------
     @_locked
