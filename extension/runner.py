@@ -22,6 +22,7 @@ from .core import (TRACE_CACHE, CallSpec, CellAnalysis, Compiled, DataDependentS
                    Timings, TraceError, UnsupportedError, XlaError, analyze_cell, cell_function,
                    KeptObjects, copy_inputs, effect_sinks, largest_difference, parse_cell,
                    replay_effects, sink_fits, time_runs, with_effects, written_names)
+from .core import SubclassArgument
 from .gradcell import gradient_cell, gradient_name, gradient_problem
 
 
@@ -217,6 +218,8 @@ class CellRunner:
         jitted = program.jitted
         try:
             spec = jitted.spec(tuple(values), {})
+        except SubclassArgument as err:     # (neither traced nor static: see its message)
+            raise _Fallback(str(err)) from err
         except TypeError as err:
             raise _Fallback(f"{err}; pass it with --static NAME or keep it out of the cell") \
                 from err

@@ -39,6 +39,7 @@ from .helper_sinks import helper_sink_names
 from .reads import FunctionInfo, guard_globals, is_user_function, item, load, recording_active
 from .rewrite import roll_loops
 from .python_types import isinstance_of, isscalar_of, type_of  # noqa: F401 (and call)
+from .subclasses import refuse_made_subclass, refuse_subclass_call
 from .seen import globals_refused, seen_arguments, vars_of  # noqa: F401 (converted code)
 
 RD = "__psc_rd"           # this module, in converted code
@@ -77,6 +78,7 @@ def call(fn, *args, **kwargs):
                                    recorder.source_of(args[0]) is not None else None)
     if reason is not None:
         raise UnsupportedError(reason, caller_source())
+    refuse_subclass_call(fn)
     if fn is np.isscalar:
         return isscalar_of(*args, **kwargs)
     make = traced_creator(fn)           # (np.asarray under another name: `f(x, like=None)`)
@@ -86,7 +88,9 @@ def call(fn, *args, **kwargs):
     made = converted(fn)
     if made is fn and is_user_function(getattr(fn, "__func__", fn)):
         guard_globals(getattr(fn, "__func__", fn))
-    return made(*args, **kwargs)
+    result = made(*args, **kwargs)
+    refuse_made_subclass(fn, result)
+    return result
 
 
 def _getattr(recorder, fn, obj, name: str, *default):

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ..numpy.subclasses import refuse_subclasses
 from ..tracing import Trace, Tracer, UnsupportedError, adopting, context_value, is_traced_value
 from .effects import (AttributeSnapshot, GlobalsSnapshot, WatchedDict, WatchedList,
                       is_psc_object, written_by_the_cell)
@@ -216,6 +217,7 @@ class Recorder:
         """The value the code should see for a value read through `source`."""
         if isinstance(value, Tracer):
             return value
+        refuse_subclasses((value,), source.text())
         if written_by_the_cell(value):
             raise UnsupportedError(f"{source.text()} is read, and the cell writes to it: "
                                    "compiled code cannot replay those writes before the read",
@@ -541,7 +543,10 @@ def attr(obj, name: str):
     source = recorder.source_of(obj)
     if source is None and not isinstance(obj, type) and _class_attribute(obj, name):
         source = recorder.source_of(type(obj))     # an object made by the traced code itself
-    return value if source is None else recorder.read(value, source.then("attr", name))
+    if source is None:
+        refuse_subclasses((value,), name)           # (`np.ma.masked`)
+        return value
+    return recorder.read(value, source.then("attr", name))
 
 
 def item(obj, key):
