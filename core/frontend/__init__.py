@@ -12,7 +12,7 @@ Modules, in the order a cell meets them:
     runtime.py         loop rolling, the helpers rewritten code calls at trace time (with
                        python_scalars.py, python_types.py, raising.py, unrolled.py)
     reads.py           what a trace reads from outside its arguments (with sources.py,
-                       seen.py, static_numbers.py, impure.py)
+                       seen.py, static_numbers.py, host_calls.py)
     effects.py         the trace's effects on the caller's Python objects (with
                        helper_sinks.py)
 

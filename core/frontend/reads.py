@@ -33,11 +33,11 @@ from typing import Any
 
 import numpy as np
 
-from ..numpy.subclasses import refuse_subclasses
 from ..tracing import Trace, Tracer, UnsupportedError, adopting, context_value, is_traced_value
 from .effects import (AttributeSnapshot, GlobalsSnapshot, WatchedDict, WatchedList,
                       is_psc_object, written_by_the_cell)
 from .helper_sinks import helper_sink
+from .refusals import outside_value_error, refuse, watching
 from .sources import (FETCH_ERRORS, Guard, ImplicitInput, Missing, Source, describe_key,
                       key_aval, modes_text, short_repr, strict_error_modes, value_key)
 
@@ -217,7 +217,7 @@ class Recorder:
         """The value the code should see for a value read through `source`."""
         if isinstance(value, Tracer):
             return value
-        refuse_subclasses((value,), source.text())
+        refuse(outside_value_error(value, source.text()))
         if written_by_the_cell(value):
             raise UnsupportedError(f"{source.text()} is read, and the cell writes to it: "
                                    "compiled code cannot replay those writes before the read",
@@ -495,7 +495,7 @@ def current_recorder() -> Recorder | None:
 
 @contextlib.contextmanager
 def recording(recorder: Recorder):
-    with context_value(_recorder, recorder), adopting(recorder.adopt):
+    with watching(), context_value(_recorder, recorder), adopting(recorder.adopt):
         yield recorder
 
 
@@ -544,7 +544,7 @@ def attr(obj, name: str):
     if source is None and not isinstance(obj, type) and _class_attribute(obj, name):
         source = recorder.source_of(type(obj))     # an object made by the traced code itself
     if source is None:
-        refuse_subclasses((value,), name)           # (`np.ma.masked`)
+        refuse(outside_value_error(value, name))    # (`np.ma.masked`, `os.environ`)
         return value
     return recorder.read(value, source.then("attr", name))
 
@@ -553,6 +553,8 @@ def item(obj, key):
     """`obj[key]` (a read)."""
     value = obj[key]
     recorder = _recorder.get()
+    if recorder is not None:                    # (`environ['HOME']`: the environment)
+        refuse(outside_value_error(obj, "the value subscripted"))
     if recorder is None or isinstance(obj, (Tracer, np.ndarray)) or isinstance(value, Tracer) \
             or not isinstance(key, (int, str, bytes, tuple)) or isinstance(key, bool):
         return value

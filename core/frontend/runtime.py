@@ -39,7 +39,7 @@ from .cell import is_cell_code
 from ..control.carry import (INDEX_AVAL, UNBOUND, UNBOUND_INDEX, CannotConvert, Slot, coerce, contains_tracer,
                     slot_of_static, to_pred)
 from ..control.loops import LoopSpec, carried_by_value, roll_loop
-from .subclasses import refuse_made_subclass, refuse_subclass_call
+from .refusals import call_watched, refuse_call
 from .python_scalars import python_scalar  # noqa: F401 (rewritten code calls it)
 from .raising import BranchRaised, RaiseAgain, assert_, error, raising  # noqa: F401 (and these)
 from .unrolled import note_unrolled, unroll_notes  # noqa: F401 (unroll_notes: the reports')
@@ -116,13 +116,9 @@ def create(fn, *args, **kwargs):
     ndarray made while tracing, `np.ma.array(...)`, is refused: see `subclasses`)."""
     if current_trace() is None:
         return fn(*args, **kwargs)
+    refuse_call(fn, args, kwargs)       # (a host call, a subclass: see `refusals`)
     make = traced_creator(fn)
-    if make is not None:
-        return make(*args, **kwargs)
-    refuse_subclass_call(fn)
-    made = fn(*args, **kwargs)
-    refuse_made_subclass(fn, made)
-    return made
+    return make(*args, **kwargs) if make is not None else call_watched(fn, fn, args, kwargs)
 
 
 def is_traced(pred) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..numpy.subclasses import plain_base, refuse_subclasses, subclass_type_message
+from ..numpy.subclasses import plain_base, subclass_error, subclass_type_message
 from ..tracing import UnsupportedError, caller_source
 
 # NumPy's functions that make a subclass of ndarray, by module (or by the function itself),
@@ -44,16 +44,19 @@ def subclass_made_by(fn) -> tuple[type, str] | None:
     return None if found is None else (found[0], found[1] + getattr(fn, "__name__", "?"))
 
 
-def refuse_subclass_call(fn) -> None:
-    """Refuse a call that makes a subclass of ndarray, before it runs."""
+def subclass_call_error(fn) -> UnsupportedError | None:
+    """The error refusing a call that makes a subclass of ndarray, before it runs (None:
+    fn is not known to make one)."""
     made = subclass_made_by(fn)
-    if made is not None:
-        message, hint = subclass_type_message(made[0], np.ndarray, f"what {made[1]}(...) makes")
-        raise UnsupportedError(message, caller_source(), hint)
+    if made is None:
+        return None
+    message, hint = subclass_type_message(made[0], np.ndarray, f"what {made[1]}(...) makes")
+    return UnsupportedError(message, caller_source(), hint)
 
 
-def refuse_made_subclass(fn, value) -> None:
-    """Refuse the value a call made when it is of a subclass (`tracing.plain_base`)."""
-    if plain_base(value) is not None:
-        name = getattr(fn, "__qualname__", getattr(fn, "__name__", "a call"))
-        refuse_subclasses((value,), f"what {name}(...) returns")
+def made_subclass_error(fn, value) -> UnsupportedError | None:
+    """The error refusing the value a call made when it is of a subclass (None: it is not)."""
+    if plain_base(value) is None:
+        return None
+    name = getattr(fn, "__qualname__", getattr(fn, "__name__", "a call"))
+    return subclass_error(value, f"what {name}(...) returns")

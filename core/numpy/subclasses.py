@@ -69,9 +69,17 @@ def refuse_subclasses(values, what: str = "an operand") -> None:
     """UnsupportedError at the user's line when one of values is of a subclass that tracing
     would take as its plain base (`plain_base`)."""
     for value in values:
-        if plain_base(value) is not None:
-            message, hint = subclass_message(value, what)
-            raise UnsupportedError(message, caller_source(), hint)
+        error = subclass_error(value, what)
+        if error is not None:
+            raise error
+
+
+def subclass_error(value, what: str) -> UnsupportedError | None:
+    """The error refusing a value of a subclass at the user's line (None: not one)."""
+    if plain_base(value) is None:
+        return None
+    message, hint = subclass_message(value, what)
+    return UnsupportedError(message, caller_source(), hint)
 
 
 def refuse_subclass_types(types) -> None:
