@@ -44,8 +44,8 @@ OS = "it asks the operating system, whose answer can change between runs; "
 CLOCK = "it reads the clock; "
 ENVIRONMENT = "it reads the process environment (os.environ), which can change between runs; "
 SETTING = "it sets or reads a global setting, which a re-run of compiled code would not; "
-PRINT_OPTIONS = ("formatting an array reads NumPy's print options (np.set_printoptions), "
-                 "which can change between runs; ")
+PRINT_OPTIONS = ("it formats an array or a NumPy scalar, which reads NumPy's print options "
+                 "(np.set_printoptions), and those can change between runs; ")
 DRAW = "it draws a new value on every call; "
 OUTPUT = "it writes output on every run, which compiled code would do only once; "
 OUTSIDE = "do it outside the cell (before it, or after it with the cell's results)"
@@ -103,6 +103,7 @@ _BY_IDENTITY = _identity_table()
 def host_call_reason(fn, args=(), kwargs=None) -> str | None:
     """Why calling fn(*args, **kwargs) is a host call: its result or effect can change between
     runs with equal inputs (None: it cannot, as far as psc_jit knows)."""
+    fn = getattr(fn, "__wrapped__", fn)     # (IPython's `open`, a functools.wraps wrapper)
     try:
         known = _BY_IDENTITY.get(fn)
     except TypeError:                   # (an unhashable callable)
