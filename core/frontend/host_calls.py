@@ -31,7 +31,6 @@ import logging
 import os
 import pathlib
 import random
-import sys
 import types
 import warnings
 
@@ -239,7 +238,7 @@ NEXT_FROM_OUTSIDE = ("next() advances an iterator from outside the traced code, 
 
 # -- the audit events of calls made inside libraries -------------------------------------------
 
-_EVENT_PREFIXES = ("os.", "shutil.", "glob.", "subprocess.", "socket.", "urllib.", "http.",
+EVENT_PREFIXES = ("open", "os.", "shutil.", "glob.", "subprocess.", "socket.", "urllib.", "http.",
                    "ftplib.", "smtplib.", "sqlite3.", "tempfile.", "webbrowser.", "mmap.",
                    "pathlib.Path.", "time.sleep")
 _SOURCE_SUFFIXES = (".py", ".pyc", ".pyi", ".so", ".pyd", ".pth")
@@ -257,18 +256,8 @@ def host_event_reason(event: str, args: tuple) -> str | None:
             return None
         return f"opens the file {name}, whose contents can change between runs; read it " \
                "before the cell and pass the values"
-    if event.startswith(_EVENT_PREFIXES):
+    if event.startswith(EVENT_PREFIXES):
         return f"asks the operating system ({event}), whose answer can change between runs; " \
                + OUTSIDE
     return None
 
-
-def watch_audit_events(hook) -> None:
-    """Install `hook(event, args)` as an audit hook, once per process (hooks cannot be
-    removed; it returns at once when nothing is being traced)."""
-    if hook not in _INSTALLED:
-        sys.addaudithook(hook)
-        _INSTALLED.append(hook)
-
-
-_INSTALLED: list = []

@@ -1,8 +1,10 @@
 """Refusals that must stand: a host call (`host_calls`) or a value of a subclass
 (`numpy.subclasses`) found while tracing fails the trace even when the traced code catches
 the error (`try: k = read_k() except Exception: k = 1.0` would otherwise compile the except
-branch), and even when the call is made inside a library, which Python's audit hooks report
-(`sys.addaudithook`: a file opened by `configparser`, a directory listed).
+branch), and even when the call is made inside a library, which Python's audit events report
+(a file opened by `configparser`, a directory listed), through a hook in C that passes on only
+those events and only while a trace is watched (`_audit_events.c`; without the C module, host
+calls are found by the function called alone).
 
 `watching()` holds this state for one trace (`reads.recording` enters it); `sticky(error)`
 keeps an error to raise again when the trace ends; the audit hook notes a library's host
@@ -18,8 +20,8 @@ from dataclasses import dataclass
 
 from ..numpy.subclasses import subclass_error
 from ..tracing import UnsupportedError, caller_source, context_value
-from .host_calls import (call_label, host_call_reason, host_event_reason, host_value_reason,
-                         watch_audit_events)
+from .host_calls import (EVENT_PREFIXES, call_label, host_call_reason, host_event_reason,
+                         host_value_reason)
 from .subclasses import made_subclass_error, subclass_call_error
 
 
@@ -35,13 +37,26 @@ _watch: contextvars.ContextVar[Watch | None] = contextvars.ContextVar("psc_jit_r
                                                                        default=None)
 
 
+try:        # core/frontend/_audit_events.c, when it was built
+    from . import _audit_events
+except ImportError:
+    _audit_events = None
+
+
 @contextlib.contextmanager
 def watching():
-    """The refusals of one trace: on a normal exit, the first kept one is raised."""
-    watch_audit_events(_audit_hook)
+    """The refusals of one trace: on a normal exit, the first kept one is raised. While it
+    is watched, the audit events of host calls reach `_audit_hook` (filtered in C)."""
     watch = Watch()
-    with context_value(_watch, watch):
-        yield watch
+    if _audit_events is not None:
+        _audit_events.watch(_audit_hook, EVENT_PREFIXES)
+        _audit_events.count(1)
+    try:
+        with context_value(_watch, watch):
+            yield watch
+    finally:
+        if _audit_events is not None:
+            _audit_events.count(-1)
     if watch.refused is not None:       # (the traced code caught it: the trace still fails)
         raise watch.refused
 
