@@ -186,14 +186,20 @@ def _argument_reason(fn, args, kwargs) -> str | None:
     values = (*args, *kwargs.values())
     if any(isinstance(v, io.IOBase) for v in values):
         return FILES + OUTSIDE
-    if any(fn is f for f in _FORMATTERS) and any(isinstance(v, (np.ndarray, np.generic, Tracer))
-                                                for v in values):
+    if any(fn is f for f in _FORMATTERS) and any(_formatted_by_numpy(v) for v in values):
         return PRINT_OPTIONS + "format it after the cell"
     if any(_names_the_clock(v) for v in values) and (
             fn is np.datetime64 or any(_is_datetime_dtype(v) for v in values)):
         return CLOCK + "a datetime64 of 'now' or 'today' is the time of the run; read it " \
             "before the cell and pass it in"
     return None
+
+
+def _formatted_by_numpy(value) -> bool:
+    """An array or NumPy scalar (traced or not), whose text NumPy's print options decide; not
+    a Python number (a traced one's text is Python's)."""
+    return isinstance(value, (np.ndarray, np.generic)) or \
+        isinstance(value, Tracer) and value.kind != "python"
 
 
 def _names_the_clock(value, depth: int = 2) -> bool:

@@ -237,6 +237,24 @@ def test_pure_calls_next_to_host_calls_still_compile(shell):
     assert shell.user_ns["name"] == "a/b" and shell.user_ns["label"] == "3"
 
 
+K = 2.5
+
+
+def text_of_a_float(x):
+    return x * len(str(K))
+
+
+def test_the_text_of_a_python_float_is_no_host_call():
+    """str() of a Python float is Python's own text (no print options): it compiles, the
+    float read as a guarded value."""
+    f = jit(text_of_a_float)
+    np.testing.assert_array_equal(f(np.ones(2)), text_of_a_float(np.ones(2)))
+    global K
+    K = 12.25
+    np.testing.assert_array_equal(f(np.ones(2)), text_of_a_float(np.ones(2)))
+    K = 2.5
+
+
 def reads_a_file(p):
     return np.genfromtxt(p) * 2
 
