@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import builtins
 import datetime
+import inspect
 import io
 import logging
 import os
@@ -36,7 +37,7 @@ import warnings
 
 import numpy as np
 
-from ..tracing import Tracer, UnsupportedError, caller_source
+from ..tracing import Tracer
 
 FILES = "it reads or writes a file, whose contents can change between runs; "
 OS = "it asks the operating system, whose answer can change between runs; "
@@ -102,7 +103,8 @@ _BY_IDENTITY = _identity_table()
 def host_call_reason(fn, args=(), kwargs=None) -> str | None:
     """Why calling fn(*args, **kwargs) is a host call: its result or effect can change between
     runs with equal inputs (None: it cannot, as far as psc_jit knows)."""
-    fn = getattr(fn, "__wrapped__", fn)     # (IPython's `open`, a functools.wraps wrapper)
+    wrapped = inspect.getattr_static(fn, "__wrapped__", None)
+    fn = wrapped if callable(wrapped) else fn    # (IPython's `open`: functools.wraps of open)
     try:
         known = _BY_IDENTITY.get(fn)
     except TypeError:                   # (an unhashable callable)
@@ -223,12 +225,6 @@ def _is_datetime_dtype(value) -> bool:
         return False
 
 
-def host_call_error(fn, args=(), kwargs=None) -> UnsupportedError | None:
-    """The error refusing a host call at the user's line (None: fn is not one)."""
-    reason = host_call_reason(fn, args, kwargs)
-    return None if reason is None else UnsupportedError(reason, caller_source())
-
-
 def host_value_reason(value) -> str | None:
     """Why a value read from outside traced code is a host read (None: it is not): the
     process environment, whose items can change between runs without a guard seeing it."""
@@ -244,9 +240,9 @@ NEXT_FROM_OUTSIDE = ("next() advances an iterator from outside the traced code, 
 
 # -- the audit events of calls made inside libraries -------------------------------------------
 
-EVENT_PREFIXES = ("open", "os.", "shutil.", "glob.", "subprocess.", "socket.", "urllib.", "http.",
-                   "ftplib.", "smtplib.", "sqlite3.", "tempfile.", "webbrowser.", "mmap.",
-                   "pathlib.Path.", "time.sleep")
+EVENT_PREFIXES = ("open", "os.", "shutil.", "glob.", "subprocess.", "socket.", "urllib.",
+                  "http.", "ftplib.", "smtplib.", "sqlite3.", "tempfile.", "webbrowser.", "mmap.",
+                  "pathlib.Path.", "time.sleep")
 _SOURCE_SUFFIXES = (".py", ".pyc", ".pyi", ".so", ".pyd", ".pth")
 
 
