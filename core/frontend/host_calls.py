@@ -198,10 +198,11 @@ def _argument_reason(fn, args, kwargs) -> str | None:
 
 
 def _formatted_by_numpy(value) -> bool:
-    """An array or NumPy scalar (traced or not), whose text NumPy's print options decide; not
-    a Python number (a traced one's text is Python's)."""
-    return isinstance(value, (np.ndarray, np.generic)) or \
-        isinstance(value, Tracer) and value.kind != "python"
+    """An array or NumPy scalar whose text NumPy's print options decide: a concrete one, or a
+    traced one whose value is known at trace time (one that is not has no text to give: it
+    refuses by itself, naming the line); not a Python number, whose text is Python's."""
+    return isinstance(value, (np.ndarray, np.generic)) or isinstance(value, Tracer) and \
+        value.kind != "python" and value.known_value() is not None
 
 
 def _names_the_clock(value, depth: int = 2) -> bool:
