@@ -3,10 +3,12 @@
  *
  * An audit hook cannot be removed once added, and Python raises an event for every call of
  * `id()`, `sys._getframe()` and `object.__getattr__` of some types: a hook written in Python
- * made `id()` 20 times slower in the whole process, for good. This hook is C: it returns at
- * once unless a trace is being watched (`watching`, a count) and the event's name starts with
- * one of the prefixes it was given ("open", "os.", "subprocess.", ...); only then does it
- * call the Python callback (frontend/refusals.py), which may raise to refuse the operation. */
+ * added 150-400 ns to every `id()` in the whole process, for good (against about 60 without
+ * a hook; CPython builds each event's arguments for any hook, which costs this one 40-60).
+ * This hook is C: it returns at once unless a trace is being watched (`watching`, a count)
+ * and the event's name starts with one of the prefixes it was given ("open", "os.",
+ * "subprocess.", ...); only then does it call the Python callback (frontend/refusals.py),
+ * which may raise to refuse the operation. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <string.h>
