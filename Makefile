@@ -27,7 +27,8 @@ $(PY):
 	  "on Debian/Ubuntu install it with: apt-get install python3-venv" >&2; exit 1; }
 
 $(INSTALLED): pyproject.toml setup.py core/compile/_host_memory.c core/compile/_blas_calls.c \
-		core/compile/_host_kernels.c core/compile/_ffi_handler.h | $(PY)
+		core/compile/_host_kernels.c core/compile/_ffi_handler.h \
+		core/frontend/_audit_events.c | $(PY)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,browser]'
 	@touch $@
 

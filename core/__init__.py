@@ -41,7 +41,7 @@ from .compile.prepare import Fallback, PreparedCall
 from .compile.kernels import FusionModel, Kernel, SourceLine, parse_optimized_hlo
 from .compile.profile import KernelTimes, profile_call
 from .compile.report import CallBreakdown, RunReport, Timings
-from .compile.signature import CallSpec
+from .compile.signature import CallSpec, SubclassArgument
 from .compile.timing import KeptArrays, copy_inputs, largest_difference, time_runs
 from .compile.units import fmt_bytes, fmt_count, fmt_seconds, fmt_speedup
 from .compile.xla import XlaError
@@ -68,6 +68,7 @@ from .typecheck import GraphTypeError, check_graph
 __all__ = [
     "jit", "Jitted", "Traced", "Lowered", "Compiled", "CallSpec", "CallReport", "Fallback",
     "PreparedCall",
+    "SubclassArgument",
     "fori_loop", "while_loop", "cond", "switch", "scan",
     "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "vmap",
     "TraceError", "ConcretizationError", "UnsupportedError", "DataDependentShapeError",

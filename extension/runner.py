@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .core import (TRACE_CACHE, CellAnalysis, Compiled, DataDependentShapeError, Jitted,
-                   KeptArrays, KernelTimes, RunReport, Sink, Timings, analyze_cell, cell_function,
-                   KeptObjects, copy_inputs, effect_sinks, largest_difference, parse_cell,
-                   replay_effects, sink_fits, time_runs, with_effects, written_names)
+                   KeptArrays, KernelTimes, RunReport, Sink, SubclassArgument, Timings,
+                   analyze_cell, cell_function, KeptObjects, copy_inputs, effect_sinks,
+                   largest_difference, parse_cell, replay_effects, sink_fits, time_runs,
+                   with_effects, written_names)
 from .gradcell import gradient_cell, gradient_name, gradient_problem
 
 
@@ -220,6 +221,8 @@ class CellRunner:
         try:
             call = program.jitted.prepare(values, first=first, progress=self._progress,
                                           fall_back=True)
+        except SubclassArgument as err:     # (neither traced nor static: see its message)
+            raise _Fallback(str(err)) from err
         except TypeError as err:
             raise _Fallback(f"{err}; pass it with --static NAME or keep it out of the cell") \
                 from err

@@ -94,11 +94,9 @@ def platform() -> str:
     return _client(False).platform
 
 
-# XLA options beyond jaxlib's defaults: none. XLA:CPU's copy insertion by region analysis
-# (`xla_cpu_copy_insertion_use_region_analysis`) once saved a copy of a whole array per pass
-# of a loop reading an element the last pass wrote, but with jaxlib 0.10.2 it miscompiles
-# nested loops: an inner loop reading the outer loop's index saw the next pass's value
-# (`for i: for j: M[i, j] = i + j` gave i + j + 1; tests/core/compile/test_xla_loops.py).
+# XLA options beyond jaxlib's defaults: none (`xla_cpu_copy_insertion_use_region_analysis`
+# saved a loop's array copies, but with jaxlib 0.10.2 it miscompiles nested loops: an inner
+# loop read its outer index one pass ahead; tests/core/compile/test_xla_loops.py).
 COMPILE_OVERRIDES: tuple[tuple[str, object], ...] = ()
 
 

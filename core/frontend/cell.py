@@ -32,7 +32,6 @@ _IMPURE_MODULE_PREFIXES = {     # the first that matches gives the reason
                  "(rng = np.random.default_rng(seed); r = rng.standard_normal(shape))",
     "numpy.random": "the global random state is a side effect; draw the numbers before the cell",
     "time": "time.* reads the clock; time the cell from outside (psc_jit's Timing tab does)",
-    "os": "os.* talks to the operating system; do it outside the cell",
     "plt": "plotting is a side effect; plot after the cell",
     "np.save": "np.save writes a file; save after the cell",
     "np.load": "np.load reads a file; load before the cell",
