@@ -111,7 +111,7 @@ target = rng.standard_normal((128, 10))"""),
     ("code", MLP),
     ("code", """\
 report = psc_jit.last_report()
-[(k.name, k.kind, k.bytes_estimate, k.flops_estimate) for k in report.kernels.kernels]"""),
+[(k.name, k.kind, k.bytes_estimate, k.flops) for k in report.kernels.kernels]"""),
     ("markdown", """\
 ## A loop
 

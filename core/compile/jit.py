@@ -124,8 +124,19 @@ class Compiled:
         return self._hlo_text
 
     def cost_analysis(self) -> dict[str, float]:
+        """XLA's cost analysis of the executable (bytes accessed, ...), with `flops` and
+        `transcendentals` the sums of its kernels' (`kernels`: each kernel counted alone by
+        XLA, psc_jit's custom calls by their shapes, loops by their iterations), which the
+        whole-executable count gets wrong for those; `flops` is absent when a loop's
+        iterations are not known before it runs."""
         if self._cost is None:
-            self._cost = self.executable.cost_analysis()
+            cost = self.executable.cost_analysis()
+            cost.pop("flops", None)
+            flops = self.kernels.flops
+            if flops is not None:
+                cost["flops"] = flops
+            cost["transcendentals"] = float(sum(k.transcendentals for k in self.kernels.kernels))
+            self._cost = cost
         return dict(self._cost)
 
     def memory_stats(self):
@@ -135,7 +146,7 @@ class Compiled:
     def kernels(self):
         """The fused kernels (psc_jit.core.kernels.FusionModel) of the optimized module."""
         if self._kernels is None:
-            self._kernels = parse_optimized_hlo(self.as_text())
+            self._kernels = parse_optimized_hlo(self.as_text(), xla.module_cost)
         return self._kernels
 
     @functools.cached_property

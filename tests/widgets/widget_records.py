@@ -69,7 +69,7 @@ def loop_graph() -> Graph:
 def kernel(name, kind, labels, bytes_estimate, body=(), lines=(2,), flops=8):
     return Kernel(name=name, kind=kind, shape="f64[4]", fused_ops=("sine", "multiply"),
                   eqn_labels=labels, source_lines=tuple(SourceLine(CELL, n, 4) for n in lines),
-                  operand_shapes=("f64[4]",), bytes_estimate=bytes_estimate, flops_estimate=flops,
+                  operand_shapes=("f64[4]",), bytes_estimate=bytes_estimate, flops=flops,
                   body=body)
 
 
