@@ -1,9 +1,10 @@
 """What the explorer highlights when a kernel, a source line or a search is chosen.
 
 Pure functions of a RunReport: a choice becomes a `Highlight` (the IR equations, the kernels
-and the cell lines that belong together), which the renderers draw. Equations, kernels and
-lines are linked through the kernels' equation labels and source lines (from XLA's op
-metadata) and the equations' own source locations.
+and the cell lines that belong together). Equations, kernels and lines are linked through the
+kernels' equation labels and source lines (from XLA's op metadata) and the equations' own
+source locations. The page's script makes the same choices in the browser from `page_data`,
+which holds these highlights for every kernel, line and equation.
 """
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from .graph_dot import eqn_node_id
 from .kernel_dot import kernel_labels
-from .source import kernels_by_cost, measured_times
-from .units import fmt_bytes, fmt_count
+from .source import kernel_index, kernel_seconds
+from .units import fmt_seconds
 
-__all__ = ["Highlight", "for_kernel", "for_line", "for_query", "kernel_choices", "line_choices"]
+__all__ = ["Highlight", "for_kernel", "for_line", "for_query", "page_data"]
 
 
 @dataclass(frozen=True)
@@ -140,26 +142,32 @@ def _for_label(report, label: str) -> Highlight:
 
 
 # ---------------------------------------------------------------------------------------------
-# The options the explorer's lists offer
+# The same choices, made in the browser: the page's data
 # ---------------------------------------------------------------------------------------------
 
-def kernel_choices(report, sort_by: str = "bytes") -> list[tuple[str, str]]:
-    """(option text, kernel name), costliest first: `add_tanh_fusion · loop · 4.7 KiB · 600
-    flop` (the text stays the same from run to run: measured times are in the table, and
-    `sort_by="time"` orders by them)."""
-    if report.kernels is None:
-        return []
-    return [(f"{k.name} · {k.kind} · {fmt_bytes(k.bytes_estimate)} · "
-             f"{fmt_count(k.flops_estimate, 'flop')}", k.name)
-            for k in kernels_by_cost(report.kernels, sort_by, measured_times(report))]
+def _choice(highlight: Highlight, index: dict[str, int]) -> dict[str, Any]:
+    return {"kernels": sorted(index[name] for name in highlight.kernels if name in index),
+            "nodes": sorted({eqn_node_id(label) for label in highlight.labels}),
+            "lines": sorted(highlight.lines)}
 
 
-def line_choices(report, width: int = 60) -> list[tuple[str, int]]:
-    """(option text, line number) for each non-blank line of the cell."""
+def page_data(report) -> dict[str, Any]:
+    """What the page's script needs to highlight without Python: for each kernel (by index),
+    each cell line and each equation node, the kernels, equation nodes and lines that go with
+    it (the same `Highlight`s as `for_kernel`, `for_line` and a search for the label), and
+    the words a search matches."""
+    index = kernel_index(report)
+    seconds = kernel_seconds(report) or {}
+    kernels = []
+    for kernel in _kernels(report):
+        taken = seconds.get(kernel.name)
+        kernels.append({"name": kernel.name, **_choice(for_kernel(report, kernel.name), index),
+                        "words": [kernel.name, kernel.kind, *dict.fromkeys(kernel.fused_ops)],
+                        "time": f"{fmt_seconds(taken)} of the median" if taken else None})
     numbered = enumerate(report.source.splitlines(), report.line_offset + 1)
-    return [(f"{number:>3}  {_clip(text.strip(), width)}", number)
-            for number, text in numbered if text.strip()]
-
-
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[:width - 1] + "…"
+    lines = {str(number): _choice(for_line(report, number), index)
+             for number, text in numbered if text.strip()}
+    labels = report.graph.labels().values() if report.graph is not None else ()
+    nodes = {eqn_node_id(label): {"label": label, **_choice(_for_label(report, label), index)}
+             for label in labels}
+    return {"name": report.name, "kernels": kernels, "lines": lines, "nodes": nodes}

@@ -6,18 +6,20 @@ and `svg_or_hint` shows that note in place of the drawing, so every other view s
 """
 from __future__ import annotations
 
-import functools
+import concurrent.futures
 import re
 import shutil
 import subprocess
+from collections import OrderedDict
 
 import graphviz
 from graphviz.backend import dot_command, execute
 
 from .markup import notice_html
+from .units import fmt_seconds
 
-__all__ = ["DotMissing", "dot_to_svg", "scale_svg", "svg_pane", "svg_or_hint", "INSTALL_HINT",
-           "LAYOUT_TIMEOUT_SECONDS"]
+__all__ = ["DotMissing", "dot_to_svg", "lay_out", "scale_svg", "svg_pane", "svg_or_hint",
+           "INSTALL_HINT", "LAYOUT_TIMEOUT_SECONDS", "LAYOUT_SECONDS"]
 
 
 INSTALL_HINT = (
@@ -35,30 +37,62 @@ class DotMissing(RuntimeError):
 
 
 LAYOUT_TIMEOUT_SECONDS = 60.0
+# A report's drawings get this long each; past it the page shows a simpler view instead.
+LAYOUT_SECONDS = 4.0
+LAYOUTS_KEPT = 64
 
 
 def dot_to_svg(dot: str, timeout: float = LAYOUT_TIMEOUT_SECONDS) -> str:
     """Lay out DOT with Graphviz's `dot` program; the `<svg>` element, ready to inline.
-    Layouts are cached by DOT text (re-highlighting the same graph is instant)."""
+    Layouts are cached by DOT text, and so are layouts that failed or took too long (a re-run
+    of a cell shows its last layout at once, or its simpler view)."""
     if shutil.which("dot") is None:     # asked before the cache: a layout made earlier must
         raise DotMissing()              # not hide that `dot` has gone from the PATH
-    return _layout(dot, timeout)
+    key = (dot, timeout)
+    found = _LAYOUTS.get(key)
+    if found is None:
+        found = _layout(dot, timeout)
+        _LAYOUTS[key] = found
+        while len(_LAYOUTS) > LAYOUTS_KEPT:
+            _LAYOUTS.popitem(last=False)
+    else:
+        _LAYOUTS.move_to_end(key)
+    if isinstance(found, DotMissing):
+        raise found
+    return found
 
 
-@functools.lru_cache(maxsize=64)
-def _layout(dot: str, timeout: float) -> str:
+_LAYOUTS: OrderedDict[tuple[str, float], str | DotMissing] = OrderedDict()
+
+
+def lay_out(dots: dict[str, str], limit: float = LAYOUT_SECONDS) -> dict[str, str | DotMissing]:
+    """Several drawings at once, each by its own `dot` process (two at a time) within `limit`
+    seconds: name -> the SVG, or why there is none (cached like `dot_to_svg`)."""
+    def one(dot: str) -> str | DotMissing:
+        try:
+            return dot_to_svg(dot, limit)
+        except DotMissing as error:
+            return error
+    if len(dots) <= 1:
+        return {name: one(dot) for name, dot in dots.items()}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {name: pool.submit(one, dot) for name, dot in dots.items()}
+        return {name: future.result() for name, future in futures.items()}
+
+
+def _layout(dot: str, timeout: float) -> str | DotMissing:
     try:
         svg = _pipe_svg(dot, timeout)
-    except graphviz.ExecutableNotFound as error:
-        raise DotMissing() from error
-    except subprocess.TimeoutExpired as error:
-        raise DotMissing(hint=f"Graphviz took longer than {timeout:.0f} s to lay out this "
-                         "graph; collapse loops or kernels, or read the Text tab.") from error
+    except graphviz.ExecutableNotFound:
+        return DotMissing()
+    except subprocess.TimeoutExpired:
+        return DotMissing(hint=f"Graphviz took longer than {fmt_seconds(timeout)} to lay out "
+                          "this graph")
     except graphviz.CalledProcessError as error:
-        raise DotMissing(hint="Graphviz could not lay out this graph: "
-                         + (error.stderr or "").strip()[:300]) from error
+        return DotMissing(hint="Graphviz could not lay out this graph: "
+                          + (error.stderr or "").strip()[:300])
     except OSError as error:
-        raise DotMissing(str(error)) from error
+        return DotMissing(str(error))
     return svg[svg.find("<svg"):]
 
 

@@ -156,9 +156,12 @@ class Compiled:
 
     @property
     def timings(self) -> dict[str, float]:
-        last = "load from disk" if self.from_disk is not None else "compile"
+        if self.from_disk is not None:      # one figure for the load, where it is told
+            last, seconds = "load from disk", self.from_disk.load_seconds
+        else:
+            last, seconds = "compile", self.compile_seconds
         return {"trace": self.lowered.traced.result.trace_seconds,
-                "lower": self.lowered.lower_seconds, last: self.compile_seconds}
+                "lower": self.lowered.lower_seconds, last: seconds}
 
     @functools.cached_property
     def reads(self) -> Reads:
