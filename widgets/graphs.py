@@ -6,14 +6,15 @@ re-run that hits shows the last layout at once)."""
 from __future__ import annotations
 
 import re
+import shutil
 from typing import Any
 
 from psc_jit.core.ir import Graph
 
 from .graph_dot import STEP_PRIMITIVES, eqn_node_id, graph_to_dot
 from .kernel_dot import kernel_class, kernel_colours, kernel_labels, kernels_to_dot
-from .source import kernel_index
-from .svg import lay_out
+from .source import kernel_index, per_program
+from .svg import DotMissing, lay_out
 
 __all__ = ["ir_dot", "fused_dot", "input_names", "cell_lines", "too_big_to_draw",
            "MAX_DRAWN_EQUATIONS", "report_drawings", "step_count", "DRAWINGS", "node_ids",
@@ -82,19 +83,31 @@ def step_count(report) -> int:
 
 def report_drawings(report) -> dict[str, Any]:
     """name (of DRAWINGS) -> its SVG, or the `DotMissing` saying why there is none, or a
-    reason in words (a graph too big to draw). Laid out together, within the time limit."""
-    dots, drawn = {}, {}
+    reason in words (a graph too big to draw). Laid out together, within the time limit;
+    their DOT is made once per program (`svg` caches the layouts by DOT text)."""
+    dots = per_program(report, "dots", _dots, report.signature, tuple(report.outputs),
+                       report.source, report.line_offset)
+    if shutil.which("dot") is None:
+        return {name: DotMissing() for name in dots} | {
+            name: text for name, text in dots.items() if not text.startswith("digraph")}
+    drawn = {name: text for name, text in dots.items() if not text.startswith("digraph")}
+    return {**drawn, **lay_out({name: text for name, text in dots.items() if name not in drawn})}
+
+
+def _dots(report) -> dict[str, str]:
+    """name -> the drawing's DOT, or why it is not drawn (a reason in words)."""
+    dots = {}
     if report.kernels is not None:
         dots["kernels"] = fused_dot(report)
     if report.graph is not None:
         if too_big_to_draw(report):
-            drawn["graph"] = (f"The traced graph has {report.n_primitives:,} equations, too many "
-                              "to draw; the Text tab lists them.")
+            dots["graph"] = (f"The traced graph has {report.n_primitives:,} equations, too many "
+                             "to draw; the Text tab lists them.")
         else:
             dots["graph"] = ir_dot(report, hide_steps=True)
             if step_count(report):
                 dots["graph with steps"] = ir_dot(report)
-    return {**drawn, **lay_out(dots)}
+    return dots
 
 
 _TRACED_LEAF = re.compile(r"(?:^|, )([^\s:,]+): (\w+~?\[[\d,]*\])(?= \((?:NumPy|Python) "

@@ -14,7 +14,7 @@ from typing import Any, Iterable
 
 from .graph_dot import eqn_node_id
 from .kernel_dot import kernel_labels
-from .source import kernel_index, kernel_seconds
+from .source import kernel_index, kernel_seconds, links
 from .units import fmt_seconds
 
 __all__ = ["Highlight", "for_kernel", "for_line", "for_query", "page_data"]
@@ -48,21 +48,8 @@ def _plural(count: int, noun: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Indexes of one report
+# Choices (read from the report's `source.links`, indexed once)
 # ---------------------------------------------------------------------------------------------
-
-def _kernels(report) -> list[Any]:
-    return list(report.kernels.all_kernels()) if report.kernels is not None else []
-
-
-def _eqn_lines(report) -> dict[str, int]:
-    """Equation label -> its line in the cell (equations from elsewhere are left out)."""
-    if report.graph is None:
-        return {}
-    labels = report.graph.labels()
-    return {labels[eqn.id]: eqn.source.line for eqn in report.graph.all_eqns()
-            if eqn.source is not None and eqn.source.file == report.filename}
-
 
 def _walk(kernel) -> Iterable[Any]:
     yield kernel
@@ -74,31 +61,27 @@ def _kernel_lines(kernel, filename: str) -> set[int]:
     return {source.line for source in kernel.source_lines if source.file == filename}
 
 
-# ---------------------------------------------------------------------------------------------
-# Choices
-# ---------------------------------------------------------------------------------------------
-
 def for_kernel(report, name: str) -> Highlight:
     """A kernel (and the kernels of its body), its equations and the lines they came from."""
-    kernel = next((k for k in _kernels(report) if k.name == name), None)
+    found = links(report)
+    kernel = found.kernels.get(name)
     if kernel is None:
         return Highlight(text=f"kernel {name} (not in this run)")
     inner = list(_walk(kernel))
     labels = frozenset(label for k in inner for label in kernel_labels(k))
-    eqn_lines = _eqn_lines(report)
     lines = {line for k in inner for line in _kernel_lines(k, report.filename)}
-    lines |= {eqn_lines[label] for label in labels if label in eqn_lines}
+    lines |= {found.eqn_lines[label] for label in labels if label in found.eqn_lines}
     return Highlight(labels, frozenset(k.name for k in inner), frozenset(lines),
                      f"kernel {name}")
 
 
 def for_line(report, line: int) -> Highlight:
     """A cell line, the equations traced from it and the kernels they went into."""
-    labels = frozenset(label for label, at in _eqn_lines(report).items() if at == line)
-    kernels = frozenset(k.name for k in _kernels(report)
-                        if line in _kernel_lines(k, report.filename)
-                        or labels.intersection(kernel_labels(k)))
-    return Highlight(labels, kernels, frozenset({line}), f"line {line}")
+    found = links(report)
+    labels = frozenset(found.line_labels.get(line, ()))
+    kernels = set(found.line_kernels.get(line, ()))
+    kernels.update(name for label in labels for name in found.label_kernels.get(label, ()))
+    return Highlight(labels, frozenset(kernels), frozenset({line}), f"line {line}")
 
 
 _LINE_QUERY = re.compile(r"^\s*(?:line\s*)?(\d+)\s*$", re.I)
@@ -116,7 +99,7 @@ def for_query(report, query: str) -> Highlight:
     found = Highlight(text=f"search {query.strip()!r}")
     for label in _matching_labels(report, needle):
         found = found | _for_label(report, label)
-    for kernel in _kernels(report):
+    for kernel in links(report).kernels.values():
         if _kernel_matches(kernel, needle):
             found = found | for_kernel(report, kernel.name)
     return found
@@ -135,8 +118,9 @@ def _kernel_matches(kernel, needle: str) -> bool:
 
 
 def _for_label(report, label: str) -> Highlight:
-    kernels = frozenset(k.name for k in _kernels(report) if label in kernel_labels(k))
-    line = _eqn_lines(report).get(label)
+    found = links(report)
+    kernels = frozenset(found.label_kernels.get(label, ()))
+    line = found.eqn_lines.get(label)
     return Highlight(frozenset({label}), kernels,
                      frozenset({line}) if line is not None else frozenset())
 
@@ -159,7 +143,7 @@ def page_data(report) -> dict[str, Any]:
     index = kernel_index(report)
     seconds = kernel_seconds(report) or {}
     kernels = []
-    for kernel in _kernels(report):
+    for kernel in links(report).kernels.values():
         taken = seconds.get(kernel.name)
         kernels.append({"name": kernel.name, **_choice(for_kernel(report, kernel.name), index),
                         "words": [kernel.name, kernel.kind, *dict.fromkeys(kernel.fused_ops)],

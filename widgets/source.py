@@ -11,7 +11,8 @@ Rows carry `data-line` / `data-kernel` for the page's script, which highlights w
 together; highlighted rows have class `psc_hl`."""
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, OrderedDict
+from dataclasses import dataclass
 from html import escape
 from typing import Any, Iterable
 
@@ -22,7 +23,7 @@ from .units import fmt_bytes, fmt_seconds
 
 __all__ = ["kernel_table_html", "lines_html", "source_html", "kernels_by_cost", "kernel_cost",
            "COST_KEYS", "report_colours", "measured_times", "kernel_seconds", "line_costs",
-           "kernel_index", "CHIPS_SHOWN"]
+           "kernel_index", "CHIPS_SHOWN", "Links", "links", "per_program"]
 
 
 COST_KEYS = {"bytes": lambda k: (k.bytes_estimate, k.flops or 0.0),
@@ -183,11 +184,69 @@ def _line_weights(report, kernel) -> Counter:
 
 
 def _eqn_lines(report) -> dict[str, int]:
-    if report.graph is None:
-        return {}
-    labels = report.graph.labels()
-    return {labels[eqn.id]: eqn.source.line for eqn in report.graph.all_eqns()
-            if eqn.source is not None and eqn.source.file == report.filename}
+    return links(report).eqn_lines
+
+
+@dataclass(frozen=True)
+class Links:
+    """How one run's equations, kernels and cell lines point at each other, indexed once
+    (what a choice highlights is read from these: `selection`)."""
+    eqn_lines: dict[str, int]                   # equation label -> its cell line
+    kernels: dict[str, Any]                     # kernel name -> kernel (bodies' too)
+    label_kernels: dict[str, tuple[str, ...]]   # equation label -> kernels holding it
+    line_labels: dict[int, tuple[str, ...]]     # cell line -> equations traced from it
+    line_kernels: dict[int, tuple[str, ...]]    # cell line -> kernels its ops went into
+
+
+_PER_PROGRAM: OrderedDict[tuple, tuple[Any, Any, Any]] = OrderedDict()
+KEPT_PER_PROGRAM = 16
+
+
+def per_program(report, what: str, make, *key) -> Any:
+    """`make(report)`, made once per compiled program (its graph and kernels, by identity)
+    and `key`: what a re-run that hits the cache would make again the same (the drawings'
+    DOT, the text of its modules, the links between its parts)."""
+    full = (what, id(report.graph), id(report.kernels), report.filename, *key)
+    found = _PER_PROGRAM.get(full)
+    if found is not None and found[0] is report.graph and found[1] is report.kernels:
+        _PER_PROGRAM.move_to_end(full)
+        return found[2]
+    made = make(report)
+    _PER_PROGRAM[full] = (report.graph, report.kernels, made)
+    while len(_PER_PROGRAM) > KEPT_PER_PROGRAM:
+        _PER_PROGRAM.popitem(last=False)
+    return made
+
+
+def links(report) -> Links:
+    """The report's `Links` (a page asks for them for every kernel, line and equation)."""
+    return per_program(report, "links", _make_links)
+
+
+def _make_links(report) -> Links:
+    eqn_lines: dict[str, int] = {}
+    if report.graph is not None:
+        labels = report.graph.labels()
+        eqn_lines = {labels[eqn.id]: eqn.source.line for eqn in report.graph.all_eqns()
+                     if eqn.source is not None and eqn.source.file == report.filename}
+    kernels = {k.name: k for k in report.kernels.all_kernels()} if report.kernels else {}
+    label_kernels: dict[str, list[str]] = {}
+    line_kernels: dict[int, list[str]] = {}
+    for kernel in kernels.values():
+        for label in kernel_labels(kernel):
+            label_kernels.setdefault(label, []).append(kernel.name)
+        for source in kernel.source_lines:
+            if source.file == report.filename:
+                line_kernels.setdefault(source.line, []).append(kernel.name)
+    line_labels: dict[int, list[str]] = {}
+    for label, line in eqn_lines.items():
+        line_labels.setdefault(line, []).append(label)
+    return Links(eqn_lines, kernels, _tuples(label_kernels), _tuples(line_labels),
+                 _tuples(line_kernels))
+
+
+def _tuples(index: dict) -> dict:
+    return {key: tuple(dict.fromkeys(values)) for key, values in index.items()}
 
 
 CHIPS_SHOWN = 3
