@@ -498,6 +498,26 @@ def test_the_traced_graph_hides_its_steps_on_request(fusion_notebook, softmax_re
     panel.locator('button[data-psc="view"][data-value="kernels"]').click()
 
 
+def test_export_buttons_save_the_report_as_html_and_the_drawing_as_svg(fusion_notebook,
+                                                                         tmp_path):
+    page = fusion_notebook.page
+    panel = _open_tab(_cell(fusion_notebook, "--name softmax"), "Explorer")
+    saved = {}
+    for kind in ("html", "svg"):
+        with page.expect_download() as download:
+            panel.locator(f'button[data-psc="export"][data-value="{kind}"]').click()
+        path = tmp_path / download.value.suggested_filename
+        download.value.save_as(path)
+        saved[kind] = path
+    assert saved["html"].name == "softmax.html" and saved["svg"].name == "softmax.svg"
+    page_text = saved["html"].read_text()
+    assert page_text.startswith("<!DOCTYPE html>") and 'class="psc-jit psc-report' in page_text
+    assert "psc-tab-input" in page_text and "chooseKernel" in page_text   # tabs and script
+    drawing = saved["svg"].read_text()
+    assert drawing.startswith("<svg") and 'xmlns="http://www.w3.org/2000/svg"' in drawing
+    assert "<style>" in drawing and "psc-kernel" in drawing
+
+
 # ---------------------------------------------------------------------------------------------
 # Dark mode: every text readable
 # ---------------------------------------------------------------------------------------------

@@ -36,6 +36,8 @@ SESSION = textwrap.dedent("""
         "loss": float(ip.user_ns["loss"]), "from_disk": report.loaded_from_disk,
         "stages": sorted(report.stage_seconds), "cache": cache_text(report),
         "first_compile": report.from_disk and report.from_disk.compile_seconds,
+        "load": report.from_disk and report.from_disk.load_seconds,
+        "load_stage": report.stage_seconds.get("load from disk"),
         "hits": usage.hits, "misses": usage.misses, "entries": usage.entries,
         "errors": usage.errors, "enabled": usage.enabled, "problem": usage.problem,
         "warnings": [str(w.message) for w in heard]}}))
@@ -62,6 +64,7 @@ def test_a_restarted_kernel_loads_the_program_instead_of_compiling(tmp_path):
     assert second["from_disk"] and second["hits"] == 1 and second["misses"] == 0
     assert "compile" not in second["stages"] and "load from disk" in second["stages"]
     assert second["first_compile"] > 0
+    assert second["load_stage"] == second["load"] > 0      # one load time, wherever it is told
     assert "loaded from disk in" in second["cache"] and "in an earlier session" in \
         second["cache"]
     assert second["loss"] == first["loss"] and second["warnings"] == []

@@ -130,3 +130,22 @@ def test_each_output_names_the_kernel_that_makes_it_and_inputs_their_parameters(
     assert set(product.inputs) == {"parameter 0", "parameter 1"}
     tanh = next(k for k in model.kernels if k.name in model.outputs[1])
     assert tanh.inputs == ("parameter 0",)
+
+
+@pytest.mark.ipython
+def test_the_magic_and_psc_timings_rate_a_matrix_product_by_its_real_flops():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    import psc_jit
+    from psc_jit.widgets.timing import timings_overview_html
+    from psc_jit.widgets.units import fmt_count
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "psc_jit")
+    shell.user_ns.update(a=np.ones((512, 512)), b=np.ones((512, 512)))
+    shell.run_cell_magic("psc_jit", "--quiet --compare --name matmul-flops", "c = a @ b\n")
+    timings = psc_jit.last_report().timings
+    assert timings.flops == 2 * 512 ** 3
+    rate = fmt_count(2 * 512 ** 3 / timings.compiled_median, "FLOP/s")
+    assert f"<td>{rate}</td>" in timings_overview_html([psc_jit.last_report()])
+    for name in ("a", "b", "c"):
+        shell.user_ns.pop(name, None)
