@@ -20,38 +20,21 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import json
 import os
 import pathlib
 import re
 import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
 
 import nbformat
 import pytest
-
-try:
-    from playwright.sync_api import Error as PlaywrightError
-except ImportError:         # browser_requirements skips the tests, or fails them in CI
-    PlaywrightError = Exception
+from lab_session import (CHROMIUM, EXAMPLES, LAPTOP, ROOT, SHOWN, PlaywrightError, menu,
+                         open_and_run, open_notebook, wait_for_kernel_idle)
 
 pytestmark = pytest.mark.browser
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples"
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
-CHROMIUM = os.environ.get("PSC_JIT_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-SERVER_START_SECONDS = 90
-NOTEBOOK_RUN_SECONDS = 300
 IN_BROWSER_MS = 3_000       # a highlight is the page's own work: no kernel round trip
-LAPTOP = {"width": 1440, "height": 900}
 HOT = "rgb(229, 57, 53)"    # the slowest kernel's fill
 MIN_CONTRAST = 4.5          # WCAG AA for body text
 MIN_TEXT_PX = 9.0           # the smallest text height a drawing may show at its fitted size
@@ -85,169 +68,16 @@ def browser_requirements():
         pytest.skip(reason)
 
 
-# ---------------------------------------------------------------------------------------------
-# JupyterLab, started and stopped by the test
-# ---------------------------------------------------------------------------------------------
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _lab_environment(base: pathlib.Path) -> dict[str, str]:
-    """Folders of the test's own (nothing of the user's Jupyter setup is read or written);
-    notebook cells are always all rendered; no news pop-up over the outputs."""
-    folders = {name: base / name for name in ("config", "data", "runtime", "settings",
-                                             "workspaces")}
-    for folder in folders.values():
-        folder.mkdir(parents=True, exist_ok=True)
-    tracker = folders["settings"] / "@jupyterlab" / "notebook-extension"
-    tracker.mkdir(parents=True)
-    (tracker / "tracker.jupyterlab-settings").write_text(json.dumps(
-        {"windowingMode": "none", "autoStartDefaultKernel": True}))
-    labconfig = folders["config"] / "labconfig"
-    labconfig.mkdir()
-    (labconfig / "page_config.json").write_text(json.dumps(
-        {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
-    return {**os.environ, "JUPYTER_CONFIG_DIR": str(folders["config"]),
-            "JUPYTER_DATA_DIR": str(folders["data"]),
-            "JUPYTER_RUNTIME_DIR": str(folders["runtime"]),
-            "JUPYTERLAB_SETTINGS_DIR": str(folders["settings"]),
-            "JUPYTERLAB_WORKSPACES_DIR": str(folders["workspaces"]),
-            "PYTHONUNBUFFERED": "1"}
-
-
-def _wait_for_server(url: str, server: subprocess.Popen, log: pathlib.Path) -> None:
-    deadline = time.monotonic() + SERVER_START_SECONDS
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            pytest.fail(f"JupyterLab exited with {server.returncode}:\n{log.read_text()[-3000:]}")
-        with contextlib.suppress(urllib.error.URLError, ConnectionError, TimeoutError):
-            with urllib.request.urlopen(f"{url}/api/status", timeout=2) as response:
-                if response.status == 200:
-                    return
-        time.sleep(0.5)
-    pytest.fail(f"JupyterLab did not answer within {SERVER_START_SECONDS} s:\n"
-                f"{log.read_text()[-3000:]}")
-
-
-def _stop(server: subprocess.Popen) -> None:
-    """Stop the server by its own process (it shuts its kernels down on SIGTERM)."""
-    if server.poll() is None:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def lab_folder(tmp_path_factory):
-    """The folder JupyterLab serves: copies of the example notebooks."""
-    notebooks = tmp_path_factory.mktemp("lab") / "notebooks"
-    notebooks.mkdir()
-    for name in ("fusion_explained.ipynb", "cache_behaviour.ipynb"):
-        shutil.copy(EXAMPLES / name, notebooks / name)
-    return notebooks
-
-
-@pytest.fixture(scope="module")
-def lab(lab_folder):
-    """The URL of a JupyterLab serving `lab_folder`."""
-    base = lab_folder.parent
-    port = _free_port()
-    log = base / "lab.log"
-    command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-               f"--port={port}", "--ServerApp.port_retries=0", "--ServerApp.token=",
-               "--ServerApp.password=", "--allow-root", f"--ServerApp.root_dir={lab_folder}"]
-    with open(log, "wb") as output:
-        server = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT,
-                                  env=_lab_environment(base), cwd=lab_folder)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_for_server(url, server, log)
-        yield url
-    finally:
-        _stop(server)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
-
-
-SHOWN = ".jp-NotebookPanel:not(.lm-mod-hidden)"     # the notebook in front
-
-
-def _open(browser, lab: str, name: str):
-    """The notebook `name` on a laptop-sized page of its own, in a workspace of its own."""
-    page = browser.new_page(viewport=LAPTOP)
-    page.set_default_timeout(60_000)
-    workspace = name.removesuffix(".ipynb").replace("_", "-")
-    page.goto(f"{lab}/lab/workspaces/{workspace}/tree/{name}?reset")
-    page.wait_for_selector(f"{SHOWN} .jp-Notebook .jp-CodeCell")
-    _accept_kernel_dialog(page)
-    return page
-
-
-def _open_and_run(browser, lab: str, name: str):
-    """The notebook `name` (a locator of its panel) after Run > Run All Cells has finished."""
-    page = _open(browser, lab, name)
-    _wait_for_kernel_idle(page)
-    _menu(page, "Run", "Run All Cells")
-    page.wait_for_function(_ALL_CELLS_RAN, timeout=NOTEBOOK_RUN_SECONDS * 1000, polling=500)
-    notebook = page.locator(SHOWN)
-    errors = notebook.locator('.jp-OutputArea-output[data-mime-type='
-                              '"application/vnd.jupyter.stderr"]').filter(has_text="Traceback")
-    assert errors.count() == 0, f"{name}: a cell failed: {errors.first.inner_text()}"
-    return notebook
-
-
-def _menu(page, menu: str, item: str) -> None:
-    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(rf"^{menu}$")).click()
-    page.locator(".lm-Menu-itemLabel", has_text=re.compile(rf"^{re.escape(item)}$")).click()
-
-
-def _accept_kernel_dialog(page) -> None:
-    """JupyterLab may ask which kernel to start (the notebook's own, python3, is offered)."""
-    with contextlib.suppress(PlaywrightError):
-        page.locator(".jp-Dialog .jp-mod-accept").click(timeout=3_000)
-
-
-def _wait_for_kernel_idle(page) -> None:
-    page.wait_for_function("""() => {
-        const status = document.querySelector('.jp-Notebook-ExecutionIndicator');
-        return status !== null && status.getAttribute('data-status') === 'idle';
-    }""", timeout=NOTEBOOK_RUN_SECONDS * 1000, polling=250)
-
-
-_ALL_CELLS_RAN = """() => {
-    const prompts = [...document.querySelectorAll(
-        '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputArea-prompt')];
-    const status = document.querySelector('.jp-Notebook-ExecutionIndicator');
-    return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p.textContent))
-        && status !== null && status.getAttribute('data-status') === 'idle';
-}"""
-
-
 @pytest.fixture(scope="module")
 def fusion_notebook(browser, lab):
-    notebook = _open_and_run(browser, lab, "fusion_explained.ipynb")
+    notebook = open_and_run(browser, lab, "fusion_explained.ipynb")
     yield notebook
     notebook.page.close()
 
 
 @pytest.fixture(scope="module")
 def cache_notebook(browser, lab):
-    notebook = _open_and_run(browser, lab, "cache_behaviour.ipynb")
+    notebook = open_and_run(browser, lab, "cache_behaviour.ipynb")
     yield notebook
     notebook.page.close()
 
@@ -449,7 +279,7 @@ def test_clicking_a_kernel_box_selects_it_while_the_kernel_is_busy(fusion_notebo
     lit_row = panel.locator("tr.psc-line.psc_hl").first
     assert lit_row.evaluate("r => getComputedStyle(r).outlineStyle") == "solid"
     _shot(panel, "explorer_kernel_clicked.png")
-    _wait_for_kernel_idle(page)
+    wait_for_kernel_idle(page)
 
 
 def _busy_kernel(notebook, seconds: int) -> None:
@@ -588,7 +418,7 @@ def test_a_reopened_notebook_shows_its_reports_and_they_still_work(fusion_notebo
     page.keyboard.press("Control+s")
     page.wait_for_function("""() => !document.querySelector(
         '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-mod-dirty')""")
-    _menu(page, "Kernel", "Shut Down Kernel")
+    menu(page, "Kernel", "Shut Down Kernel")
     with contextlib.suppress(PlaywrightError):
         page.locator(".jp-Dialog .jp-mod-accept").click(timeout=3_000)
     page.wait_for_function("""() => { const s = document.querySelector(
@@ -601,7 +431,7 @@ def test_a_reopened_notebook_shows_its_reports_and_they_still_work(fusion_notebo
                if "psc-report" in output.get("data", {}).get("text/html", "")]
     assert reports and all(set(o["data"]) == {"text/plain", "text/html"} for o in reports)
 
-    page = _open(browser, lab, "fusion_explained.ipynb")
+    page = open_notebook(browser, lab, "fusion_explained.ipynb")
     notebook = page.locator(SHOWN)
     cell = _cell(notebook, "--name softmax")
     _report(cell).wait_for()
