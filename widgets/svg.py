@@ -10,6 +10,7 @@ import concurrent.futures
 import re
 import shutil
 import subprocess
+import time
 from collections import OrderedDict
 
 import graphviz
@@ -37,40 +38,47 @@ class DotMissing(RuntimeError):
 
 
 LAYOUT_TIMEOUT_SECONDS = 60.0
-# A report's drawings get this long each; past it the page shows a simpler view instead.
+# A report's drawings get this long, all together; past it the page shows a simpler view.
 LAYOUT_SECONDS = 4.0
 LAYOUTS_KEPT = 64
 
 
 def dot_to_svg(dot: str, timeout: float = LAYOUT_TIMEOUT_SECONDS) -> str:
     """Lay out DOT with Graphviz's `dot` program; the `<svg>` element, ready to inline.
-    Layouts are cached by DOT text, and so are layouts that failed or took too long (a re-run
-    of a cell shows its last layout at once, or its simpler view)."""
+    Layouts are cached by DOT text, and so are layouts that took too long (with how long they
+    were given): a re-run of a cell shows its last layout at once, or its simpler view."""
     if shutil.which("dot") is None:     # asked before the cache: a layout made earlier must
         raise DotMissing()              # not hide that `dot` has gone from the PATH
-    key = (dot, timeout)
-    found = _LAYOUTS.get(key)
-    if found is None:
-        found = _layout(dot, timeout)
-        _LAYOUTS[key] = found
+    found = _LAYOUTS.get(dot)
+    if found is None or isinstance(found[0], DotMissing) and found[1] < timeout:
+        found = (_layout(dot, timeout), timeout)
+        _LAYOUTS[dot] = found
         while len(_LAYOUTS) > LAYOUTS_KEPT:
             _LAYOUTS.popitem(last=False)
     else:
-        _LAYOUTS.move_to_end(key)
-    if isinstance(found, DotMissing):
-        raise found
-    return found
+        _LAYOUTS.move_to_end(dot)
+    if isinstance(found[0], DotMissing):
+        raise found[0]
+    return found[0]
 
 
-_LAYOUTS: OrderedDict[tuple[str, float], str | DotMissing] = OrderedDict()
+# DOT text -> (its SVG, or why there is none, and the seconds it was given)
+_LAYOUTS: OrderedDict[str, tuple[str | DotMissing, float]] = OrderedDict()
 
 
 def lay_out(dots: dict[str, str], limit: float = LAYOUT_SECONDS) -> dict[str, str | DotMissing]:
-    """Several drawings at once, each by its own `dot` process (two at a time) within `limit`
-    seconds: name -> the SVG, or why there is none (cached like `dot_to_svg`)."""
+    """Several drawings at once, each by its own `dot` process, two at a time, in the order
+    given, all within `limit` seconds: a drawing gets what is left of them when it starts.
+    name -> the SVG, or why there is none (cached like `dot_to_svg`)."""
+    deadline = time.monotonic() + limit
+
     def one(dot: str) -> str | DotMissing:
+        left = min(limit, deadline - time.monotonic())
+        if left < MIN_LAYOUT_SECONDS and dot not in _LAYOUTS:
+            return DotMissing(hint=f"Not laid out: the report's {fmt_seconds(limit)} for its "
+                              "drawings went to the others")
         try:
-            return dot_to_svg(dot, limit)
+            return dot_to_svg(dot, max(left, MIN_LAYOUT_SECONDS))
         except DotMissing as error:
             return error
     if len(dots) <= 1:
@@ -78,6 +86,9 @@ def lay_out(dots: dict[str, str], limit: float = LAYOUT_SECONDS) -> dict[str, st
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         futures = {name: pool.submit(one, dot) for name, dot in dots.items()}
         return {name: future.result() for name, future in futures.items()}
+
+
+MIN_LAYOUT_SECONDS = 0.1
 
 
 def _layout(dot: str, timeout: float) -> str | DotMissing:

@@ -88,6 +88,8 @@ def test_layouts_are_cached_by_dot_text_failures_too(monkeypatch):
         with pytest.raises(DotMissing, match="longer than"):
             dot_to_svg(slow, timeout=1e-4)
     assert len(calls) == 2
+    assert dot_to_svg(slow, timeout=60).startswith("<svg")      # more time: laid out again
+    assert len(calls) == 3
 
 
 @needs_dot
@@ -97,5 +99,5 @@ def test_several_drawings_are_laid_out_together_each_within_the_limit():
     drawings = lay_out({"loop": graph_to_dot(loop_graph()) + "\n// together\n",
                         "fan": graph_to_dot(fanned_out_graph()) + "\n// together\n"})
     assert all(svg.startswith("<svg") for svg in drawings.values())
-    slow = lay_out({"loop": graph_to_dot(loop_graph()) + "\n// limit\n"}, limit=1e-4)
-    assert isinstance(slow["loop"], DotMissing) and "longer than" in str(slow["loop"])
+    late = lay_out({"loop": graph_to_dot(loop_graph()) + "\n// limit\n"}, limit=1e-4)
+    assert isinstance(late["loop"], DotMissing) and "Not laid out" in str(late["loop"])
