@@ -11,14 +11,13 @@ from typing import Any
 
 from psc_jit.core.ir import Graph
 
-from .graph_dot import STEP_PRIMITIVES, eqn_node_id, graph_to_dot
+from .graph_dot import STEP_PRIMITIVES, graph_to_dot
 from .kernel_dot import kernel_class, kernel_colours, kernel_labels, kernels_to_dot
 from .source import kernel_index, per_program
 from .svg import DotMissing, lay_out
 
 __all__ = ["ir_dot", "fused_dot", "input_names", "cell_lines", "too_big_to_draw",
-           "MAX_DRAWN_EQUATIONS", "report_drawings", "step_count", "DRAWINGS", "node_ids",
-           "is_drawn"]
+           "MAX_DRAWN_EQUATIONS", "report_drawings", "step_count", "DRAWINGS", "is_drawn"]
 
 
 MAX_DRAWN_EQUATIONS = 600
@@ -122,11 +121,6 @@ def input_names(signature: str, graph: Graph) -> tuple[str, ...]:
     if [aval for _, aval in leaves] != [str(v.aval) for v in graph.in_vars]:
         return ()
     return tuple(name for name, _ in leaves)
-
-
-def node_ids(labels) -> list[str]:
-    """The drawing's node ids of equation labels (`e12:mul` -> `e12`)."""
-    return [eqn_node_id(label) for label in labels]
 
 
 def is_drawn(drawing) -> bool:
