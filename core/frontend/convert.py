@@ -33,7 +33,7 @@ import numpy as np
 from ..numpy.creation import traced_creator
 from .cell import CellAnalysis, cell_function_ast
 from .impure import NEXT_FROM_OUTSIDE, impure_reason
-from ..tracing import Tracer, UnsupportedError, caller_source
+from ..tracing import TraceError, Tracer, UnsupportedError, caller_source
 from . import reads
 from .helper_sinks import helper_sink_names
 from .reads import FunctionInfo, guard_globals, is_user_function, item, load, recording_active
@@ -46,7 +46,7 @@ FN = "__psc_fn"           # the FunctionInfo of the converted function
 RETURN = "__psc_return"   # the one return value of a function made single-exit
 MADE = "__psc_made"       # the converted function, inside the wrapper build_function compiles
 
-__all__ = ["attr", "item", "load", "call", "update_attr", "update_item", "vars_of",
+__all__ = ["attr", "item", "load", "call", "update_attr", "update_item", "vars_of", "not_caught",
            "globals_refused", "isinstance_of", "type_of",
            "converted", "converted_function", "cell_function"]
 
@@ -87,6 +87,16 @@ def call(fn, *args, **kwargs):
     if made is fn and is_user_function(getattr(fn, "__func__", fn)):
         guard_globals(getattr(fn, "__func__", fn))
     return made(*args, **kwargs)
+
+
+def not_caught() -> None:
+    """The first statement of every `except` block of converted code: an error saying that the
+    code cannot be traced as written (TraceError: psc_jit's, not the code's) is never the
+    code's to handle (`except Exception:` would take it, and the trace would go on down a path
+    plain Python does not take): it is raised again, and the cell runs as plain Python."""
+    err = sys.exc_info()[1]
+    if isinstance(err, TraceError):
+        raise err
 
 
 def _getattr(recorder, fn, obj, name: str, *default):
@@ -302,7 +312,7 @@ def build_function(module: ast.Module, filename: str, globals_ns: dict, info: Fu
     wrapper = ast.Module(body=[ast.copy_location(outer, fn_node)], type_ignores=[])
     ast.fix_missing_locations(wrapper)
     scope: dict = {}
-    exec(compile(wrapper, filename, "exec"), globals_ns, scope)
+    exec(compile(wrapper, filename, "exec", dont_inherit=True), globals_ns, scope)
     made = scope["__psc_outer"](*([None] * len(info.cells)), info, sys.modules[__name__])
     cells = dict(zip(made.__code__.co_freevars, made.__closure__ or (), strict=True))
     cells.update({n: c for n, c in info.cells.items() if n in cells})
@@ -348,6 +358,13 @@ class _ExposeReads(ast.NodeTransformer):
         self.builtin = builtin
 
     def visit_ClassDef(self, node):
+        return node
+
+    def visit_ExceptHandler(self, node):
+        """Each `except` block first raises again psc_jit's own errors (see `not_caught`)."""
+        self.generic_visit(node)
+        check = ast.Expr(_helper_call("not_caught", [], like=node))
+        node.body = [ast.copy_location(check, node), *node.body]
         return node
 
     def visit_Name(self, node):
