@@ -51,6 +51,7 @@ from .control.api import cond, fori_loop, scan, switch, while_loop
 from .frontend.cell import (PRESENT, CellAnalysis, analyze_cell, bind_outputs, effect_sinks,
                            make_cell_function, parse_cell)
 from .frontend.convert import cell_function
+from .frontend.definitions import with_definitions
 from .frontend.effects import (KeptObjects, Sink, replay_effects, sink_fits, with_effects,
                               written_names)
 from .frontend.rewrite import roll_loops
@@ -84,6 +85,7 @@ __all__ = [
     "PRESENT", "bind_outputs", "CellAnalysis", "analyze_cell", "make_cell_function", "parse_cell",
     "roll_loops",
     "effect_sinks", "Sink", "replay_effects", "sink_fits", "with_effects", "written_names",
+    "with_definitions",
     "KeptObjects",
     "cell_function",
     "Graph", "Eqn", "Var", "Literal", "ShapedArray", "SourceInfo", "PRIMITIVES", "Primitive",

@@ -22,7 +22,8 @@ from .core import (PRESENT, TRACE_CACHE, CallSpec, CellAnalysis, Compiled,
                    LoweringError, RunReport, Sink, Timings, TraceError, UnsupportedError,
                    XlaError, analyze_cell, bind_outputs, cell_function,
                    KeptObjects, copy_inputs, effect_sinks, largest_difference, parse_cell,
-                   replay_effects, sink_fits, time_runs, with_effects, written_names)
+                   replay_effects, sink_fits, time_runs, with_definitions, with_effects,
+                   written_names)
 from .gradcell import gradient_cell, gradient_name, gradient_problem
 
 
@@ -251,6 +252,7 @@ class CellRunner:
                                   inputs)
             else:
                 fn = gradient_cell(fn, inputs, options.grad, options.wrt)
+            fn = with_definitions(fn)   # (its defs and classes: plain ones, made each run)
             jitted = Jitted(fn, static_argnames=options.static, name=options.name or
                             f"cell {analysis.digest[:8]}", traced_argnames=options.traced,
                             convert=False, reader="the cell")

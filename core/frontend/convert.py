@@ -35,6 +35,8 @@ from .cell import CellAnalysis, cell_function_ast
 from .impure import NEXT_FROM_OUTSIDE, impure_reason
 from ..tracing import TraceError, Tracer, UnsupportedError, caller_source
 from . import reads
+from .definitions import (Definitions, defined, defining,  # noqa: F401 (converted code)
+                          mark_definitions, remember_trace_code)
 from .helper_sinks import helper_sink_names
 from .reads import FunctionInfo, guard_globals, is_user_function, item, load, recording_active
 from .rewrite import roll_loops
@@ -47,6 +49,7 @@ RETURN = "__psc_return"   # the one return value of a function made single-exit
 MADE = "__psc_made"       # the converted function, inside the wrapper build_function compiles
 
 __all__ = ["attr", "item", "load", "call", "update_attr", "update_item", "vars_of", "not_caught",
+           "defining", "defined",
            "globals_refused", "isinstance_of", "type_of",
            "converted", "converted_function", "cell_function"]
 
@@ -200,7 +203,7 @@ def converted_function(fun, roll: bool = True):
     if roll:
         module = roll_loops(module)
     expose_reads(module.body[0], fun.__globals__, info.cells)
-    made = build_function(module, code.co_filename, fun.__globals__, info)
+    made = build_function(module, code.co_filename, fun.__globals__, info, fun.__qualname__)
     made.__defaults__, made.__kwdefaults__ = fun.__defaults__, fun.__kwdefaults__
     made.__name__, made.__qualname__ = fun.__name__, fun.__qualname__
     made.__doc__ = fun.__doc__
@@ -208,11 +211,15 @@ def converted_function(fun, roll: bool = True):
 
 
 def cell_function(analysis: CellAnalysis, inputs: list[str], user_ns: dict):
-    """The cell as a converted function of its inputs, run in the user's namespace."""
-    module = roll_loops(cell_function_ast(analysis, inputs))
+    """The cell as a converted function of its inputs, run in the user's namespace; its defs,
+    classes and lambdas record what they make (see definitions.py)."""
+    module = cell_function_ast(analysis, inputs)
+    nodes = mark_definitions(module.body[0])
+    module = roll_loops(module)
     expose_reads(module.body[0], user_ns)
+    definitions = Definitions(nodes, analysis.filename, user_ns)
     return build_function(module, analysis.filename, user_ns,
-                          FunctionInfo("the cell", user_ns, {}))
+                          FunctionInfo("the cell", user_ns, {}, definitions=definitions), "")
 
 
 def function_source(fun) -> ast.Module | None:
@@ -296,9 +303,12 @@ def _lambda_module(tree: ast.Module, code) -> ast.Module | None:
     return ast.fix_missing_locations(ast.Module(body=[fn], type_ignores=[]))
 
 
-def build_function(module: ast.Module, filename: str, globals_ns: dict, info: FunctionInfo):
+def build_function(module: ast.Module, filename: str, globals_ns: dict, info: FunctionInfo,
+                   qualname: str):
     """Compile the one function of module, with info's closure cells as its free variables
-    (the function is compiled inside `def __psc_outer(<free names>, __psc_fn, __psc_rd)`)."""
+    (the function is compiled inside `def __psc_outer(<free names>, __psc_fn, __psc_rd)`);
+    the functions and classes inside it are named as in the code it came from (`qualname`:
+    the original function's; "" for a cell, whose functions are the notebook's)."""
     fn_node = module.body[0]
     name = fn_node.name
     fn_node.name = MADE      # its own name inside the wrapper would shadow the global a
@@ -317,10 +327,34 @@ def build_function(module: ast.Module, filename: str, globals_ns: dict, info: Fu
     cells = dict(zip(made.__code__.co_freevars, made.__closure__ or (), strict=True))
     cells.update({n: c for n, c in info.cells.items() if n in cells})
     closure = tuple(cells[n] for n in made.__code__.co_freevars) or None
-    code = made.__code__.replace(co_name=name, co_qualname=name)
+    code = plain_qualnames(made.__code__.replace(co_name=name, co_qualname=name),
+                           qualname + ".<locals>." if qualname else "")
+    remember_trace_code(code)
     result = types.FunctionType(code, globals_ns, name, None, closure)
     result.__psc_converted__ = True
     return result
+
+
+def plain_qualnames(code: types.CodeType, prefix: str) -> types.CodeType:
+    """code with the functions and classes inside it named as the original code names them:
+    `__psc_outer.<locals>.__psc_made.<locals>.f.<locals>.g` (or inside a rolled loop's body)
+    becomes prefix + `f.<locals>.g`; a class body's `__qualname__` too."""
+    consts = tuple(_renamed(c, prefix) if isinstance(c, types.CodeType) else c
+                   for c in code.co_consts)
+    return code.replace(co_consts=consts)
+
+
+def _renamed(code: types.CodeType, prefix: str) -> types.CodeType:
+    parts = [p for p in code.co_qualname.split(".<locals>.") if not p.startswith("__psc")]
+    qualname = prefix + ".<locals>.".join(parts)
+    consts = tuple(_renamed(c, prefix) if isinstance(c, types.CodeType) else
+                   qualname if c == code.co_qualname and _is_class_body(code) else c
+                   for c in code.co_consts)
+    return code.replace(co_qualname=qualname, co_consts=consts)
+
+
+def _is_class_body(code: types.CodeType) -> bool:
+    return not code.co_flags & inspect.CO_NEWLOCALS
 
 
 # -- making reads visible ---------------------------------------------------------------------

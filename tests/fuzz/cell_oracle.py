@@ -58,6 +58,7 @@ import itertools
 import platform
 import random
 import re
+import types
 import warnings
 from dataclasses import dataclass, field
 
@@ -194,7 +195,7 @@ def alias_groups(*sources: str) -> dict[str, set[str]]:
 def difference(want, got, where: str, rtol: float = 0.0) -> str | None:
     """Why `got` is not `want` (None when they agree); `rtol`: the rounding allowed it."""
     if callable(want) and callable(got):
-        return None     # functions and classes: defined by the same code on both sides
+        return definition_difference(want, got, where)
     if type(want).__qualname__ != type(got).__qualname__ and \
             {type(want), type(got)} != {float, np.float64}:     # np.float64 is a float
         return f"{where}: type {type(want).__name__} != {type(got).__name__} ({want!r} vs {got!r})"
@@ -218,6 +219,25 @@ def difference(want, got, where: str, rtol: float = 0.0) -> str | None:
     if hasattr(want, "__dict__"):
         return difference(vars(want), vars(got), f"{where}.__dict__", rtol)
     return None
+
+
+def definition_difference(want, got, where: str) -> str | None:
+    """Functions and classes (defined by the same code on both sides): the same names, module,
+    code and defaults, and neither a closure where the other is not (a function a compiled
+    cell defines is the plain one: issue 28, item 3)."""
+    if type(want) is not type(got):
+        return f"{where}: type {type(want).__name__} != {type(got).__name__}"
+    if not isinstance(want, (types.FunctionType, type)):
+        return None
+    for name in ("__qualname__", "__module__", "__doc__"):
+        if getattr(want, name) != getattr(got, name):
+            return f"{where}.{name}: {getattr(want, name)!r} != {getattr(got, name)!r}"
+    if isinstance(want, type):
+        return None
+    if want.__code__.co_code != got.__code__.co_code or \
+            (want.__closure__ is None) != (got.__closure__ is None):
+        return f"{where}: not the function plain Python defines ({got!r})"
+    return difference(want.__defaults__, got.__defaults__, f"{where}.__defaults__")
 
 
 def _value_difference(want: np.ndarray, got: np.ndarray, where: str, rtol: float,

@@ -67,6 +67,7 @@ FAILING_CALLS = {
     "float of an array": lambda a, b: float(a),
     "int of an array": lambda a, b: int(a),
     "truth of an array": lambda a, b: bool(a),
+    "unpack too few": lambda a, b: (lambda p, q, r: p)(*a),
 }
 
 
