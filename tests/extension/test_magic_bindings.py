@@ -199,3 +199,16 @@ def test_a_name_the_cell_deletes_is_not_an_input(shell):
     report = psc_jit.last_report()
     assert report.compiled and "v" not in shell.user_ns
     assert "1000" not in report.signature
+
+
+@pytest.mark.parametrize("loop", ["for row in A:\n    acc = acc + row",
+                                  "for i, row in enumerate(A):\n    acc = acc + row * i",
+                                  "for row, other in zip(A, A * 2):\n    acc = acc + other"])
+def test_a_loop_over_rows_leaves_its_target_a_view_of_the_last_row(shell, loop):
+    shell.user_ns["A"] = A = np.arange(12.0).reshape(3, 4)
+    for _ in range(2):
+        shell.run_cell(f"%%psc_jit --quiet --name rows_target\nacc = 0.0\n{loop}")
+        assert psc_jit.last_report().compiled
+        row = shell.user_ns["row"]
+        np.testing.assert_array_equal(row, A[-1])
+        assert np.shares_memory(row, A)

@@ -82,9 +82,10 @@ def run_source(source: str, ns: dict):
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = ast.Expression(tree.body.pop().value)
-    try:
-        exec(compile(tree, "<cell>", "exec"), ns)
-        value = eval(compile(last, "<cell>", "eval"), ns) if last is not None else None
+    try:        # (dont_inherit: this module's `annotations` future is not the cell's)
+        exec(compile(tree, "<cell>", "exec", dont_inherit=True), ns)
+        value = eval(compile(last, "<cell>", "eval", dont_inherit=True), ns) \
+            if last is not None else None
     except Exception as err:  # noqa: BLE001 (the cell's own error is a result to compare)
         return None, err
     return value, None
