@@ -15,7 +15,7 @@ instance's attributes; traced values among them are outputs of the program). Eve
 rebuilds the result, and rebuilding a recipe makes the plain object anew, as each run of the
 plain cell does: the function from the definition compiled at module level (`Definitions`),
 with the notebook's namespace as its globals, its defaults, and its decorators applied; a
-class by `types.new_class` from its methods made so; an instance of it by its attributes.
+class by its metaclass from its methods made so; an instance of it by its attributes.
 
 What cannot be made again so is refused at its line, and the cell runs as plain Python: a
 decorator psc_jit cannot tell is free of effects, a class with a metaclass or an
@@ -484,7 +484,7 @@ class MadeProperty:
 
 @dataclasses.dataclass(eq=False)
 class MadeClass:
-    """A class the cell defines: made anew by `types.new_class` on every run."""
+    """A class the cell defines: made anew by its metaclass on every run."""
     name: str
     bases: tuple
     namespace: dict
@@ -548,12 +548,12 @@ def _make_class(aux, children):
     (name, definitions, metaclass), (bases, items, decorators) = aux, children
     class_cell = types.CellType()
 
-    def fill(namespace):
-        for key, value in items.items():
-            pending = isinstance(value, (_PendingMethod, _PendingProperty))
-            namespace[key] = value.make(definitions.namespace, class_cell) if pending else value
-        namespace["__classcell__"] = class_cell
-    cls = types.new_class(name, bases, {"metaclass": metaclass}, fill)
+    namespace = metaclass.__prepare__(name, bases)
+    for key, value in items.items():
+        pending = isinstance(value, (_PendingMethod, _PendingProperty))
+        namespace[key] = value.make(definitions.namespace, class_cell) if pending else value
+    namespace["__classcell__"] = class_cell
+    cls = metaclass(name, bases, namespace)     # (the bases are resolved: the twin's own)
     for decorator in reversed(decorators):
         cls = decorator(cls)
     return cls

@@ -52,22 +52,21 @@ def numpys_errors(fn: Callable, replay: Callable, operator_name: str | None = No
 
 
 def _numpy_declines_too(name: str, args) -> None:
-    """Raise what NumPy's array operator raises for these operands; return where it declines
-    them too (Python then asks the other operand). One it takes the layer refused."""
-    answer = numpys_own(TypeError(f"unsupported operand for {name}"),
-                        lambda self, *rest: _declined(getattr(self, name)(*rest)), args, {})
-    if not isinstance(answer, _Declined):
-        raise answer
-
-
-class _Declined(Exception):
-    """NumPy's operator declined the operands as well."""
-
-
-def _declined(result):
-    if result is NotImplemented:
-        raise _Declined
-    return result
+    """Raise what NumPy's array operator raises for these operands (`a + 's'`); return where
+    it declines them too, or where they have no stand-ins (Python then asks the other
+    operand). Operands it takes the layer refused: psc_jit's limit."""
+    stand_ins = stand_in_of(args)
+    if stand_ins is _NO_STAND_IN:
+        return
+    self, *rest = stand_ins
+    try:
+        with _quiet():
+            result = getattr(self, name)(*rest)
+    except Exception as numpys:   # noqa: BLE001 (whatever NumPy raises is the answer)
+        raise numpys.with_traceback(None) from None
+    if result is not NotImplemented:
+        raise UnsupportedError(f"psc_jit's NumPy layer refused operands of {name} that NumPy "
+                               "takes", caller_source(), "run it outside the traced code")
 
 
 def _from_the_layer(frame) -> bool:

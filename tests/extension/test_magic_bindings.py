@@ -56,6 +56,12 @@ CELLS = {
                                    "    msg = str(e)\n", True),
     "except_as_not_taken_leaves_the_name": ("try:\n    c = a @ a\nexcept ValueError as e:\n"
                                             "    msg = str(e)\n", True),
+    "except_as_in_a_loop": ("acc = 0.0\nfor i in range(3):\n    try:\n        acc = acc + x @ k\n"
+                            "    except ValueError as e:\n        msg = str(e)\n"
+                            "        acc = acc + i\n", True),
+    "except_as_in_a_loop_not_taken": ("acc = 0.0\nfor i in range(3):\n    try:\n"
+                                      "        acc = acc + x[i]\n    except ValueError as e:\n"
+                                      "        acc = -1\n", True),
     "except_broadcasting": ("try:\n    c = x + a\nexcept ValueError as err:\n"
                             "    msg = str(err)\n", True),
     "except_reshape": ("try:\n    c = x.reshape(2, 2)\nexcept ValueError as err:\n"
@@ -79,6 +85,12 @@ CELLS = {
                                      "    acc = acc + x[i]\n", True),
     "for_of_no_passes": ("for j in range(0):\n    y = x * j\n", True),
     "for_of_no_passes_over_an_array": ("for j in x[:0]:\n    y = x * j\n", True),
+    "for_of_no_passes_of_a_new_name": ("for jj in range(0):\n    y = x * jj\n", True),
+    "except_an_error_of_the_run": ("try:\n    c = np.linalg.inv(a * 0)\n"
+                                   "except np.linalg.LinAlgError as err:\n    msg = str(err)\n",
+                                   False),
+    "except_an_index_of_the_run": ("i = int(x[0]) + 4\ntry:\n    c = x[i]\n"
+                                   "except IndexError as err:\n    msg = str(err)\n", None),
     "with_as": ("with np.errstate(divide='ignore') as st:\n    y = x / 2\n", True),
     "with_as_tuple": ("import contextlib\nwith contextlib.nullcontext((x, 2)) as (p, q):\n"
                       "    y = p * q\n", True),

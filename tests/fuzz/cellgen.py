@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import copy
 import textwrap
+import types
 from dataclasses import dataclass
 
 import numpy as np
@@ -236,7 +237,8 @@ def run_quietly(source: str, ns: dict) -> bool:
 
 def scratch_copy(ns: dict) -> dict:
     """A copy of the session to try a statement on (the helpers still read the original)."""
-    keep = {k: v for k, v in ns.items() if k != "np" and not callable(v)}
+    keep = {k: v for k, v in ns.items()
+            if k != "np" and not callable(v) and not isinstance(v, types.ModuleType)}
     return {**ns, **copy.deepcopy(keep)}
 
 

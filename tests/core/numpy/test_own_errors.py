@@ -103,3 +103,23 @@ def test_psc_jits_own_errors_are_never_caught_by_the_traced_code():
     (a cell runs as plain Python), never computes what plain Python would not."""
     with pytest.raises(TraceError, match="the text of a traced value"):
         jit(untraceable_caught)(np.arange(3.0))
+
+
+class Wrapped:
+    """An operand that takes `array + self` itself (NumPy defers to it)."""
+    __array_ufunc__ = None
+
+    def __init__(self, value):
+        self.value = value
+
+    def __radd__(self, other):
+        return Wrapped(other * 2 + self.value)
+
+
+def adds_a_wrapped(x, y):
+    return (x + Wrapped(y)).value
+
+
+def test_an_operand_numpy_defers_to_is_still_asked():
+    x, y = np.arange(3.0), np.ones(3)
+    np.testing.assert_array_equal(jit(adds_a_wrapped)(x, y), adds_a_wrapped(x, y))
