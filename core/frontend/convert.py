@@ -49,7 +49,7 @@ RETURN = "__psc_return"   # the one return value of a function made single-exit
 MADE = "__psc_made"       # the converted function, inside the wrapper build_function compiles
 
 __all__ = ["attr", "item", "load", "call", "update_attr", "update_item", "vars_of", "not_caught",
-           "defining", "defined",
+           "defining", "defined", "Unswallowing",
            "globals_refused", "isinstance_of", "type_of",
            "converted", "converted_function", "cell_function"]
 
@@ -100,6 +100,22 @@ def not_caught() -> None:
     err = sys.exc_info()[1]
     if isinstance(err, TraceError):
         raise err
+
+
+class Unswallowing:
+    """A context manager of converted code, as it is, except that it never swallows an error
+    saying the code cannot be traced (`contextlib.suppress(Exception)` would: see
+    `not_caught`). It is exited all the same."""
+
+    def __init__(self, manager):
+        self.manager = manager
+
+    def __enter__(self):
+        return type(self.manager).__enter__(self.manager)
+
+    def __exit__(self, kind, error, traceback):
+        swallowed = type(self.manager).__exit__(self.manager, kind, error, traceback)
+        return bool(swallowed) and not isinstance(error, TraceError)
 
 
 def _getattr(recorder, fn, obj, name: str, *default):
@@ -392,6 +408,15 @@ class _ExposeReads(ast.NodeTransformer):
         self.builtin = builtin
 
     def visit_ClassDef(self, node):
+        return node
+
+    def visit_With(self, node):
+        """Each context manager of a `with` lets psc_jit's own errors through (see
+        `Unswallowing`)."""
+        self.generic_visit(node)
+        for item in node.items:
+            item.context_expr = _helper_call("Unswallowing", [item.context_expr],
+                                             like=item.context_expr)
         return node
 
     def visit_ExceptHandler(self, node):

@@ -77,6 +77,8 @@ CELLS = {
                                             None),
     "except_exception_around_text": ("try:\n    s = f'{x.sum():.2f}'\n"
                                      "except Exception:\n    s = '?'\n", False),
+    "suppress_around_text": ("import contextlib\ns = '?'\nwith contextlib.suppress(Exception):\n"
+                             "    s = f'{x.sum():.2f}'\ny = x * 2\n", False),
     "for_tuple_target": ("acc = 0.0\nfor i, w in enumerate(x):\n    acc = acc + w * i\n",
                          True),
     "for_nested_tuple_target": ("acc = 0.0\nfor i, (p, q) in enumerate(zip(x, x * 2)):\n"

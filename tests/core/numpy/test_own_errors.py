@@ -2,6 +2,8 @@
 item 5): traced code can catch it (`except ValueError as e: msg = str(e)`), and the message it
 keeps must be the one plain NumPy gives. Each call below raises in NumPy; the traced function
 catches the error and returns its type and text, which must be NumPy's."""
+import contextlib
+
 import numpy as np
 import pytest
 from psc_jit.core import TraceError, jit
@@ -123,3 +125,15 @@ def adds_a_wrapped(x, y):
 def test_an_operand_numpy_defers_to_is_still_asked():
     x, y = np.arange(3.0), np.ones(3)
     np.testing.assert_array_equal(jit(adds_a_wrapped)(x, y), adds_a_wrapped(x, y))
+
+
+def untraceable_suppressed(x):
+    text = "?"
+    with contextlib.suppress(Exception):
+        text = f"{x.sum():.2f}"
+    return x * len(text)
+
+
+def test_psc_jits_own_errors_are_never_suppressed_by_a_context_manager():
+    with pytest.raises(TraceError, match="the text of a traced value"):
+        jit(untraceable_suppressed)(np.arange(3.0))
