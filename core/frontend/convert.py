@@ -414,9 +414,9 @@ class _ExposeReads(ast.NodeTransformer):
         """Each context manager of a `with` lets psc_jit's own errors through (see
         `Unswallowing`)."""
         self.generic_visit(node)
-        for item in node.items:
-            item.context_expr = _helper_call("Unswallowing", [item.context_expr],
-                                             like=item.context_expr)
+        for with_item in node.items:
+            manager = with_item.context_expr
+            with_item.context_expr = _helper_call("Unswallowing", [manager], like=manager)
         return node
 
     def visit_ExceptHandler(self, node):
