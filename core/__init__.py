@@ -49,9 +49,10 @@ from .compile.hostmemory import align_new_arrays
 from .compile.freedmemory import TRIM_INTERVAL, keep_freed_memory, trim_freed_memory
 from .compile.hostmemory import aligned_copy as aligned
 from .control.api import cond, fori_loop, scan, switch, while_loop
-from .frontend.cell import (CellAnalysis, analyze_cell, effect_sinks, make_cell_function,
-                           parse_cell)
+from .frontend.cell import (PRESENT, CellAnalysis, analyze_cell, bind_outputs, effect_sinks,
+                           make_cell_function, parse_cell)
 from .frontend.convert import cell_function
+from .frontend.definitions import with_definitions
 from .frontend.effects import (KeptObjects, Sink, replay_effects, sink_fits, with_effects,
                               written_names)
 from .frontend.rewrite import roll_loops
@@ -84,8 +85,10 @@ __all__ = [
     "KeptArrays",
     "largest_difference", "copy_inputs",
     "fmt_seconds", "fmt_bytes", "fmt_count", "fmt_speedup",
-    "CellAnalysis", "analyze_cell", "make_cell_function", "parse_cell", "roll_loops",
+    "PRESENT", "bind_outputs", "CellAnalysis", "analyze_cell", "make_cell_function", "parse_cell",
+    "roll_loops",
     "effect_sinks", "Sink", "replay_effects", "sink_fits", "with_effects", "written_names",
+    "with_definitions",
     "KeptObjects",
     "cell_function",
     "Graph", "Eqn", "Var", "Literal", "ShapedArray", "SourceInfo", "PRIMITIVES", "Primitive",

@@ -17,11 +17,11 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .core import (TRACE_CACHE, CellAnalysis, Compiled, DataDependentShapeError, Jitted,
+from .core import (PRESENT, TRACE_CACHE, CellAnalysis, Compiled, DataDependentShapeError, Jitted,
                    KeptArrays, KernelTimes, RunReport, Sink, SubclassArgument, Timings,
-                   analyze_cell, cell_function, KeptObjects, copy_inputs, effect_sinks,
-                   largest_difference, parse_cell, replay_effects, sink_fits, time_interleaved,
-                   with_effects, written_names)
+                   analyze_cell, bind_outputs, cell_function, KeptObjects, copy_inputs,
+                   effect_sinks, largest_difference, parse_cell, replay_effects, sink_fits,
+                   time_interleaved, with_definitions, with_effects, written_names)
 from .gradcell import gradient_cell, gradient_name, gradient_problem
 
 
@@ -76,10 +76,11 @@ class _CellProgram:
     effects: bool = True       # its result carries its writes (not with --grad)
 
     def arguments(self, user_ns: dict) -> list:
-        """The call's arguments: the inputs' values, a Sink for each object only written."""
-        sinks = self.sinks
-        return [Sink(n, sinks[n], user_ns[n]) if n in sinks else user_ns[n]
-                for n in self.inputs]
+        """The call's arguments: the inputs' values, a Sink for each object only written,
+        PRESENT for each name the cell may delete without reading it."""
+        sinks, reads = self.sinks, self.analysis.inputs
+        return [Sink(n, sinks[n], user_ns[n]) if n in sinks else
+                user_ns[n] if n in reads else PRESENT for n in self.inputs]
 
     def split(self, result) -> tuple[dict, Any, tuple]:
         """(outputs, last value, writes to the sinks) of the program's result."""
@@ -196,7 +197,7 @@ class CellRunner:
             raise _Fallback(f"{type(err).__name__}: {err} (checked at run time; the cell ran "
                             "as plain Python, which raises it)") from err
         report.stage_seconds["run"] = time.perf_counter() - start
-        self.user_ns.update(outputs)
+        bind_outputs(self.user_ns, outputs)
         replay_effects(effects, self.user_ns)
         self._fill_report(report, compiled, program)
         if timed:
@@ -238,7 +239,7 @@ class CellRunner:
         return call
 
     def _program(self, analysis, identity, options) -> _CellProgram:
-        inputs = tuple(n for n in analysis.inputs if n in self.user_ns)
+        inputs = analysis.parameters(self.user_ns)
         key = (identity, analysis.digest, inputs, options.static, options.traced, options.grad,
                options.wrt)
         program = self._programs.get(key)
@@ -252,6 +253,7 @@ class CellRunner:
                                   inputs)
             else:
                 fn = gradient_cell(fn, inputs, options.grad, options.wrt)
+            fn = with_definitions(fn)   # (its defs and classes: plain ones, made each run)
             jitted = Jitted(fn, static_argnames=options.static, name=options.name or
                             f"cell {analysis.digest[:8]}", traced_argnames=options.traced,
                             convert=False, reader="the cell")
@@ -421,7 +423,7 @@ def _is_numeric(value) -> bool:
 
 def _plain_code(analysis: CellAnalysis):
     tree = parse_cell(analysis.source, analysis.filename, analysis.line_offset)
-    return compile(tree, analysis.filename, "exec")
+    return compile(tree, analysis.filename, "exec", dont_inherit=True)
 
 
 def run_plain(analysis: CellAnalysis, user_ns: dict):
@@ -431,7 +433,7 @@ def run_plain(analysis: CellAnalysis, user_ns: dict):
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = ast.Expression(tree.body.pop().value)
-    exec(compile(tree, analysis.filename, "exec"), user_ns)
-    if last is not None:
-        return eval(compile(last, analysis.filename, "eval"), user_ns)
+    exec(compile(tree, analysis.filename, "exec", dont_inherit=True), user_ns)
+    if last is not None:   # (dont_inherit: this module's `annotations` future is not the cell's)
+        return eval(compile(last, analysis.filename, "eval", dont_inherit=True), user_ns)
     return None

@@ -17,6 +17,7 @@ from ..control.branches import choices_of
 from ..frontend.effects import (AttributeSnapshot, refuse_attribute_changes,
                                replay_or_refuse_warnings, watched_arguments)
 from ..frontend import static_numbers
+from ..frontend.definitions import refuse_made_while_tracing
 from ..frontend.reads import Reads, Recorder, check_error_state, is_user_class, recording
 from ..frontend.unrolled import unroll_notes
 from ..ir import Graph
@@ -205,6 +206,7 @@ def _finish_trace(trace, spec, tracers, leaves, result, start, reads) -> TraceRe
             out_specs.append(OutSpec("const", value=value))
         else:
             _refuse_unregistered_holder(path, value)
+            refuse_made_while_tracing(value, path or "the result")
             out_specs.append(OutSpec("static", value=value))
     mutated, seen = [], {}
     for i, tracer in tracers.items():

@@ -7,6 +7,8 @@ Modules, in the order a cell meets them:
                        in its source that cannot be compiled (the static PSC check)
     convert.py         a function recompiled from its source for tracing: reads made visible,
                        returns gathered, loops and branches rolled
+    definitions.py     the functions and classes a cell defines: the plain ones, made anew
+                       from recipes on every run
     rewrite.py         loop rolling, the AST pass (with blockers.py, scopes.py,
                        creation_calls.py)
     runtime.py         loop rolling, the helpers rewritten code calls at trace time (with
@@ -44,6 +46,10 @@ Words used throughout:
     carry       a value a rolled loop passes from one pass to the next, by value (a name
                 it rebinds) or by reference (an array it updates in place): see
                 `control.carry`.
+    twin        the closure a cell's `def` makes while traced (it reads the cell's values);
+                never bound in the notebook (`definitions`).
+    recipe      what makes a cell's function, class or instance anew on every run: a node
+                of the result, its children what the definition evaluated (`definitions`).
     rolled      a Python loop or `if` turned into one XLA loop or conditional at trace
                 time; unrolled when it cannot be, within the budget.
     region      a run of a cell's statements compiled as one XLA program.

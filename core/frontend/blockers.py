@@ -18,6 +18,8 @@ HINTS = {
     "return": "assign the result to a name and return after the loop or branch",
     "yield": "collect the values in a preallocated array instead of yielding them",
     "del": "rebind the name instead of deleting it",
+    "except ... as": "catch the error outside the loop or branch, or without `as` (Python "
+                     "deletes the name after the handler)",
     "global": "return the value from the cell instead of rebinding a global",
     "attribute": "keep the value in a local name and set the attribute after the loop",
 }
@@ -58,6 +60,8 @@ def _blocking_node(node, depth: int, loop: bool) -> str:
         return f"it uses `{word}`"
     if isinstance(node, ast.Delete) and any(isinstance(t, ast.Name) for t in node.targets):
         return "it uses `del`"
+    if isinstance(node, ast.ExceptHandler) and node.name:
+        return "it uses `except ... as`"
     if isinstance(node, (ast.Global, ast.Nonlocal)):
         return "it uses `global`"
     if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):

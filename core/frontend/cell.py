@@ -14,6 +14,27 @@ import linecache
 from dataclasses import dataclass
 
 LAST_VALUE = "__psc_last__"
+DELETED = "<deleted>"     # the key of a cell function's outputs naming the names it unbound
+
+
+class _Present:
+    """What a cell function's parameter holds for a name the cell may delete but does not
+    read: the name is bound, as it is in the namespace, and an output still holding this
+    was not touched by the cell (`bind_outputs` leaves the namespace's value)."""
+
+    def __repr__(self) -> str:
+        return "<bound before the cell>"
+
+
+PRESENT = _Present()
+
+
+def bind_outputs(namespace: dict, outputs: dict) -> None:
+    """Write a cell's outputs into the namespace as plain Python leaves it: the names it
+    bound set, the names it unbound deleted, the others untouched."""
+    for name in outputs.get(DELETED, ()):
+        namespace.pop(name, None)
+    namespace.update({n: v for n, v in outputs.items() if n != DELETED and v is not PRESENT})
 
 _IMPURE_CALLS = {
     "print": "print() is a side effect; print after the cell, or return the value",
@@ -60,6 +81,14 @@ class CellAnalysis:
     outputs: tuple[str, ...]
     has_last_expr: bool
     findings: tuple[Finding, ...]
+    deletable: tuple[str, ...] = ()     # names it may unbind (`del`, `except ... as`)
+
+    def parameters(self, namespace) -> tuple[str, ...]:
+        """The cell function's parameters in this namespace: the inputs bound there, then the
+        names the cell may delete without reading them that are bound there (each takes
+        `PRESENT`, so that `del name` unbinds it as at module level)."""
+        inputs = tuple(n for n in self.inputs if n in namespace)
+        return inputs + tuple(n for n in self.deletable if n in namespace and n not in inputs)
 
     @functools.cached_property
     def digest(self) -> str:
@@ -97,7 +126,7 @@ def analyze_cell(source: str, line_offset: int = 1, magic_line: str = "%%psc_jit
     outputs = assigned_names(tree.body)
     last = bool(tree.body) and isinstance(tree.body[-1], ast.Expr)
     return CellAnalysis(source, filename, line_offset, tuple(inputs), tuple(outputs), last,
-                        tuple(impure_findings(tree, filename)))
+                        tuple(impure_findings(tree, filename)), tuple(deletable_names(tree.body)))
 
 
 def parse_cell(source: str, filename: str, line_offset: int) -> ast.Module:
@@ -151,10 +180,12 @@ def _walk_stmt(stmt, assigned, reads):
             if item.optional_vars is not None:
                 assigned = assigned | _targets(item.optional_vars)
         return walk_block(stmt.body, assigned, reads)
-    if isinstance(stmt, ast.Try):
+    if isinstance(stmt, (ast.Try, getattr(ast, "TryStar", ast.Try))):
         after = walk_block(stmt.body, assigned, reads)
         for handler in stmt.handlers:
-            walk_block(handler.body, assigned, reads)
+            if handler.type is not None:
+                collect_loads(handler.type, assigned, reads)
+            walk_block(handler.body, assigned | set(bound_by(handler)), reads)
         walk_block(stmt.orelse, after, reads)
         walk_block(stmt.finalbody, assigned, reads)
         return assigned
@@ -175,7 +206,12 @@ def _walk_stmt(stmt, assigned, reads):
             collect_loads(target, assigned, reads)      # subscripts and attributes read their base
         return assigned | set().union(*(_targets(t) for t in targets))
     if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-        return assigned | {(a.asname or a.name).split(".")[0] for a in stmt.names}
+        return assigned | set(bound_by(stmt))
+    if isinstance(stmt, ast.Match):
+        collect_loads(stmt.subject, assigned, reads)
+        for case in stmt.cases:
+            _walk_case(case, assigned, reads)
+        return assigned
     collect_loads(stmt, assigned, reads)
     return assigned | _walrus_targets(stmt)
 
@@ -221,6 +257,24 @@ def _own_statements(body):
             yield from _own_statements(getattr(stmt, field, ()))
 
 
+def _walk_case(case: ast.match_case, assigned, reads) -> None:
+    """A `case`: its pattern reads value patterns and classes, binds its captures; then its
+    guard and body."""
+    captured = set(assigned)
+    for node in ast.walk(case.pattern):
+        if isinstance(node, ast.MatchValue):
+            collect_loads(node.value, assigned, reads)
+        elif isinstance(node, ast.MatchClass):
+            collect_loads(node.cls, assigned, reads)
+        elif isinstance(node, ast.MatchMapping):
+            for key in node.keys:
+                collect_loads(key, assigned, reads)
+        captured |= set(bound_by(node))
+    if case.guard is not None:
+        collect_loads(case.guard, captured, reads)
+    walk_block(case.body, captured, reads)
+
+
 def _walk_loop_body(body, assigned, reads):
     """A name read in the body before the body assigns it is read from before the loop (or
     from the previous iteration): one pass with what was assigned before the loop finds it."""
@@ -263,35 +317,81 @@ def _targets(node) -> set[str]:
 
 
 def _walrus_targets(node) -> set[str]:
-    return {n.target.id for n in ast.walk(node) if isinstance(n, ast.NamedExpr)}
+    """Walrus targets binding in node's scope (in its comprehensions too, not its lambdas)."""
+    return {n.target.id for n in scope_nodes(node) if isinstance(n, ast.NamedExpr)}
 
 
-# -- outputs: names the cell assigns at top level ---------------------------------------------
+# -- outputs: names the cell binds in its own scope -------------------------------------------
 
 def assigned_names(body) -> list[str]:
-    names: list[str] = []
+    """The names these statements bind in their own scope, in source order, by every form
+    Python has: assignment targets (chained, starred, tuple), augmented assignment, `for`,
+    `with ... as` and `except ... as` targets, `del`, imports, `def` and `class`, walrus
+    targets (those inside comprehensions too: they bind the scope around the comprehension)
+    and match captures (`case (n, *rest) as whole`, `{**kw}`, `P(x=px)`)."""
+    names = [name for stmt in body for node in scope_nodes(stmt) for name in bound_by(node)]
+    return list(dict.fromkeys(names))
+
+
+def deletable_names(body) -> list[str]:
+    """The names these statements may unbind in their own scope: `del name`, and the target
+    of `except ... as name` (Python deletes it when the handler ends)."""
+    found = []
     for stmt in body:
-        for node in _top_level_nodes(stmt):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                names.append(node.id)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                names.append(node.name)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                names.extend((a.asname or a.name).split(".")[0] for a in node.names)
-            elif isinstance(node, ast.NamedExpr):
-                names.append(node.target.id)
-    seen = set()
-    return [n for n in names if not (n in seen or seen.add(n))]
+        for node in scope_nodes(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Del):
+                found.append(node.id)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                found.append(node.name)
+    return list(dict.fromkeys(found))
 
 
-def _top_level_nodes(node):
-    """Nodes of this scope: not inside nested functions, classes, lambdas, comprehensions."""
+def bound_by(node) -> list[str]:
+    """The names one node binds in the scope it stands in."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        return [node.id]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"]
+    if isinstance(node, ast.ExceptHandler) and node.name:
+        return [node.name]
+    if isinstance(node, ast.NamedExpr):
+        return [node.target.id]
+    if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+        return [node.name]
+    if isinstance(node, ast.MatchMapping) and node.rest:
+        return [node.rest]
+    return []
+
+
+_SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def scope_nodes(node):
+    """The nodes of node's scope, in source order: a nested function, class or lambda is
+    not entered (what it evaluates where it stands is: decorators, defaults, bases), a
+    comprehension only for its walrus targets (which bind here)."""
     yield node
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda,
-                         ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+    if isinstance(node, _SCOPE_NODES):
+        for child in _evaluated_here(node):
+            yield from scope_nodes(child)
+        return
+    if isinstance(node, COMPREHENSIONS):
+        yield from (n for n in ast.walk(node) if isinstance(n, ast.NamedExpr))
         return
     for child in ast.iter_child_nodes(node):
-        yield from _top_level_nodes(child)
+        yield from scope_nodes(child)
+
+
+def _evaluated_here(node) -> list[ast.AST]:
+    """What a def, class or lambda evaluates in the scope around it."""
+    found = list(getattr(node, "decorator_list", ()))
+    if isinstance(node, ast.ClassDef):
+        return found + node.bases + [k.value for k in node.keywords]
+    args = node.args
+    return found + args.defaults + [d for d in args.kw_defaults if d is not None]
 
 
 # -- the static PSC check ---------------------------------------------------------------------
@@ -350,7 +450,7 @@ def cell_function_ast(analysis: CellAnalysis, inputs: list[str]) -> ast.Module:
         body[-1] = ast.copy_location(ast.Assign(
             targets=[ast.Name(LAST_VALUE, ast.Store())], value=last.value), last)
     end = body[-1] if body else tree
-    body += _return_outputs(analysis.outputs, getattr(end, "end_lineno", 1))
+    body += _return_outputs(analysis.outputs, analysis.deletable, getattr(end, "end_lineno", 1))
     args = ast.arguments(posonlyargs=[], args=[ast.arg(n) for n in inputs], kwonlyargs=[],
                          kw_defaults=[], defaults=[])
     fn = ast.FunctionDef(name=CELL_FUNCTION, args=args, body=body, decorator_list=[], returns=None,
@@ -360,11 +460,16 @@ def cell_function_ast(analysis: CellAnalysis, inputs: list[str]) -> ast.Module:
     return module
 
 
-def _return_outputs(outputs, line):
-    names = ", ".join(repr(n) for n in outputs)
+def _return_outputs(outputs, deletable, line):
+    """`return ({name: value of each output bound}, last value)`; the outputs also hold, under
+    DELETED, the names the cell may delete that are unbound at its end."""
     code = (f"__psc_locals__ = locals()\n"
-            f"return ({{__k: __psc_locals__[__k] for __k in ({names}{',' if outputs else ''}) "
-            f"if __k in __psc_locals__}}, __psc_locals__.get({LAST_VALUE!r}))")
+            f"__psc_out__ = {{__k: __psc_locals__[__k] for __k in {tuple(outputs)!r} "
+            f"if __k in __psc_locals__}}\n")
+    if deletable:
+        code += (f"__psc_out__[{DELETED!r}] = tuple(__k for __k in {tuple(deletable)!r} "
+                 f"if __k not in __psc_locals__)\n")
+    code += f"return (__psc_out__, __psc_locals__.get({LAST_VALUE!r}))"
     stmts = ast.parse(code).body
     for stmt in stmts:
         for node in ast.walk(stmt):
@@ -379,7 +484,7 @@ def make_cell_function(analysis: CellAnalysis, inputs: list[str], globals_ns: di
     module = cell_function_ast(analysis, inputs)
     if transform is not None:
         module = transform(module)
-    code = compile(module, analysis.filename, "exec")
+    code = compile(module, analysis.filename, "exec", dont_inherit=True)
     scope: dict = {}
     exec(code, globals_ns, scope)
     return scope[CELL_FUNCTION]

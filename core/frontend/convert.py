@@ -33,8 +33,10 @@ import numpy as np
 from ..numpy.creation import traced_creator
 from .cell import CellAnalysis, cell_function_ast
 from .host_calls import NEXT_FROM_OUTSIDE
-from ..tracing import Tracer
+from ..tracing import TraceError, Tracer
 from . import reads
+from .definitions import (Definitions, defined, defining,  # noqa: F401 (converted code)
+                          mark_definitions, remember_trace_code)
 from .helper_sinks import helper_sink_names
 from .reads import FunctionInfo, guard_globals, is_user_function, item, load, recording_active
 from .rewrite import roll_loops
@@ -47,7 +49,8 @@ FN = "__psc_fn"           # the FunctionInfo of the converted function
 RETURN = "__psc_return"   # the one return value of a function made single-exit
 MADE = "__psc_made"       # the converted function, inside the wrapper build_function compiles
 
-__all__ = ["attr", "item", "load", "call", "update_attr", "update_item", "vars_of",
+__all__ = ["attr", "item", "load", "call", "update_attr", "update_item", "vars_of", "not_caught",
+           "defining", "defined", "Unswallowing",
            "globals_refused", "isinstance_of", "type_of",
            "converted", "converted_function", "cell_function"]
 
@@ -90,6 +93,32 @@ def call(fn, *args, **kwargs):
     if made is fn and is_user_function(getattr(fn, "__func__", fn)):
         guard_globals(getattr(fn, "__func__", fn))
     return call_watched(fn, made, args, kwargs)
+
+
+def not_caught() -> None:
+    """The first statement of every `except` block of converted code: an error saying that the
+    code cannot be traced as written (TraceError: psc_jit's, not the code's) is never the
+    code's to handle (`except Exception:` would take it, and the trace would go on down a path
+    plain Python does not take): it is raised again, and the cell runs as plain Python."""
+    err = sys.exc_info()[1]
+    if isinstance(err, TraceError):
+        raise err
+
+
+class Unswallowing:
+    """A context manager of converted code, as it is, except that it never swallows an error
+    saying the code cannot be traced (`contextlib.suppress(Exception)` would: see
+    `not_caught`). It is exited all the same."""
+
+    def __init__(self, manager):
+        self.manager = manager
+
+    def __enter__(self):
+        return type(self.manager).__enter__(self.manager)
+
+    def __exit__(self, kind, error, traceback):
+        swallowed = type(self.manager).__exit__(self.manager, kind, error, traceback)
+        return bool(swallowed) and not isinstance(error, TraceError)
 
 
 def _getattr(recorder, fn, obj, name: str, *default):
@@ -193,7 +222,7 @@ def converted_function(fun, roll: bool = True):
     if roll:
         module = roll_loops(module)
     expose_reads(module.body[0], fun.__globals__, info.cells)
-    made = build_function(module, code.co_filename, fun.__globals__, info)
+    made = build_function(module, code.co_filename, fun.__globals__, info, fun.__qualname__)
     made.__defaults__, made.__kwdefaults__ = fun.__defaults__, fun.__kwdefaults__
     made.__name__, made.__qualname__ = fun.__name__, fun.__qualname__
     made.__doc__ = fun.__doc__
@@ -201,11 +230,15 @@ def converted_function(fun, roll: bool = True):
 
 
 def cell_function(analysis: CellAnalysis, inputs: list[str], user_ns: dict):
-    """The cell as a converted function of its inputs, run in the user's namespace."""
-    module = roll_loops(cell_function_ast(analysis, inputs))
+    """The cell as a converted function of its inputs, run in the user's namespace; its defs,
+    classes and lambdas record what they make (see definitions.py)."""
+    module = cell_function_ast(analysis, inputs)
+    nodes = mark_definitions(module.body[0])
+    module = roll_loops(module)
     expose_reads(module.body[0], user_ns)
+    definitions = Definitions(nodes, analysis.filename, user_ns)
     return build_function(module, analysis.filename, user_ns,
-                          FunctionInfo("the cell", user_ns, {}))
+                          FunctionInfo("the cell", user_ns, {}, definitions=definitions), "")
 
 
 def function_source(fun) -> ast.Module | None:
@@ -289,9 +322,12 @@ def _lambda_module(tree: ast.Module, code) -> ast.Module | None:
     return ast.fix_missing_locations(ast.Module(body=[fn], type_ignores=[]))
 
 
-def build_function(module: ast.Module, filename: str, globals_ns: dict, info: FunctionInfo):
+def build_function(module: ast.Module, filename: str, globals_ns: dict, info: FunctionInfo,
+                   qualname: str):
     """Compile the one function of module, with info's closure cells as its free variables
-    (the function is compiled inside `def __psc_outer(<free names>, __psc_fn, __psc_rd)`)."""
+    (the function is compiled inside `def __psc_outer(<free names>, __psc_fn, __psc_rd)`);
+    the functions and classes inside it are named as in the code it came from (`qualname`:
+    the original function's; "" for a cell, whose functions are the notebook's)."""
     fn_node = module.body[0]
     name = fn_node.name
     fn_node.name = MADE      # its own name inside the wrapper would shadow the global a
@@ -305,15 +341,39 @@ def build_function(module: ast.Module, filename: str, globals_ns: dict, info: Fu
     wrapper = ast.Module(body=[ast.copy_location(outer, fn_node)], type_ignores=[])
     ast.fix_missing_locations(wrapper)
     scope: dict = {}
-    exec(compile(wrapper, filename, "exec"), globals_ns, scope)
+    exec(compile(wrapper, filename, "exec", dont_inherit=True), globals_ns, scope)
     made = scope["__psc_outer"](*([None] * len(info.cells)), info, sys.modules[__name__])
     cells = dict(zip(made.__code__.co_freevars, made.__closure__ or (), strict=True))
     cells.update({n: c for n, c in info.cells.items() if n in cells})
     closure = tuple(cells[n] for n in made.__code__.co_freevars) or None
-    code = made.__code__.replace(co_name=name, co_qualname=name)
+    code = plain_qualnames(made.__code__.replace(co_name=name, co_qualname=name),
+                           qualname + ".<locals>." if qualname else "")
+    remember_trace_code(code)
     result = types.FunctionType(code, globals_ns, name, None, closure)
     result.__psc_converted__ = True
     return result
+
+
+def plain_qualnames(code: types.CodeType, prefix: str) -> types.CodeType:
+    """code with the functions and classes inside it named as the original code names them:
+    `__psc_outer.<locals>.__psc_made.<locals>.f.<locals>.g` (or inside a rolled loop's body)
+    becomes prefix + `f.<locals>.g`; a class body's `__qualname__` too."""
+    consts = tuple(_renamed(c, prefix) if isinstance(c, types.CodeType) else c
+                   for c in code.co_consts)
+    return code.replace(co_consts=consts)
+
+
+def _renamed(code: types.CodeType, prefix: str) -> types.CodeType:
+    parts = [p for p in code.co_qualname.split(".<locals>.") if not p.startswith("__psc")]
+    qualname = prefix + ".<locals>.".join(parts)
+    consts = tuple(_renamed(c, prefix) if isinstance(c, types.CodeType) else
+                   qualname if c == code.co_qualname and _is_class_body(code) else c
+                   for c in code.co_consts)
+    return code.replace(co_qualname=qualname, co_consts=consts)
+
+
+def _is_class_body(code: types.CodeType) -> bool:
+    return not code.co_flags & inspect.CO_NEWLOCALS
 
 
 # -- making reads visible ---------------------------------------------------------------------
@@ -351,6 +411,22 @@ class _ExposeReads(ast.NodeTransformer):
         self.builtin = builtin
 
     def visit_ClassDef(self, node):
+        return node
+
+    def visit_With(self, node):
+        """Each context manager of a `with` lets psc_jit's own errors through (see
+        `Unswallowing`)."""
+        self.generic_visit(node)
+        for with_item in node.items:
+            manager = with_item.context_expr
+            with_item.context_expr = _helper_call("Unswallowing", [manager], like=manager)
+        return node
+
+    def visit_ExceptHandler(self, node):
+        """Each `except` block first raises again psc_jit's own errors (see `not_caught`)."""
+        self.generic_visit(node)
+        check = ast.Expr(_helper_call("not_caught", [], like=node))
+        node.body = [ast.copy_location(check, node), *node.body]
         return node
 
     def visit_Name(self, node):

@@ -134,6 +134,7 @@ class FunctionInfo:
     globals: dict
     cells: dict[str, Any]
     sinks: dict[str, str] = field(default_factory=dict)   # globals it only writes to: kind
+    definitions: Any = None     # a cell's: its defs, classes and lambdas (definitions.py)
 
 
 class Recorder:

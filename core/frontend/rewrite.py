@@ -218,11 +218,13 @@ class _Rewriter:
         plain = ast.For(target=copy.deepcopy(node.target), iter=ast.Call(
             func=ast.Attribute(ast.Name(seq, ast.Load()), "plain", ast.Load()), args=[],
             keywords=[]), body=copy.deepcopy(node.body), orelse=copy.deepcopy(node.orelse))
-        code = f"{seq} = __MAKE__\nif {seq}.rolls:\n    __ROWS__\nelse:\n    __PLAIN__\n"
+        code = (f"{seq} = __MAKE__\nif {seq}.rolls:\n    __ROWS__\n    __LAST__\n"
+                f"else:\n    __PLAIN__\n")
         for stmt in (rows, plain):
             ast.copy_location(stmt, node)
             ast.fix_missing_locations(stmt)
-        holes = {"MAKE": make, "ROWS": self.for_loop(rows), "PLAIN": [self.nested(plain)]}
+        holes = {"MAKE": make, "ROWS": self.for_loop(rows), "PLAIN": [self.nested(plain)],
+                 "LAST": _last_rows(node, seq)}
         return _fill(code, node.lineno, holes)
 
     # while TEST ----------------------------------------------------------------------------
@@ -435,6 +437,20 @@ def _blocks_sequence(node: ast.For) -> bool:
     name)."""
     return not all(isinstance(t, ast.Name) or isinstance(t, ast.Tuple) and all(
         isinstance(e, ast.Name) for e in t.elts) for t in [node.target])
+
+
+def _last_rows(node: ast.For, seq: str) -> list[ast.stmt]:
+    """After a loop over rows that ran to its end, its target is the last rows themselves:
+    views of the arrays, as Python's loop leaves them (the loop's carry is a copy). Nothing
+    where the body rebinds the target, can leave by `break`, or an `else` reads it first."""
+    targets = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+    if node.orelse or targets & set(assigned_names(node.body)) or \
+            find_blocker(node.body, loop=True)[0] == "it uses `break`":
+        return []
+    code = f"if {seq}.length:\n    __TARGET__ = {seq}.item({seq}.length - 1)\n"
+    last = _fill(code, node.lineno, {})
+    last[0].body[0].targets = [copy.deepcopy(node.target)]
+    return last
 
 
 def _is_range_loop(node: ast.For) -> bool:

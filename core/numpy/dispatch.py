@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import operator
+import types
 
 import numpy as np
 
@@ -12,6 +13,8 @@ from .checks import python_int
 from .conversion import astype, np_copy, np_round, python_number, view
 from .indexing import getitem, setitem
 from .masked import MaskedSelection
+from .own_errors import (function_replay, method_replay, numpys_errors, numpys_first,
+                         ufunc_replay)
 from .products import matmul
 from .shape import (flat_view, np_imag, np_real, np_reshape, np_swapaxes, np_transpose,
                     set_shape)
@@ -86,6 +89,35 @@ def _conj(self):
 
 
 def attach():
+    before = dict(vars(Tracer))
+    _attach_numpys_names()
+    _raise_numpys_errors({n for n, v in vars(Tracer).items() if before.get(n) is not v})
+
+
+def _raise_numpys_errors(attached: set[str]) -> None:
+    """Every operator, method and protocol entry attached (and len, iter and the conversions
+    to Python values) raises NumPy's own error where the layer raises one (own_errors)."""
+    for name in attached:
+        member = vars(Tracer)[name]
+        if not isinstance(member, types.FunctionType):
+            continue
+        replay = {"__array_function__": function_replay,
+                  "__array_ufunc__": ufunc_replay}.get(name) or method_replay(name)
+        operator_name = name if _is_operator(name) else None
+        setattr(Tracer, name, numpys_errors(member, replay, operator_name))
+    for name in ("__len__", "__iter__"):
+        setattr(Tracer, name, numpys_errors(vars(Tracer)[name], method_replay(name)))
+    for name in ("__bool__", "__int__", "__float__", "__complex__", "__index__"):
+        setattr(Tracer, name, numpys_first(vars(Tracer)[name], method_replay(name)))
+
+
+def _is_operator(name: str) -> bool:
+    """`__add__`, `__radd__`, `__iadd__`, `__lt__`, ...: a binary operator of Python's."""
+    return name.startswith("__") and (hasattr(operator, name) or
+                                      hasattr(operator, "__" + name[3:]))
+
+
+def _attach_numpys_names():
     for name, ufunc in OPERATOR_UFUNCS.items():
         setattr(Tracer, f"__{name}__", binary_operator(ufunc))
         setattr(Tracer, f"__r{name}__", binary_operator(ufunc, reflected=True))

@@ -87,9 +87,10 @@ def run_source(source: str, ns: dict):
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = ast.Expression(tree.body.pop().value)
-    try:
-        exec(compile(tree, "<cell>", "exec"), ns)
-        value = eval(compile(last, "<cell>", "eval"), ns) if last is not None else None
+    try:        # (dont_inherit: this module's `annotations` future is not the cell's)
+        exec(compile(tree, "<cell>", "exec", dont_inherit=True), ns)
+        value = eval(compile(last, "<cell>", "eval", dont_inherit=True), ns) \
+            if last is not None else None
     except Exception as err:  # noqa: BLE001 (the cell's own error is a result to compare)
         return None, err
     return value, None
@@ -202,9 +203,10 @@ def difference(want, got, where: str, rtol: float = 0.0) -> str | None:
     if isinstance(want, types.ModuleType):
         return None if want is got else f"{where}: module {want!r} != {got!r}"
     if isinstance(want, types.FunctionType) and isinstance(got, types.FunctionType):
-        return difference(vars(want), vars(got), f"{where}.__dict__", rtol)   # (`f.runs`)
+        return definition_difference(want, got, where) or \
+            difference(vars(want), vars(got), f"{where}.__dict__", rtol)   # (`f.runs`)
     if callable(want) and callable(got):
-        return None     # functions and classes: defined by the same code on both sides
+        return definition_difference(want, got, where)
     if type(want).__qualname__ != type(got).__qualname__ and \
             {type(want), type(got)} != {float, np.float64}:     # np.float64 is a float
         return f"{where}: type {type(want).__name__} != {type(got).__name__} ({want!r} vs {got!r})"
@@ -281,6 +283,25 @@ def _subclass_difference(want: np.ndarray, got: np.ndarray, where: str) -> str |
     if type(want).__module__.startswith("numpy"):
         return None
     return difference(vars(want), vars(got), f"{where}.__dict__")
+
+
+def definition_difference(want, got, where: str) -> str | None:
+    """Functions and classes (defined by the same code on both sides): the same names, module,
+    code and defaults, and neither a closure where the other is not (a function a compiled
+    cell defines is the plain one: issue 28, item 3)."""
+    if type(want) is not type(got):
+        return f"{where}: type {type(want).__name__} != {type(got).__name__}"
+    if not isinstance(want, (types.FunctionType, type)):
+        return None
+    for name in ("__qualname__", "__module__", "__doc__"):
+        if getattr(want, name) != getattr(got, name):
+            return f"{where}.{name}: {getattr(want, name)!r} != {getattr(got, name)!r}"
+    if isinstance(want, type):
+        return None
+    if want.__code__.co_code != got.__code__.co_code or \
+            (want.__closure__ is None) != (got.__closure__ is None):
+        return f"{where}: not the function plain Python defines ({got!r})"
+    return difference(want.__defaults__, got.__defaults__, f"{where}.__defaults__")
 
 
 def _value_difference(want: np.ndarray, got: np.ndarray, where: str, rtol: float,

@@ -41,7 +41,7 @@ def run_scenario(shell, scenario: Scenario, label: str) -> Outcome:
     names = scenario.names()
     for name in names:
         shell.user_ns.pop(name, None)
-    plain: dict = {"np": np}
+    plain: dict = {"np": np, "__name__": "__main__"}     # (as a notebook's namespace)
     outcome = Outcome()
     steps = [("setup", scenario.setup)]
     for i, change in enumerate((None, *scenario.changes)):

@@ -55,8 +55,22 @@ class Scenario:
         """Every name the scenario's code binds or reads (the namespace to compare)."""
         found = set()
         for source in (self.setup, self.cell, *self.changes):
-            found.update(n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name))
-        return frozenset(found - {"np", "range", "float", "int", "len"})
+            found.update(_bound_or_read(n) for n in ast.walk(ast.parse(source)))
+        return frozenset(found - {"np", "range", "float", "int", "len", "str", "enumerate",
+                                  "ValueError", "IndexError", None})
+
+
+def _bound_or_read(node) -> str | None:
+    """The name a node reads or binds (a def, a class, a match capture, an except target)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        return node.name
+    if isinstance(node, (ast.MatchAs, ast.MatchStar, ast.ExceptHandler)):
+        return node.name
+    if isinstance(node, ast.alias):
+        return (node.asname or node.name).split(".")[0]
+    return None
 
 
 def array_literal(values, dtype: str) -> str:
@@ -181,7 +195,42 @@ def fresh_name(ns: dict) -> str:
 
 
 STATEMENTS = ("assign", "assign", "augassign", "slice", "alias", "loop", "traced loop",
-              "branch", "dict", "list", "attribute")
+              "branch", "dict", "list", "attribute", "binding", "binding", "definition")
+
+# Python's binding forms (issue 28, item 5), each with {t}: a target array, {e}: an expression,
+# {x}: a fresh name.
+BINDINGS = (
+    "{x} = (t := {e}) * 2",
+    "zs = [(t := v * 2) for v in {t}]",
+    "first, *rest = {t}",
+    "*init, last = {t}",
+    "{x} = y2 = {e}",
+    "p, (q, *r) = 1, ({t}, 2)",
+    "acc = 0.0\nfor i, v in enumerate({t}):\n    acc = acc + v * i",
+    "for j in {t}[:0]:\n    {x} = {e}",
+    "match {t}.shape:\n    case (m,):\n        {x} = {t} * m\n"
+    "    case (m, *rest):\n        {x} = {t}.sum() + m\n    case _:\n        {x} = 0",
+    "try:\n    {x} = {t} @ w\nexcept ValueError as e:\n    msg = str(e)",
+    "try:\n    {x} = {t}.reshape(5, 5)\nexcept ValueError as e:\n    msg = str(e)",
+    "try:\n    {x} = {t}[7]\nexcept IndexError as e:\n    msg = str(e)",
+    "with np.errstate(all='ignore'):\n    {x} = {e}",
+    "import math as m2\n{x} = {t} * m2.pi",
+    "tmp = {e}\n{x} = tmp + 1\ndel tmp",
+    "cfg.scale += 1",
+)
+# Functions and classes defined in the cell (issue 28, item 3): kept by the namespace, their
+# globals read when they are called (K changes between runs), called in the cell.
+DEFINITIONS = (
+    "def h(v):\n    return v * K + {e}\n{x} = h({t})",
+    "def h(v, s=K):\n    return v * s\n{x} = h({t})",
+    "h = lambda v: v * K - 1\n{x} = h({t})",
+    "k2 = {e}\ndef h(v):\n    def inner(q):\n        return q * k2\n    return inner(v)\n"
+    "{x} = h({t})",
+    "class C:\n    scale = 2.0\n    def __init__(self, v):\n        self.v = v * self.scale\n"
+    "    def total(self):\n        return self.v.sum() * K\nc = C({t})\n{x} = c.total()",
+    "from dataclasses import dataclass\n@dataclass\nclass P:\n    v: object\n"
+    "    s: float = 1.0\npt = P({t}, 2.0)\n{x} = pt.v * pt.s",
+)
 
 
 @st.composite
@@ -215,6 +264,9 @@ def statements(draw, ns, leave_out=()) -> str:
         return f"d[{draw(st.sampled_from(['0', '1']))!r}] = {draw(expr)}"
     if kind == "list":
         return f"L.append({draw(expr)})"
+    if kind in ("binding", "definition"):
+        form = draw(st.sampled_from(BINDINGS if kind == "binding" else DEFINITIONS))
+        return form.format(t=target, e=draw(expr), x=fresh_name(ns))
     return f"cfg.out = {draw(expr)}"
 
 

@@ -57,3 +57,53 @@ def test_syntax_errors_carry_the_users_line():
     with pytest.raises(SyntaxError) as info:
         analyze_cell("x = 1\ny = (\n")
     assert info.value.lineno >= 3
+
+
+BINDING_FORMS = '''
+zs = [(t := v * 2) for v in x]
+match x.shape:
+    case (n,) as whole if n > lim:
+        m = n * 2
+    case {'a': aa, **rest}:
+        pass
+    case P(q=pq):
+        pass
+    case [first, *others]:
+        pass
+try:
+    c = a @ kk
+except ValueError as e:
+    msg = str(e)
+del zs
+for i, (j, *jj) in enumerate(x):
+    pass
+with cm as (w1, w2):
+    pass
+import numpy.linalg as la, os.path
+from math import pi as PI
+o.at += 1
+l[0] += 1
+g = h = 2
+a1, *a2 = x
+f = lambda q: (inner := q)
+'''
+
+
+def test_outputs_are_the_names_every_binding_form_binds():
+    a = analyze_cell(BINDING_FORMS)
+    assert a.outputs == ("zs", "t", "whole", "n", "m", "rest", "aa", "pq", "first", "others",
+                         "c", "e", "msg", "i", "j", "jj", "w1", "w2", "la", "os", "PI", "g",
+                         "h", "a1", "a2", "f")
+    assert a.deletable == ("e", "zs")
+
+
+def test_names_a_pattern_or_a_handler_binds_are_not_inputs():
+    a = analyze_cell(BINDING_FORMS)
+    assert set(a.inputs) == {"x", "lim", "P", "a", "kk", "ValueError", "str", "enumerate", "cm",
+                             "o", "l"}
+
+
+def test_a_name_the_cell_may_delete_is_a_parameter_where_it_is_bound():
+    a = analyze_cell("y = x * 2\ndel v\n")
+    assert a.parameters({"x": 1, "v": 2}) == ("x", "v")
+    assert a.parameters({"x": 1}) == ("x",)
