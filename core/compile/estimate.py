@@ -114,9 +114,10 @@ def _duration(seconds: float) -> str:
 
 # A program estimated to run at most this long runs inline, where an interrupt waits for its
 # end: the estimate is meant to be an upper bound (bench/interrupts.py prints it beside the
-# run), and even one 100x under stays within a second. Any other run is handed off (25-50 µs
-# a call, 1% of a run this long).
-INLINE_SECONDS = 0.005
+# run), and one 20x under still ends within a second. Inline runs of mid-sized programs are
+# also the fast ones: x * 2 + 1 on 1M float64 took 260-310 µs inline, 560-790 on XLA's
+# thread (estimated 6.4 ms).
+INLINE_SECONDS = 0.05
 BYTES_PER_SECOND = 1e10     # what the estimate charges for memory traffic (a low guess)
 FLOPS_PER_SECOND = 1e10     # and for arithmetic in contractions and factorizations
 SECONDS_PER_EQUATION_RUN = 1e-7     # each run of an equation (a kernel, a loop's step)
