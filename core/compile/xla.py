@@ -187,6 +187,7 @@ class Executable:
         ended_on_return = inline and all(a.nbytes < COPIED_AT_ONCE_BYTES for a in self.in_avals)
         self._results = [ResultView.of(aval, ended_on_return) for aval in self.out_avals]
         self._put = _jax.batched_device_put
+        self._collect_garbage = _jax.collect_garbage   # jaxlib drops NumPy arrays it held later
         self._zero_copy = _jax.HostBufferSemantics.ZERO_COPY
         self._run = loaded.execute_sharded
         self.hands_off = not inline and _runs_where_called(loaded)
@@ -240,6 +241,7 @@ class Executable:
         outputs = [view(r) for view, r in zip(self._results, results, strict=True)]
         if self._large:
             del buffers
+            self._collect_garbage()   # (jaxlib let go of the staged copies: free them now)
             release_staged(self._large, arrays, staged)
         return outputs
 
