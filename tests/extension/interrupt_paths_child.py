@@ -5,18 +5,26 @@ Interrupt does. Each case takes another path to XLA: `jit` and the magic, on sma
 with the array replaced or updated in place, a trip count fixed when traced, and the timed
 and profiled calls.
 
-    python -X faulthandler interrupt_paths_child.py CASE [SECONDS]
+    python -X faulthandler interrupt_paths_child.py CASE [SECONDS | n=TRIPS]
 
 With SECONDS, the long run is made to take about that long instead (a trip count measured
-here), and the child then waits for it to end and says when XLA's arrays of it were freed.
-Prints `go <monotonic time>` as the long cell starts, then one JSON line: whether the cell
-ended in KeyboardInterrupt, whether the namespace's values are as before, the monotonic time
-it ended, and whether the shell runs the cell again afterwards.
+here), and the child then waits for it to end and says when XLA's arrays of it were freed;
+with n=TRIPS, it runs that many trips. Prints `go <monotonic time>` as the long cell starts,
+then one JSON line: whether the cell ended in KeyboardInterrupt, whether the namespace's
+values are as before, the monotonic times the interrupt reached IPython and its traceback
+was shown, when the abandoned run's arrays were freed, and whether the shell runs the cell
+again afterwards. `interrupted_run` (test_interrupt.py, bench/interrupts.py) starts it and
+sends the SIGINT.
 """
 import gc
 import json
+import queue
+import signal
+import subprocess
 import sys
+import threading
 import time
+from pathlib import Path
 
 import numpy as np
 from IPython.core.interactiveshell import InteractiveShell
@@ -37,12 +45,13 @@ REPLACED = "i = 0\nwhile i < n:\n    x = x * 0.999 + 0.001\n    i += 1\n"
 IN_PLACE = "i = 0\nwhile i < n:\n    x[:] = x * 0.999 + 0.001\n    i += 1\n"
 RANGE = "for k in range(n):\n    x = x * 0.999 + 0.001\n"
 MAGIC = "%%psc_jit --quiet --no-compare\n"
-SMALL, LARGE = 8, 100_000
+SMALL, UNDER_CHEAP, LARGE = 8, 400, 100_000   # (400: 805 flops, under XLA's cheap 1000)
 FOREVER = 1e12
 
 # case: (setup, the long cell (reads n), elements of x, the value of n it takes)
 CASES = {
     "jit-small": (SPIN, "y = f(x, n)", SMALL, float),
+    "jit-400": (SPIN, "y = f(x, n)", UNDER_CHEAP, float),
     "jit-large": (SPIN, "y = f(x, n)", LARGE, float),
     "jit-timed": (SPIN, "r = f.time_call(x, n)", SMALL, float),
     "jit-profiled": (SPIN, "r = f.profile_call(x, n)", LARGE, float),
@@ -88,7 +97,7 @@ def wait_for_freed(live_arrays, baseline: int, limit: float = 20.0) -> float | N
     return None
 
 
-def main(case: str, seconds: float | None) -> None:
+def main(case: str, seconds: float | None, trips: float | None = None) -> None:
     setup, cell, size, kind = CASES[case]
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "psc_jit")
@@ -97,7 +106,8 @@ def main(case: str, seconds: float | None) -> None:
     assert shell.run_cell(cell).success          # compiled, and run once
     report = last_report()
     assert report is None or report.compiled, report.fallback_reason
-    long_n = FOREVER if seconds is None else trips_for(shell, cell, kind, seconds)
+    long_n = trips if trips is not None else FOREVER if seconds is None else \
+        trips_for(shell, cell, kind, seconds)
     shell.user_ns["n"] = kind(long_n)
     from psc_jit.core.compile.xla import live_arrays
     before, baseline = snapshot(shell.user_ns), live_arrays()
@@ -111,6 +121,7 @@ def main(case: str, seconds: float | None) -> None:
     print("go", time.monotonic(), flush=True)
     result = shell.run_cell(cell)
     ended = time.monotonic()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)     # a SIGINT after the run: it ended first
     interrupted = isinstance(result.error_in_exec, KeyboardInterrupt)
     same = unchanged(shell.user_ns, before)
     freed = wait_for_freed(live_arrays, baseline) if seconds is not None else None
@@ -121,5 +132,58 @@ def main(case: str, seconds: float | None) -> None:
                       "freed_after": freed, "after": after}), flush=True)
 
 
+# -- the parent's side ---------------------------------------------------------------------------
+
+SECONDS_BEFORE_INTERRUPT = {"magic-trip-count": 2.5}    # (that run compiles first)
+SECONDS_TO_START = 120      # the child's compile, on a busy machine
+SECONDS_TO_ANSWER = 60      # an interrupt that did not stop the run: no answer by then
+
+
+def interrupted_run(case: str, *extra: str, wait: float | None = None) -> tuple[dict, float]:
+    """Start this script on `case`, interrupt its long cell `wait` seconds into it, and return
+    its report and the seconds from SIGINT until the KeyboardInterrupt reached IPython. The
+    child is killed
+    afterwards (the abandoned run goes on in it), or when it has not answered in time
+    (AssertionError)."""
+    child = subprocess.Popen([sys.executable, "-X", "faulthandler", str(Path(__file__)), case,
+                              *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in child.stdout], daemon=True
+                     ).start()
+    try:
+        started = next_line(lines, "go", SECONDS_TO_START)
+        assert started, f"{case} did not start: {child.poll()}"
+        time.sleep(wait if wait is not None else SECONDS_BEFORE_INTERRUPT.get(case, 1.0))
+        sent = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        outcome = next_line(lines, "{", SECONDS_TO_ANSWER)
+        if not outcome:
+            child.send_signal(signal.SIGABRT)      # (faulthandler prints every thread's stack)
+            child.wait(10)
+        assert outcome, f"{case}: no answer {SECONDS_TO_ANSWER} s after SIGINT\n" + \
+            child.stderr.read()[-6000:]
+    finally:
+        child.kill()
+        child.wait()
+    outcome = json.loads(outcome)
+    caught = outcome["caught"]          # (None: the run had ended before the SIGINT)
+    return outcome, caught - sent if caught is not None else float("inf")
+
+
+def next_line(lines: queue.Queue, start: str, seconds: float) -> str | None:
+    """The next line beginning with `start` within `seconds`, else None."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            line = lines.get(timeout=left)
+        except queue.Empty:
+            return None
+        if line.startswith(start):
+            return line
+    return None
+
+
 if __name__ == "__main__":
-    main(sys.argv[1], float(sys.argv[2]) if len(sys.argv) > 2 else None)
+    extra = sys.argv[2] if len(sys.argv) > 2 else None
+    main(sys.argv[1], float(extra) if extra and not extra.startswith("n=") else None,
+         float(extra[2:]) if extra and extra.startswith("n=") else None)

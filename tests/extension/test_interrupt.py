@@ -6,15 +6,14 @@ interrupts (3 by default, to keep the suite short; run it with 12 to look for ra
 """
 import json
 import os
-import queue
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
+from interrupt_paths_child import CASES, interrupted_run
 
 pytestmark = [pytest.mark.ipython, pytest.mark.xla]
 
@@ -58,57 +57,9 @@ def test_interrupt_stops_a_long_run_within_a_second_and_changes_nothing():
     assert max(latencies) < 1.0, latencies
 
 
-# -- every path to XLA, on a loop that would not end -------------------------------------------
+# -- every path to XLA, on a loop that would not end (interrupt_paths_child.py) ----------------
 
-PATHS_CHILD = Path(__file__).with_name("interrupt_paths_child.py")
-FOREVER_CASES = ["jit-small", "jit-large", "jit-timed", "jit-profiled", "magic-small",
-                 "magic-large", "magic-in-place-small", "magic-in-place-large",
-                 "magic-trip-count"]
-SECONDS_BEFORE_INTERRUPT = {"magic-trip-count": 2.5}    # (that run compiles first)
-
-
-def interrupted_run(case: str, *extra: str) -> tuple[dict, float]:
-    """Start the child on `case`, interrupt its long cell, and return its report and the
-    seconds from SIGINT until the KeyboardInterrupt reached IPython. The child is killed
-    afterwards (the abandoned run goes on in it), or when it has not answered in time."""
-    child = subprocess.Popen([sys.executable, "-X", "faulthandler", str(PATHS_CHILD), case,
-                              *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    lines: queue.Queue = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in child.stdout], daemon=True
-                     ).start()
-    try:
-        started = next_line(lines, "go", SECONDS_TO_START)
-        assert started, f"{case} did not start: {child.poll()}"
-        time.sleep(SECONDS_BEFORE_INTERRUPT.get(case, 1.0))
-        sent = time.monotonic()
-        child.send_signal(signal.SIGINT)
-        outcome = next_line(lines, "{", SECONDS_TO_ANSWER)
-        assert outcome, f"{case}: no answer {SECONDS_TO_ANSWER} s after SIGINT"
-    finally:
-        child.kill()
-        child.wait()
-    outcome = json.loads(outcome)
-    return outcome, outcome["caught"] - sent
-
-
-SECONDS_TO_START = 120      # the child's compile, on a busy machine
-SECONDS_TO_ANSWER = 60      # an interrupt that did not stop the run: the test fails by then
-
-
-def next_line(lines: queue.Queue, start: str, seconds: float) -> str | None:
-    """The next line beginning with `start` within `seconds`, else None."""
-    deadline = time.monotonic() + seconds
-    while (left := deadline - time.monotonic()) > 0:
-        try:
-            line = lines.get(timeout=left)
-        except queue.Empty:
-            return None
-        if line.startswith(start):
-            return line
-    return None
-
-
-@pytest.mark.parametrize("case", FOREVER_CASES)
+@pytest.mark.parametrize("case", list(CASES))
 def test_an_interrupt_stops_a_run_that_would_not_end_and_changes_nothing(case):
     """`while i < n` with n = 1e12 (a trip count of 1e12 fixed when traced, for the last
     case): through jit and the magic, on inputs small enough that XLA would run the program
@@ -122,8 +73,9 @@ def test_an_interrupt_stops_a_run_that_would_not_end_and_changes_nothing(case):
 
 @pytest.mark.parametrize("case", ["jit-small", "jit-large", "magic-large"])
 def test_an_abandoned_run_holds_no_array_once_it_ends(case):
-    """A run of about two seconds, interrupted: once it has ended, none of its arrays is left
-    (IPython keeps the last traceback, which must not hold the run's results)."""
-    outcome, _ = interrupted_run(case, "2")
+    """A run of about four seconds, interrupted half a second in: once it has ended, none of
+    its arrays is left (IPython keeps the last traceback, which must not hold the run's
+    results)."""
+    outcome, _ = interrupted_run(case, "4", wait=0.5)
     assert outcome["interrupted"] and outcome["unchanged"], outcome
     assert outcome["freed_after"] is not None, outcome
