@@ -1,6 +1,6 @@
 """Memory held over a long session: psc_jit's %%psc_jit magic beside jax.jit, in one run.
 
-    .venv/bin/python bench/memory.py [--compiles 100] [--reruns 10000]
+    .venv/bin/python bench/memory.py [--compiles 100] [--reruns 10000] [--peak-gib 1]
 
 Each scenario runs in a fresh subprocess per side (so one side's allocations never count
 against the other), and prints the growth of the resident set size (RSS, from
@@ -11,6 +11,11 @@ against the other), and prints the growth of the resident set size (RSS, from
               compiles; each round's growth as a share of the first round's
 - longdouble: ten runs of a cell over a 16 MB np.longdouble array (XLA cannot take it: psc
               falls back; jax refuses the dtype, so its column is plain NumPy's)
+
+Then the peak of one elementwise cell, `y = x * 2.0 + 1.0` on a 1 GiB input (`--peak-gib`),
+each way in a fresh process (tests/extension/memory_child.py): how far the resident set's
+high-water mark rose above where it was just before the cell (the input already made, jaxlib
+loaded), beside plain NumPy's, and the output's size.
 """
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -142,6 +148,8 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--compiles", type=int, default=100)
     parser.add_argument("--reruns", type=int, default=10_000)
+    parser.add_argument("--peak-gib", type=float, default=1.0,
+                        help="input size of the peak rows (0: none)")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -163,6 +171,33 @@ def main(argv=None) -> None:
     for name, psc, jax in rows:
         ratio = f"{psc / jax:7.2f}" if abs(jax) > 1e-6 else f"{'-':>7}"
         print(f"{name:<50} {psc:9.2f} {jax:9.2f} {ratio}")
+    if args.peak_gib:
+        print_peaks(args.peak_gib)
+
+
+PEAK_CHILD = Path(__file__).resolve().parents[1] / "tests" / "extension" / "memory_child.py"
+PEAK_WAYS = (("plain NumPy", "numpy"), ("psc_jit jit", "jit"),
+             ("%%psc_jit --no-compare", "magic"), ("%%psc_jit, timed first run", "magic-timed"),
+             ("jax.jit", "jax"))
+
+
+def print_peaks(gib: float) -> None:
+    """The peak rise of one elementwise cell on a `gib` GiB input, each way."""
+    elements = int(gib * (1 << 30)) // 8
+    print(f"\npeak of `y = x * 2.0 + 1.0` on a {gib:g} GiB float64 input, MiB above the "
+          "resident set before the cell")
+    print(f"{'way':<30} {'peak MiB':>9} {'output MiB':>11} {'/ NumPy':>8}")
+    numpy_peak = None
+    for name, mode in PEAK_WAYS:
+        out = subprocess.run([sys.executable, str(PEAK_CHILD), mode, str(elements)],
+                             capture_output=True, text=True, check=True).stdout
+        report = json.loads(out.strip().splitlines()[-1])
+        peak = report["peak_mib"]
+        if peak is None:
+            print("this Linux cannot reset a process's peak memory (/proc/self/clear_refs)")
+            return
+        numpy_peak = numpy_peak or peak
+        print(f"{name:<30} {peak:9.0f} {report['output_mib']:11.0f} {peak / numpy_peak:8.2f}")
 
 
 if __name__ == "__main__":

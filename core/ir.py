@@ -114,6 +114,33 @@ class Literal:
 Atom = Var | Literal
 
 
+def distinct_part(value: np.ndarray) -> np.ndarray:
+    """The smallest view of `value` holding all of its elements: each axis NumPy broadcast it
+    along (stride 0) cut to one element. A constant broadcast to a large shape is known by
+    its few elements, never spelled out at its full size."""
+    value = np.asarray(value)
+    cut = tuple(slice(0, 1) if stride == 0 and n > 1 else slice(None)
+                for stride, n in zip(value.strides, value.shape, strict=True))
+    return value[cut]
+
+
+SPLAT_CHUNK = 1 << 16       # elements compared at a time (a bounded temporary)
+
+
+def is_splat(value: np.ndarray) -> bool:
+    """Whether all elements are bit-identical (NaN payloads and -0.0 kept apart), looking at
+    a bounded number of elements at a time."""
+    flat = distinct_part(value).reshape(-1)
+    if flat.size <= 1:
+        return True
+    first = flat[:1].view(np.uint8)
+    for start in range(0, flat.size, SPLAT_CHUNK):
+        chunk = np.ascontiguousarray(flat[start:start + SPLAT_CHUNK]).view(np.uint8)
+        if not (chunk.reshape(-1, first.size) == first).all():
+            return False
+    return True
+
+
 @dataclass(frozen=True, eq=False)
 class Eqn:
     prim: Any                       # a Primitive (core.registry)

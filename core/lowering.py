@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .ir import Eqn, Graph, Literal, ShapedArray, subgraphs
+from .ir import Eqn, Graph, Literal, ShapedArray, distinct_part, is_splat, subgraphs
 
 # Constants (values computed from literals only) are evaluated when a rule asks for them (XLA
 # folds x + 0.0 to x: `add` needs to know), up to this many elements.
@@ -57,7 +57,8 @@ def _quote(text: str) -> str:
 # -- dense literals ---------------------------------------------------------------------------
 
 def dense_attr(value: np.ndarray, aval: ShapedArray) -> str:
-    """`dense<...> : tensor<...>` for a constant of the given abstract value."""
+    """`dense<...> : tensor<...>` for a constant of the given abstract value (a splat is one
+    element's text, whatever the shape: a scalar broadcast to it is never spelled out)."""
     arr = np.asarray(value, dtype=aval.dtype)
     if arr.shape != aval.shape:
         arr = np.broadcast_to(arr, aval.shape)
@@ -65,23 +66,15 @@ def dense_attr(value: np.ndarray, aval: ShapedArray) -> str:
 
 
 def _dense_body(arr: np.ndarray) -> str:
-    flat = np.ascontiguousarray(arr).reshape(-1)
-    if not flat.size:
+    if not arr.size:
         return ""                      # dense<> : tensor<0x...>
-    if _is_splat(flat):
-        return _scalar_text(flat[0])
+    if is_splat(arr):
+        return _scalar_text(distinct_part(arr).reshape(-1)[0])
     if arr.dtype == np.bool_:
         return _nested_bools(arr)
+    flat = np.ascontiguousarray(arr).reshape(-1)
     little = flat.astype(flat.dtype.newbyteorder("<"))
     return '"0x' + little.tobytes().hex().upper() + '"'
-
-
-def _is_splat(flat: np.ndarray) -> bool:
-    """All elements bit-identical (so NaN payloads and -0.0 are kept exactly)."""
-    if not flat.size:
-        return True
-    rows = flat.view(np.uint8).reshape(flat.size, -1)
-    return bool((rows == rows[0]).all())
 
 
 def _nested_bools(arr: np.ndarray) -> str:
@@ -206,6 +199,14 @@ class LoweringContext:
                        [aval])[0]
 
     def constant(self, value, aval: ShapedArray) -> str:
+        """A constant of `aval`; one that is a single value repeated (a splat) is that scalar
+        broadcast in the program, so that neither the lowering nor XLA (which makes a literal
+        of every constant it is given, and keeps it in the executable) holds it at its size."""
+        if aval.shape and aval.size > 1 and is_splat(np.asarray(value)):
+            scalar = aval.update(shape=())
+            one = distinct_part(np.asarray(value, aval.dtype)).reshape(-1)[:1].reshape(())
+            return self.op("stablehlo.broadcast_in_dim", [self.constant(one, scalar)], [scalar],
+                           [aval], {"broadcast_dimensions": i64_array([])})[0]
         return self.op("stablehlo.constant", [], [], [aval], {"value": dense_attr(value, aval)})[0]
 
     def ffi_call(self, target: str, operands: Sequence[str], in_avals: Sequence[ShapedArray],
@@ -306,7 +307,8 @@ class ModuleBuilder:
         return isinstance(atom, Literal) or atom.id in self.constants
 
     def constant_value(self, atom) -> np.ndarray | None:
-        """The value of a constant, evaluated on first use (None: too large to evaluate)."""
+        """The value of a constant, evaluated on first use (None: too large to evaluate). It
+        may be a read-only broadcast view (`ir.distinct_part` gives its elements)."""
         if isinstance(atom, Literal):
             return np.asarray(atom.value)
         if atom.id not in self.values:
@@ -315,13 +317,43 @@ class ModuleBuilder:
         return self.values[atom.id]
 
     def _evaluate(self, eqn: Eqn) -> list[np.ndarray | None]:
-        size = sum(np.prod(v.aval.shape, dtype=int) for v in eqn.outs)
+        """An equation of constants on their values. A broadcast is a view, and an elementwise
+        equation runs on its operands' distinct elements (see `_evaluate_elementwise`): a
+        scalar broadcast to the shape of a gigabyte input costs nothing here."""
         inputs = [self.constant_value(a) for a in eqn.inputs]
-        if size > EVALUATE_CONSTANTS_UP_TO or any(v is None for v in inputs):
+        if any(v is None for v in inputs):
+            return [UNKNOWN_CONSTANT] * len(eqn.outs)
+        if eqn.prim.name == "broadcast_in_dim":
+            return [_broadcast_view(inputs[0], **eqn.params)]
+        if eqn.prim.ufuncs:
+            return _evaluate_elementwise(eqn, inputs)
+        if sum(np.prod(v.aval.shape, dtype=int) for v in eqn.outs) > EVALUATE_CONSTANTS_UP_TO:
             return [UNKNOWN_CONSTANT] * len(eqn.outs)
         with np.errstate(all="ignore"):
             result = eqn.prim.impl(*inputs, **eqn.params)
         return [np.asarray(r) for r in (result if eqn.prim.multiple_results else [result])]
+
+
+def _evaluate_elementwise(eqn: Eqn, inputs: list[np.ndarray]) -> list[np.ndarray | None]:
+    """An elementwise equation on the distinct parts of its operands (NumPy broadcasts them
+    against each other), its results broadcast back to their shapes as views."""
+    parts = [distinct_part(v) for v in inputs]
+    size = np.prod(np.broadcast_shapes(*(p.shape for p in parts)), dtype=int)
+    if size > EVALUATE_CONSTANTS_UP_TO:
+        return [UNKNOWN_CONSTANT] * len(eqn.outs)
+    with np.errstate(all="ignore"):
+        result = eqn.prim.impl(*parts, **eqn.params)
+    results = result if eqn.prim.multiple_results else [result]
+    return [np.broadcast_to(np.asarray(r), v.aval.shape) for r, v in
+            zip(results, eqn.outs, strict=True)]
+
+
+def _broadcast_view(x: np.ndarray, *, shape, broadcast_dimensions) -> np.ndarray:
+    """broadcast_in_dim of a known value, as a view (no memory of its own)."""
+    expanded = [1] * len(shape)
+    for d, target in zip(np.shape(x), broadcast_dimensions, strict=True):
+        expanded[target] = d
+    return np.broadcast_to(np.reshape(x, expanded), shape)
 
 
 def lower(graph: Graph, name: str = "psc_jit", targets: frozenset[str] = frozenset()) -> str:

@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 
-from .ir import Eqn, Graph, Literal, Var, subgraphs
+from .ir import Eqn, Graph, Literal, Var, is_splat, subgraphs
 
 HOIST_ABOVE_ELEMENTS = 64
 
@@ -82,7 +82,7 @@ def hoist_constants(graph: Graph) -> tuple[Graph, tuple[np.ndarray, ...]]:
     mapping: dict[int, Var] = {}
 
     def hoisted(atom):
-        if not isinstance(atom, Literal) or atom.value.size <= HOIST_ABOVE_ELEMENTS or _splat(
+        if not isinstance(atom, Literal) or atom.value.size <= HOIST_ABOVE_ELEMENTS or is_splat(
                 atom.value):
             return atom
         if id(atom) not in mapping:
@@ -98,8 +98,3 @@ def hoist_constants(graph: Graph) -> tuple[Graph, tuple[np.ndarray, ...]]:
         return graph, ()
     outs = tuple(hoisted(a) for a in graph.out_atoms)
     return Graph(graph.in_vars + tuple(new_vars), eqns, outs), tuple(consts)
-
-
-def _splat(value: np.ndarray) -> bool:
-    flat = value.reshape(-1)
-    return bool(flat.size == 0 or (flat == flat[0]).all())

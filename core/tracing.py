@@ -259,7 +259,11 @@ def to_atom(x: Any):
 
 # -- source locations -------------------------------------------------------------------------
 
+# The source positions of the code objects a trace runs (read once per code object, not per
+# operation), for the last POSITIONS_KEPT of them: a session makes a new code object for every
+# cell it compiles, and kept for ever they held 15 KiB per compile.
 _positions_cache: dict[Any, list] = {}
+POSITIONS_KEPT = 64
 
 
 def caller_source() -> SourceInfo | None:
@@ -301,6 +305,8 @@ def _frame_source(frame, lasti: int | None = None) -> SourceInfo:
     code = frame.f_code
     positions = _positions_cache.get(code)
     if positions is None:
+        if len(_positions_cache) >= POSITIONS_KEPT:
+            del _positions_cache[next(iter(_positions_cache))]
         positions = _positions_cache[code] = list(code.co_positions())
     index = (frame.f_lasti if lasti is None else lasti) // 2
     line, end_line, col, end_col = positions[index] if index < len(positions) else (

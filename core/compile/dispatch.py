@@ -82,6 +82,7 @@ def cache_miss(jitted, args, kwargs) -> tuple:
     if record is None or record.never_dispatched:
         return result, None, True
     if not hasattr(record.entry, "executable") or not dispatchable(record.entry) or \
+            record.entry.executable.hands_off or \
             router is None and record.entry.executable.stages_inputs:   # (inputs: arguments)
         record.never_dispatched = True      # (the dispatcher asks again on every such call)
         return result, None, True
@@ -199,22 +200,32 @@ class Hit:
         self.finish = self._one_array if self.view is not None else self._any
 
     def _one_array(self, results):
-        if ERROR_STATE.get() is not self.errstate:
-            self._check_error_state()
-        record = self.record
-        record.hits += 1                    # TRACE_CACHE.record_hit, inlined (every hit)
-        TRACE_CACHE.hits += 1
-        if TRACE_CACHE._subscribers:
-            TRACE_CACHE.tell_hit(record)
-        self.jitted._last = self.last
-        return self.view(results[0])
+        try:
+            if ERROR_STATE.get() is not self.errstate:
+                self._check_error_state()
+            record = self.record
+            record.hits += 1                    # TRACE_CACHE.record_hit, inlined (every hit)
+            TRACE_CACHE.hits += 1
+            if TRACE_CACHE._subscribers:
+                TRACE_CACHE.tell_hit(record)
+            self.jitted._last = self.last
+            return self.view(results[0])        # (it waits for the run)
+        except BaseException as err:            # an interrupt: the run goes on without them
+            del results
+            xla.wait_abandoned(err)
+            raise
 
     def _any(self, results):
-        if ERROR_STATE.get() is not self.errstate:
-            self._check_error_state()
-        TRACE_CACHE.record_hit(self.record)
-        self.jitted._last = self.last
-        return self.rebuild(self.outputs(results))
+        try:
+            if ERROR_STATE.get() is not self.errstate:
+                self._check_error_state()
+            TRACE_CACHE.record_hit(self.record)
+            self.jitted._last = self.last
+            return self.rebuild(self.outputs(results))
+        except BaseException as err:            # an interrupt: the run goes on without them
+            del results
+            xla.wait_abandoned(err)
+            raise
 
     def _check_error_state(self) -> None:
         """NumPy's error state changed since this signature's FastPath was made: the run was

@@ -112,26 +112,49 @@ def _duration(seconds: float) -> str:
 
 # -- how long a run takes: whether it may run on the calling thread ---------------------------
 
-INLINE_SECONDS = 0.05      # a program estimated to run at most this long runs inline
+# A program estimated to run at most this long runs inline, where an interrupt waits for its
+# end: the estimate is meant to be an upper bound (bench/interrupts.py prints it beside the
+# run), and one 20x under still ends within a second. Inline runs of mid-sized programs are
+# also the fast ones: x * 2 + 1 on 1M float64 took 260-310 µs inline, 560-790 on XLA's
+# thread (estimated 6.4 ms).
+INLINE_SECONDS = 0.05
 BYTES_PER_SECOND = 1e10     # what the estimate charges for memory traffic (a low guess)
 FLOPS_PER_SECOND = 1e10     # and for arithmetic in contractions and factorizations
+SECONDS_PER_EQUATION_RUN = 1e-7     # each run of an equation (a kernel, a loop's step)
+SECONDS_PER_TRANSCENDENTAL = 1e-8   # per element of exp, sin, power, ... (measured 2-8 ns)
+SECONDS_PER_COMPARISON = 1e-8       # per n log2 n of a sort (measured 7 ns, argsort 5)
+SECONDS_PER_SCAN_STEP = 5e-9        # per step of a cumulative loop (measured 2-5 ns)
 FACTORIZATIONS = frozenset({"cholesky", "triangular_solve", "lu", "eigh", "svd", "geqrf",
                             "householder_product", "householder_apply"})
+TRANSCENDENTAL = frozenset({"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "cbrt",
+                            "sin", "cos", "tan", "sinh", "cosh", "tanh", "arcsin", "arccos",
+                            "arctan", "arcsinh", "arccosh", "arctanh", "arctan2", "power",
+                            "hypot", "nextafter"})
+SORTS = frozenset({"sort", "argsort"})
+SCANS = frozenset({"cumsum", "cumprod", "cummax", "cummin"})
+# Time linear in memory traffic (elementwise primitives, those of its ufuncs, are too).
+LINEAR_TIME = FUSIBLE | {"reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
+                         "reduce_or", "argmax", "argmin", "gather", "scatter",
+                         "dynamic_update_slice", "bitcast_convert"}
+MODELLED = LINEAR_TIME | FACTORIZATIONS | TRANSCENDENTAL | SORTS | SCANS | {
+    "dot_general", "correlate", "window_matvec", "fft", "while_loop", "cond"}
 
 
 def runs_briefly(graph: Graph) -> bool:
     """Whether a run of this program is known to take at most about INLINE_SECONDS whatever
-    its input values: every loop in it has a trip count fixed when it was traced, and its
-    estimated memory traffic and arithmetic are small. Such a program runs on the calling
-    thread (`xla.Executable`), where an interrupt would wait for its end; any other runs where
-    an interrupt stops the wait at once. Meant to tell a millisecond from a second."""
+    its input values: every loop in it has a trip count fixed when it was traced, every
+    primitive has a model of its time, and the estimate is small. Such a program runs on the
+    calling thread (`xla.Executable`), where an interrupt would wait for its end; any other
+    runs where an interrupt stops the wait at once. Meant to tell a millisecond from a
+    second, erring on the long side."""
     seconds = run_seconds(graph)
     return seconds is not None and seconds <= INLINE_SECONDS
 
 
 def run_seconds(graph: Graph) -> float | None:
     """A generous estimate of one run's time; None when it depends on the input values (a
-    while loop with neither a trip count nor a counter bound, see `_counter_bound`)."""
+    while loop with neither a trip count nor a counter bound, see `_counter_bound`) or a
+    primitive has no model of its time."""
     total = 0.0
     producers: dict[int, object] = {}
     for eqn in graph.eqns:
@@ -144,6 +167,8 @@ def run_seconds(graph: Graph) -> float | None:
 
 
 def _eqn_seconds(eqn, producers: dict) -> float | None:
+    if not eqn.prim.ufuncs and eqn.prim.name not in MODELLED:
+        return None
     if eqn.prim.name == "while_loop":
         trips = eqn.params.get("trip_count")
         if trips is None:
@@ -151,12 +176,13 @@ def _eqn_seconds(eqn, producers: dict) -> float | None:
         bodies = [run_seconds(sub) for sub in subgraphs(eqn)]
         if trips is None or None in bodies:
             return None
-        return (trips + 1) * sum(bodies)
+        return (trips + 1) * (sum(bodies) + SECONDS_PER_EQUATION_RUN)
     branches = [run_seconds(sub) for sub in subgraphs(eqn)]
     if None in branches:
         return None
-    return max(branches, default=0.0) + _traffic(eqn) / BYTES_PER_SECOND + \
-        _arithmetic(eqn) / FLOPS_PER_SECOND
+    return max(branches, default=0.0) + SECONDS_PER_EQUATION_RUN + \
+        _traffic(eqn) / BYTES_PER_SECOND + _arithmetic(eqn) / FLOPS_PER_SECOND + \
+        _element_seconds(eqn)
 
 
 def _traffic(eqn) -> int:
@@ -164,18 +190,37 @@ def _traffic(eqn) -> int:
 
 
 def _arithmetic(eqn) -> float:
-    if eqn.prim.name == "dot_general":
+    name = eqn.prim.name
+    if name == "dot_general":
         lhs_contracting = eqn.params["contracting"][0]
         lhs = eqn.inputs[0].aval
         contracted = math.prod(lhs.shape[d] for d in lhs_contracting)
         return 2.0 * eqn.outs[0].aval.size * contracted
-    if eqn.prim.name in FACTORIZATIONS:
+    if name == "correlate":         # every output element is a dot product with the kernel
+        return 2.0 * eqn.outs[0].aval.size * eqn.inputs[1].aval.size
+    if name == "window_matvec":
+        return 2.0 * eqn.inputs[0].aval.size
+    if name in FACTORIZATIONS:
         largest = max(eqn.inputs, key=lambda a: a.aval.size).aval
         side = max(largest.shape[-2:], default=1)
         return 10.0 * largest.size * side
-    if eqn.prim.name in ("sort", "fft"):
+    if name == "fft":
         size = max(a.aval.size for a in eqn.inputs)
         return 10.0 * size * max(math.log2(max(size, 2)), 1.0)
+    return 0.0
+
+
+def _element_seconds(eqn) -> float:
+    """What an equation costs beyond its traffic and arithmetic, per element: transcendental
+    functions, sorts' comparisons, cumulative loops' steps."""
+    name = eqn.prim.name
+    if name in TRANSCENDENTAL:
+        return eqn.outs[0].aval.size * SECONDS_PER_TRANSCENDENTAL
+    if name in SORTS:
+        size = max(a.aval.size for a in eqn.inputs)
+        return size * max(math.log2(max(size, 2)), 1.0) * SECONDS_PER_COMPARISON
+    if name in SCANS:
+        return eqn.inputs[0].aval.size * SECONDS_PER_SCAN_STEP
     return 0.0
 
 

@@ -6,6 +6,7 @@ compile/xla.py uses it."""
 from __future__ import annotations
 
 import ctypes
+import functools
 import logging
 
 import numpy as np
@@ -24,6 +25,10 @@ COPIED_AT_ONCE_BYTES = 1 << 16
 # the staged call at 60,000 float64 89 and 48-50 us, at 100,000 94-103 and 65-77 (jax.jit
 # 66-115); at 10,000 (under COPIED_AT_ONCE_BYTES) 12 against 12.
 STAGE_FROM_BYTES = COPIED_AT_ONCE_BYTES
+# A staging buffer up to this size is kept for the slot's next call; a larger one is freed
+# after its call: kept, a gigabyte input's copy would stay for as long as its program does
+# (the copy costs about what a fresh buffer's page faults do at that size).
+KEEP_STAGED_UP_TO_BYTES = 64 << 20
 
 
 def aligned_empty(shape: tuple[int, ...], dtype) -> np.ndarray:
@@ -54,7 +59,8 @@ class InputSlot:
     (misaligned, not C-contiguous) are copied into an aligned staging buffer, one memcpy into
     memory that is already mapped, instead of jaxlib's fresh allocation on every call. A
     buffer is taken from the slot's pool for the length of one call (so concurrent calls
-    never share one) and given back after the call's results are ready."""
+    never share one) and given back after the call's results are ready (up to
+    KEEP_STAGED_UP_TO_BYTES: a larger one is freed)."""
 
     def __init__(self, aval: ShapedArray):
         self.aval = aval
@@ -70,7 +76,8 @@ class InputSlot:
         return buffer
 
     def release(self, buffer: np.ndarray) -> None:
-        self._pool.append(buffer)
+        if buffer.nbytes <= KEEP_STAGED_UP_TO_BYTES:
+            self._pool.append(buffer)
 
 
 def release_staged(slots: list[InputSlot], arrays, staged) -> None:
@@ -123,9 +130,13 @@ class ResultView:
         self.shape = tuple(int(n) for n in aval.shape)
         self.dtype = np.dtype(aval.dtype)
         self.nbytes = aval.nbytes
-        self.holder = type("XlaResultMemory", (ctypes.c_char * self.nbytes,),
-                           {"__slots__": ("owner",)})
         self.wait = not ended_on_return     # (asking costs a small call, about a microsecond)
+
+    @functools.cached_property
+    def holder(self) -> type:
+        """The ctypes array type the result's memory is seen through, without the C module
+        (a class per output: made only where it is used)."""
+        return type("XlaResultMemory", (ctypes.c_char * self.nbytes,), {"__slots__": ("owner",)})
 
     @staticmethod
     def of(aval: ShapedArray, ended_on_return: bool) -> ResultView:

@@ -1,9 +1,15 @@
 """Waiting for XLA's work so that an interrupt stops the wait: look, then sleep in short
-slices (never inside jaxlib's blocking wait, where KeyboardInterrupt is not delivered)."""
+slices, or wait on a lock in slices (KeyboardInterrupt is delivered between them), and hand a
+run that XLA would make on the calling thread to a worker thread, so that the calling thread
+only waits."""
 from __future__ import annotations
 
+import _thread
 import threading
 import time
+from typing import Callable, TypeVar
+
+T = TypeVar("T")
 
 SPIN_SECONDS = 2e-4     # a run's wait first looks without sleeping (most calls end by then)
 POLL_SHORTEST = 5e-5    # then sleeps this long between looks
@@ -37,3 +43,81 @@ def wait_for_thread(worker: threading.Thread, waiting=None) -> None:
         if waiting is not None and now - last >= 1.0:
             last = now
             waiting(now - start)
+
+
+# -- runs handed to a worker thread -----------------------------------------------------------
+
+class _Worker:
+    """A daemon thread that runs the tasks it is handed, one at a time. The hand-off is two
+    bare locks (a task costs two thread switches, tens of µs). A task whose caller stopped
+    waiting (an interrupt) runs on; its result is dropped as it ends, and the worker goes back
+    to the idle ones."""
+
+    def __init__(self):
+        self._go = _thread.allocate_lock()
+        self._go.acquire()
+        self._done = _thread.allocate_lock()
+        self._done.acquire()
+        self._state = _thread.allocate_lock()   # guards `_outcome` against an abandon
+        self._task: Callable | None = None
+        self._outcome: tuple | None = None
+        self._abandoned = False
+        threading.Thread(target=self._serve, name="psc_jit run", daemon=True).start()
+
+    def run(self, task: Callable[[], T]) -> T:
+        self._task = task
+        self._go.release()
+        try:
+            while not self._done.acquire(True, WAIT_SLICE):
+                pass
+            value, error = self._outcome
+        except BaseException:
+            self._abandon()
+            raise
+        self._outcome = None
+        _IDLE.append(self)
+        if error is not None:
+            raise error
+        return value
+
+    def _serve(self) -> None:
+        while True:
+            self._go.acquire()
+            task, self._task = self._task, None
+            try:
+                outcome = (task(), None)
+            except BaseException as err:      # the caller raises it (an XLA error)
+                outcome = (None, err)
+            del task
+            with self._state:
+                if self._abandoned:
+                    self._abandoned = False
+                    del outcome                 # the abandoned run's buffers go now
+                    _IDLE.append(self)
+                    continue
+                self._outcome = outcome
+                del outcome
+                self._done.release()
+
+    def _abandon(self) -> None:
+        with self._state:
+            if self._outcome is None:           # still running: dropped as it ends
+                self._abandoned = True
+                return
+        self._done.acquire(False)               # it ended as the wait stopped (the lock
+        self._outcome = None                    # may be this thread's already)
+        _IDLE.append(self)
+
+
+_IDLE: list[_Worker] = []       # workers waiting for a task (list.pop and append are atomic)
+
+
+def run_on_worker(task: Callable[[], T]) -> T:
+    """task() run on a worker thread while this thread waits in slices of WAIT_SLICE, so that
+    KeyboardInterrupt stops the wait at once (the task runs on, its result dropped as it
+    ends); its result, or its exception raised here."""
+    try:
+        worker = _IDLE.pop()
+    except IndexError:
+        worker = _Worker()
+    return worker.run(task)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import operator
 import os
 import threading
@@ -26,7 +27,7 @@ from .errors import XlaError, run_failed as _run_failed
 from .hostmemory import (COPIED_AT_ONCE_BYTES, InputSlot, ResultView, large_ones_aligned,
                          release_staged)
 from .thunks import ThunkTrace, thunk_events
-from .waiting import poll_until_ready, wait_for_thread
+from .waiting import poll_until_ready, run_on_worker, wait_for_thread
 
 SUPPORTED_JAXLIB = ((0, 10, 2), (0, 11, 0))     # [lowest, first unsupported)
 
@@ -89,6 +90,12 @@ def _device(inline: bool):
 
 def platform() -> str:
     return _client(False).platform
+
+
+def live_arrays() -> int:
+    """How many XLA arrays of psc_jit's clients Python still holds (results kept as NumPy
+    arrays included): a run's buffers are freed once none refers to them and it has ended."""
+    return sum(len(_client(inline).live_arrays()) for inline in (False, True))
 
 
 # XLA options beyond jaxlib's defaults: none (`xla_cpu_copy_insertion_use_region_analysis`
@@ -155,7 +162,10 @@ class MemoryStats:
 class Executable:
     """A compiled XLA program with fixed input and output types, loaded into the inline client
     (`inline`: it runs on the calling thread; for programs whose run is known to be short,
-    see `estimate.runs_briefly`) or into the asynchronous one (a run an interrupt can stop)."""
+    see `estimate.runs_briefly`) or into the asynchronous one (a run an interrupt can stop).
+    `hands_off`: the asynchronous client would run it on the calling thread all the same
+    (XLA's cost analysis finds it cheap: a loop of a few small operations, whose trip count
+    may be a trillion), so each run is handed to a worker thread while the caller waits."""
 
     def __init__(self, loaded, in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray],
                  inline: bool = False):
@@ -174,8 +184,10 @@ class Executable:
         ended_on_return = inline and all(a.nbytes < COPIED_AT_ONCE_BYTES for a in self.in_avals)
         self._results = [ResultView.of(aval, ended_on_return) for aval in self.out_avals]
         self._put = _jax.batched_device_put
+        self._collect_garbage = _jax.collect_garbage   # jaxlib drops NumPy arrays it held later
         self._zero_copy = _jax.HostBufferSemantics.ZERO_COPY
         self._run = loaded.execute_sharded
+        self.hands_off = not inline and _runs_where_called(loaded)
         self._call = self._dispatched_call(self._results) if inline and not self._large else None
         self._aligned_call = self._dispatched_call(     # large inputs read in place: `execute`
             [ResultView.of(aval, True) for aval in self.out_avals]) \
@@ -188,9 +200,21 @@ class Executable:
         An input goes in without a copy when C-contiguous and 64-byte aligned; a large one
         that is not is copied into an aligned staging buffer of its slot (reused), a small one
         by jaxlib. Each output is XLA's buffer, as a writable ndarray keeping XLA's array alive.
-        `marks` (when given) gets the clock once the inputs are in and after XLA's run."""
+        `marks` (when given) gets the clock once the inputs are in and after XLA's run.
+
+        A run that may be long is waited for where an interrupt stops the wait (see
+        `hands_off`, `wait_abandoned`); an inline run is known to be short."""
         if marks is None and self._call is not None:    # an inline run of small inputs
             return self._call(*arrays)
+        try:
+            if self.hands_off:
+                return run_on_worker(lambda: self._execute(arrays, marks))
+            return self._execute(arrays, marks)
+        except BaseException as err:
+            wait_abandoned(err)
+            raise
+
+    def _execute(self, arrays: Sequence[np.ndarray], marks: list | None) -> list[np.ndarray]:
         if marks is None and not self._large:     # the common call, with the least Python
             results = self._launch(self._transfer(arrays))
             return [view(r) for view, r in zip(self._results, results, strict=True)]
@@ -214,6 +238,7 @@ class Executable:
         outputs = [view(r) for view, r in zip(self._results, results, strict=True)]
         if self._large:
             del buffers
+            self._collect_garbage()   # (jaxlib let go of the staged copies: free them now)
             release_staged(self._large, arrays, staged)
         return outputs
 
@@ -319,13 +344,28 @@ def profiled(run: Callable[[], object], module: str, max_events: int
         return run(), ThunkTrace(note="not profiled: another psc_jit profile is running")
     try:
         session = _start_session(_profiler)
-        if isinstance(session, str):
-            return run(), ThunkTrace(note=session)
-        try:
-            result = run()
-        finally:
-            data = session.stop()
-        return result, _thunk_trace(_profile_data, data, module, max_events)
+    except BaseException:
+        _PROFILE_LOCK.release()
+        raise
+    if isinstance(session, str):
+        _PROFILE_LOCK.release()
+        return run(), ThunkTrace(note=session)
+    try:
+        result = run()
+    except BaseException:
+        threading.Thread(target=_stop_session, args=(session,), name="psc_jit profiler stop",
+                         daemon=True).start()
+        raise
+    data = _stop_session(session)
+    return result, _thunk_trace(_profile_data, data, module, max_events)
+
+
+def _stop_session(session) -> bytes:
+    """Stop a profiler session and let the next one start. After an interrupted run, on a
+    thread of its own: stopping collects every event recorded so far (2 s after a second of a
+    loop's iterations), and the interrupt must not wait for it."""
+    try:
+        return session.stop()
     finally:
         _PROFILE_LOCK.release()
 
@@ -348,9 +388,37 @@ def _thunk_trace(_profile_data, data: bytes, module: str, max_events: int) -> Th
     return thunk_events(plane, module, max_events)
 
 
+# XLA's asynchronous CPU client runs a program on the calling thread, not its own, when XLA's
+# cost analysis gives it fewer flops than this (jaxlib 0.10.2: a "cheap computation", < 1000;
+# a while loop's body counts once, whatever its trip count), where an interrupt waits for its
+# end. Tested in tests/core/test_xla_adapter.py.
+XLA_RUNS_INLINE_BELOW_FLOPS = 1000
+_STREAMS = itertools.count(1)   # execution streams of threads that abandoned a run
+
+
+def _runs_where_called(loaded) -> bool:
+    """Whether XLA's asynchronous client runs this executable on the calling thread."""
+    flops = loaded.cost_analysis().get("flops", 0.0)
+    return float(flops) < XLA_RUNS_INLINE_BELOW_FLOPS
+
+
+def wait_abandoned(err: BaseException) -> None:
+    """A wait for a run ended in `err` (about to be re-raised): the run may go on in XLA.
+    This thread's later runs must not queue behind it: XLA runs a thread's programs in order
+    on its execution stream (by default one per thread), so the thread moves to a fresh one.
+    An interrupt goes on without the frames under the one handling it, which held the
+    run's results: a traceback kept for later (IPython keeps the last one) would keep its
+    buffers alive after the run ends (and the user sees the line they ran, not psc_jit's)."""
+    if not isinstance(err, Exception):
+        err.__traceback__ = None
+    _jaxlib()[1].set_execution_stream_id(next(_STREAMS))
+
+
 def _wait_for(result) -> None:
     """Block until a result is computed; XLA's error for a failed run (out of memory, a
-    kernel's error) as an XlaError, as when the launch itself fails. XLA runs the program on its own threads; this thread waits by looking, then sleeping in
+    kernel's error) as an XlaError, as when the launch itself fails.
+
+    XLA runs the program on its own threads; this thread waits by looking, then sleeping in
     short slices, never inside jaxlib's blocking wait, so that an interrupt (Kernel ->
     Interrupt: KeyboardInterrupt in the main thread) stops the wait within a slice. The
     abandoned run finishes in the background; its buffers are freed when it ends (jaxlib holds

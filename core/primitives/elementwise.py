@@ -14,7 +14,7 @@ from functools import partial
 
 import numpy as np
 
-from ..ir import ShapedArray
+from ..ir import ShapedArray, distinct_part
 from .autodiff import (LINEAR, abs_partial, add_transpose, complex_transpose, conjugate_transpose,
                        convert_jvp, convert_transpose, copysign_partial, extremum_jvp,
                        imag_transpose, linear_in, multiply_transpose, negative_transpose,
@@ -120,7 +120,7 @@ def _may_be_a_zero_constant(ctx, i) -> bool:
     if not ctx.is_constant(i):
         return False
     value = ctx.constant_value(i)
-    return value is None or not np.any(value)
+    return value is None or not np.any(distinct_part(value))
 
 
 def _zero_sum_sign(ctx, result, x, y, subtract: bool, aval):
@@ -167,7 +167,7 @@ def _bound_without_zero(ctx) -> bool:
     for i in (0, 1):
         if ctx.is_constant(i):
             value = ctx.constant_value(i)
-            if value is not None and not np.any(value == 0):
+            if value is not None and not np.any(distinct_part(value) == 0):
                 return True
     return False
 

@@ -193,3 +193,64 @@ def test_only_an_add_of_a_constant_that_may_be_zero_is_guarded():
     assert "stablehlo.select" not in jit(lambda x: x + 1.0).lower(x).as_text()
     assert "stablehlo.select" not in jit(lambda x, y: x + y).lower(x, x).as_text()
     assert "stablehlo.select" in jit(lambda x: x + 0.0).lower(x).as_text()
+
+
+# -- constants of a large program: splats of scalars, broadcast in the program -----------------
+
+LARGE = 1 << 24     # elements: 128 MiB of float64 (np.empty: never touched)
+ELEMENTWISE = {
+    "x * 2 + 1": lambda x: x * 2.0 + 1.0,
+    "x + 0.0": lambda x: x + 0.0,
+    "x - 1": lambda x: x - 1.0,
+    "maximum(x, 0)": lambda x: np.maximum(x, 0.0),
+    "where(x > 0, x, -1)": lambda x: np.where(x > 0.0, x, -1.0),
+    "x * 1j + 0j": lambda x: x * 1j + 0j,
+}
+CONSTANT_TYPE = re.compile(r'"stablehlo\.constant"\(\) \{value = dense<.*?> : (tensor<[^>]*>)\}')
+
+
+def lowered_text(fn, n: int) -> str:
+    from psc_jit.core import jit
+    return jit(fn).lower(np.empty(n)).as_text()
+
+
+@pytest.mark.xla
+@pytest.mark.parametrize("name", ELEMENTWISE)
+def test_a_large_input_lowers_to_the_text_of_a_small_one(name):
+    """Only the shapes differ: no rule decides otherwise because a constant is large (one
+    too large to evaluate was taken as a possible zero), and no constant grows with it."""
+    small, large = (lowered_text(ELEMENTWISE[name], n) for n in (16, LARGE))
+    assert large.replace(f"{LARGE}x", "16x") == small
+
+
+@pytest.mark.xla
+@pytest.mark.parametrize("name", ELEMENTWISE)
+def test_constants_are_scalars_broadcast_in_the_program(name):
+    """XLA makes a literal of each constant it is given and keeps it in the executable: a
+    splat of the input's shape was a second copy of the input, for as long as the program."""
+    types = CONSTANT_TYPE.findall(lowered_text(ELEMENTWISE[name], LARGE))
+    assert types and all("x" not in t for t in types), types
+
+
+@pytest.mark.xla
+def test_lowering_a_large_program_allocates_nothing_of_its_size():
+    """`.lower()` on a 128 MiB input: the zero-sign rule's splat and its check were two
+    arrays of the input's size."""
+    import tracemalloc
+    from psc_jit.core import jit
+    x = np.empty(LARGE)
+    traced = jit(ELEMENTWISE["x + 0.0"]).trace(x)
+    tracemalloc.start()
+    try:
+        traced.lower()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < x.nbytes / 64, peak
+
+
+@pytest.mark.pure
+def test_a_broadcast_splat_is_written_from_its_one_element():
+    view = np.broadcast_to(np.float64(-0.0), (1 << 40,))     # 8 TiB, were it spelled out
+    assert dense_attr(view, ShapedArray(view.shape, np.float64)) == \
+        f"dense<-0.0> : tensor<{1 << 40}xf64>"

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from interrupt_paths_child import CASES, interrupted_run
 
 pytestmark = [pytest.mark.ipython, pytest.mark.xla]
 
@@ -54,3 +55,27 @@ def test_interrupt_stops_a_long_run_within_a_second_and_changes_nothing():
             child.kill()
     print("seconds from SIGINT to KeyboardInterrupt:", " ".join(f"{t:.3f}" for t in latencies))
     assert max(latencies) < 1.0, latencies
+
+
+# -- every path to XLA, on a loop that would not end (interrupt_paths_child.py) ----------------
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_an_interrupt_stops_a_run_that_would_not_end_and_changes_nothing(case):
+    """`while i < n` with n = 1e12 (a trip count of 1e12 fixed when traced, for the last
+    case): through jit and the magic, on inputs small enough that XLA would run the program
+    on the calling thread and on large ones, replaced or updated in place, timed, profiled."""
+    outcome, seconds = interrupted_run(case)
+    print(f"{case}: {seconds:.3f} s from SIGINT to KeyboardInterrupt in IPython, "
+          f"{outcome['shown'] - outcome['caught']:.3f} s more to show it")
+    assert outcome["interrupted"] and outcome["unchanged"] and outcome["after"], outcome
+    assert seconds < 1.0, outcome
+
+
+@pytest.mark.parametrize("case", ["jit-small", "jit-large", "magic-large"])
+def test_an_abandoned_run_holds_no_array_once_it_ends(case):
+    """A run of about four seconds, interrupted half a second in: once it has ended, none of
+    its arrays is left (IPython keeps the last traceback, which must not hold the run's
+    results)."""
+    outcome, _ = interrupted_run(case, "4", wait=0.5)
+    assert outcome["interrupted"] and outcome["unchanged"], outcome
+    assert outcome["freed_after"] is not None, outcome

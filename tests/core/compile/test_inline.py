@@ -128,3 +128,76 @@ def test_an_inline_program_goes_through_the_disk_cache_and_loads_inline(tmp_path
     x = np.arange(5.0) / 3
     np.testing.assert_array_equal(loaded.execute([x])[0], compiled.execute([x])[0])
     np.testing.assert_allclose(compiled.execute([x])[0], smooth(x), rtol=1e-15)
+
+
+# -- what the estimate must not miss: runs long on little memory -------------------------------
+
+def test_every_primitive_has_a_model_of_its_run_time():
+    """A primitive without one makes every program using it unbounded (never inline): adding
+    a primitive means saying how long it runs."""
+    from psc_jit.core.compile.estimate import MODELLED
+    from psc_jit.core.primitives.record import PRIMITIVES
+    assert [n for n, p in PRIMITIVES.items() if not p.ufuncs and n not in MODELLED] == []
+
+
+def spin_fixed(x, n):
+    for _ in range(n):
+        x = np.sin(x) * 0.5 + 0.1
+    return x
+
+
+def test_runs_long_on_little_memory_do_not_run_inline():
+    """Sorts' comparisons, a correlation's products, a loop's steps on a few elements and
+    transcendental functions take far longer than their memory traffic says."""
+    rng = np.random.default_rng(0)
+    assert not runs_briefly(graph_of(np.argsort, rng.random(1_000_000)))
+    assert not runs_briefly(graph_of(np.convolve, rng.random(100_000), rng.random(5000)))
+    assert not runs_briefly(graph_of(jit(spin_fixed, static_argnames="n").fun,
+                                     np.ones(10), 100_000))
+    assert not runs_briefly(graph_of(np.exp, np.ones(10_000_000)))
+
+
+# -- what XLA runs on the calling thread all the same: handed to a worker ----------------------
+
+def spin(x, n):
+    count = 0.0
+    while count < n:
+        count, x = count + 1.0, x * 0.999 + 0.001
+    return x
+
+
+def spin_executable(size: int):
+    f = jit(spin)
+    f(np.ones(size), 2.0)
+    return f, f.last_call.compiled.executable
+
+
+def test_xla_runs_a_program_under_its_cheap_flops_on_the_calling_thread():
+    """The fact `hands_off` rests on (jaxlib 0.10.2): the asynchronous client runs a program
+    whose cost analysis counts fewer than XLA_RUNS_INLINE_BELOW_FLOPS flops (a loop's body
+    once: here 2 per element and 4) before the launch returns, and any other on its own
+    thread. The run is long: a loop of 200,000 steps."""
+    below_f, below = spin_executable(497)
+    above_f, above = spin_executable(498)
+    assert below.cost_analysis()["flops"] < xla.XLA_RUNS_INLINE_BELOW_FLOPS
+    assert above.cost_analysis()["flops"] >= xla.XLA_RUNS_INLINE_BELOW_FLOPS
+    assert below.hands_off and not above.hands_off
+    n = np.float64(200_000.0)
+    assert below._launch(below._transfer([np.ones(497), n]))[0].is_ready()
+    results = above._launch(above._transfer([np.ones(498), n]))
+    assert not results[0].is_ready()
+    results[0].block_until_ready()
+
+
+def test_a_handed_off_program_gives_numpys_results_off_the_dispatcher():
+    """Its runs go to a worker thread (the caller waits where an interrupt stops it), never
+    through jaxlib's C++ dispatcher, which would run it on the calling thread."""
+    f, executable = spin_executable(8)
+    assert executable.hands_off and not executable.inline
+    x = np.linspace(0.0, 1.0, 8)
+    for n in (0.0, 3.0, 1000.0):
+        np.testing.assert_allclose(f(x, n), spin(x, n), rtol=1e-13)
+    assert f._last[2].never_dispatched
+    y, breakdown = f.time_call(x, 5.0)
+    np.testing.assert_allclose(y, spin(x, 5.0), rtol=1e-13)
+    assert breakdown.execute >= 0.0
