@@ -218,7 +218,7 @@ def correlation(M, float_n, data):
 # -- sweeps and stencils -----------------------------------------------------------------------
 
 def seidel_2d(TSTEPS, N, A):
-    for t in range(0, TSTEPS - 1):
+    for t in range(0, TSTEPS - 1):  # noqa: B007 (as written)
         for i in range(1, N - 1):
             A[i, 1:-1] += (A[i - 1, :-2] + A[i - 1, 1:-1] + A[i - 1, 2:] +
                            A[i, 2:] + A[i + 1, :-2] + A[i + 1, 1:-1] +
@@ -229,13 +229,13 @@ def seidel_2d(TSTEPS, N, A):
 
 
 def jacobi_1d(TSTEPS, A, B):
-    for t in range(1, TSTEPS):
+    for t in range(1, TSTEPS):  # noqa: B007 (as written)
         B[1:-1] = 0.33333 * (A[:-2] + A[1:-1] + A[2:])
         A[1:-1] = 0.33333 * (B[:-2] + B[1:-1] + B[2:])
 
 
 def jacobi_2d(TSTEPS, A, B):
-    for t in range(1, TSTEPS):
+    for t in range(1, TSTEPS):  # noqa: B007 (as written)
         B[1:-1, 1:-1] = 0.2 * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] +
                                A[2:, 1:-1] + A[:-2, 1:-1])
         A[1:-1, 1:-1] = 0.2 * (B[1:-1, 1:-1] + B[1:-1, :-2] + B[1:-1, 2:] +
@@ -243,7 +243,7 @@ def jacobi_2d(TSTEPS, A, B):
 
 
 def heat_3d(TSTEPS, A, B):
-    for t in range(1, TSTEPS):
+    for t in range(1, TSTEPS):  # noqa: B007 (as written)
         B[1:-1, 1:-1, 1:-1] = (
             0.125 * (A[2:, 1:-1, 1:-1] - 2.0 * A[1:-1, 1:-1, 1:-1] + A[:-2, 1:-1, 1:-1]) +
             0.125 * (A[1:-1, 2:, 1:-1] - 2.0 * A[1:-1, 1:-1, 1:-1] + A[1:-1, :-2, 1:-1]) +

@@ -31,6 +31,7 @@ from .carry import (INDEX_AVAL, UNBOUND, CannotConvert, Slot, Snapshot, coerce, 
                     remap, same_type, to_pred, tracer_buffers, tree_type, unbound_like_slot)
 from .loop_writes import collect_writes
 from .loop_writes import stack_writes
+from .forwarding import first_reads, forward_reads, with_unused_inputs
 from .subtrace import SubTrace, close
 
 
@@ -326,11 +327,16 @@ class _Loop:
                                                                       keep)
         cond_c, body_c = close(cond_graph), close(body_graph)
         consts = [inits[k] for k in invariants]
+        carried_inits = [inits[k] for k in carried]
+        n_lead = len(body_c.consts) + len(consts)
+        body, forwarded = forward_reads(body_c.graph, n_lead, self.index and self.index[2])
+        carried_inits += first_reads(forwarded, body_c.graph.in_vars,
+                                     [*body_c.consts, *consts, *carried_inits])
+        cond = with_unused_inputs(cond_c.graph, body.in_vars[len(body_c.graph.in_vars):])
         outs = bind(while_loop_p, *cond_c.consts, *consts, *body_c.consts, *consts,
-                    *(inits[k] for k in carried),
-                    cond_graph=cond_c.graph, body_graph=body_c.graph,
+                    *carried_inits, cond_graph=cond, body_graph=body,
                     cond_nconsts=len(cond_c.consts) + len(consts),
-                    body_nconsts=len(body_c.consts) + len(consts), **self.trip_count())
+                    body_nconsts=n_lead, **self.trip_count())[:len(carried)]
         values = list(inits)
         for k, out in zip(carried, outs, strict=True):
             values[k] = out
