@@ -83,3 +83,19 @@ def test_a_matrix_times_a_window_either_side(dtype, start):
     A = _data((4, 4), dtype, 3)
     jitted = jit(matrix_times_window)
     _assert_same(jitted(A, np.int64(start)), matrix_times_window(A, start))
+
+
+def test_the_compile_bound_holds_the_covariance_loop_rolled_and_refuses_it_unrolled():
+    """No first call waits more than Budget.max_compile_seconds (10 s) for XLA: rolled, the
+    80-column covariance is estimated well under it; unrolled (80 products of 80 shapes,
+    which took 36 s), it is refused before XLA is asked, naming the line."""
+    from psc_jit.core import budget
+    from psc_jit.core.compile.estimate import estimate_compile_seconds
+    from psc_jit.core.tracing import BudgetExceeded
+    assert budget.current().max_compile_seconds == 10.0
+    data = _data((100, 80), np.float64)
+    rolled = jit(covariance).trace(80, 99.0, data.copy()).graph
+    assert estimate_compile_seconds(rolled) < 2.0
+    with pytest.raises(BudgetExceeded, match="Budget.max_compile_seconds") as info:
+        jit(covariance, roll=False)(80, 99.0, data.copy())
+    assert "cov[i:M, i] = cov[i, i:M]" in str(info.value)
