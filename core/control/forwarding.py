@@ -22,6 +22,18 @@ differences and integer multiples of the index, literals and values the loop doe
 with the read's equal to the write's at the index one step back. Clamping (XLA clamps a
 slice's start into the array) is the same for both, so the element read is the element that
 was written.
+
+Within a pass, the same holds for a read of the array after a write to it (`A[i, j] -= s;
+A[i, j] /= A[j, j]`): XLA fuses the write into the kernel of the read, which then reads the
+array's old value beside the in-place write, and copies it. So before the above, a read of
+exactly the slice a write of the pass wrote takes the written value; a read of a slice
+provably apart from it (`A[j, j]` after a write of `A[i, j]`, j < i being the loop's own
+bound) reads the array from before the write; and a write over exactly the slice the write
+before it wrote replaces that write. The pass then reads the array before its one write.
+Facts used: index expressions affine in the body's integer inputs, their ranges (the loop
+index's, and an enclosing loop's index read inside: `share_range`), and the loop's bound
+(`j < i` in `for j in range(i)`); a read or write whose slice may be clamped (not provably
+inside the array) is left alone, as is anything else.
 """
 from __future__ import annotations
 
@@ -31,6 +43,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..ir import Eqn, Graph, Literal, Var
+from ..numpy.affine import range_of
+from ..passes import dead_code_elimination
 from ..tracing import current_trace, to_atom
 
 READ, WRITE = "dynamic_slice", "dynamic_update_slice"
@@ -46,6 +60,15 @@ class Forwarded:
     write: Eqn
 
 
+@dataclass(frozen=True)
+class LoopBounds:
+    """What a loop says of its index: it steps by `step` from `start` while short of `stop`
+    (each an int, or the body input that holds it)."""
+    step: int
+    start: Any
+    stop: Any
+
+
 class _Affine:
     """Index expressions as {symbol: coefficient} plus a constant; symbols are the loop index
     and values the loop does not change (the body's leading inputs)."""
@@ -54,6 +77,7 @@ class _Affine:
         self.producers = {id(v): e for e in body.eqns for v in e.outs}
         self.invariant = {id(v) for v in body.in_vars[:n_lead]}
         self.index = index
+        self.vars = {id(v): v for v in body.in_vars}
 
     def of(self, atom) -> tuple[frozenset, int] | None:
         form = self._form(atom, 0)
@@ -96,12 +120,15 @@ def _combine(eqn: Eqn, parts):
     return None
 
 
-def forward_reads(body: Graph, n_lead: int, step: int | None) -> tuple[Graph, list[Forwarded]]:
+def forward_reads(body: Graph, n_lead: int, bounds: LoopBounds | None
+                  ) -> tuple[Graph, list[Forwarded]]:
     """The body with its reads of what the pass before wrote replaced by carried values (after
     the existing ones), and what each needs before the loop. `n_lead`: the body's leading
-    inputs (consts); its first carried value is the loop index when `step` is given."""
-    if step is None:
+    inputs (consts); its first carried value is the loop index when `bounds` are given."""
+    if bounds is None:
         return body, []
+    body = forward_within_pass(body, n_lead, bounds)
+    step = bounds.step
     carried = body.in_vars[n_lead:]
     index = carried[0]
     affine = _Affine(body, n_lead, index)
@@ -119,6 +146,156 @@ def forward_reads(body: Graph, n_lead: int, step: int | None) -> tuple[Graph, li
     outs = body.out_atoms + tuple(f.write.inputs[1] for f in found)
     return Graph(ins, eqns, outs), found
 
+
+# -- within a pass ----------------------------------------------------------------------------
+
+def forward_within_pass(body: Graph, n_lead: int, bounds: LoopBounds) -> Graph:
+    """The body with reads after a write of the pass resolved (see the module's docstring)."""
+    facts = _Facts(body, n_lead, bounds)
+    replaced: dict[int, Any] = {}
+    eqns = []
+    for eqn in body.eqns:
+        eqn = _with_inputs(eqn, replaced)
+        if eqn.prim.name == READ:
+            eqn = facts.read_before_writes(eqn)
+            if isinstance(eqn, (Var, Literal)):
+                replaced[id(facts.last_read.outs[0])] = eqn
+                continue
+        elif eqn.prim.name == WRITE:
+            eqn = facts.write_over_write(eqn)
+        facts.producers.update((id(v), eqn) for v in eqn.outs)
+        eqns.append(eqn)
+    outs = tuple(replaced.get(id(a), a) for a in body.out_atoms)
+    if not replaced and all(e is f for e, f in zip(eqns, body.eqns, strict=True)):
+        return body
+    return dead_code_elimination(Graph(body.in_vars, tuple(eqns), outs))
+
+
+def _with_inputs(eqn: Eqn, replaced: dict[int, Any]) -> Eqn:
+    if not any(id(a) in replaced for a in eqn.inputs):
+        return eqn
+    inputs = tuple(replaced.get(id(a), a) for a in eqn.inputs)
+    return Eqn(eqn.prim, inputs, eqn.params, eqn.outs, eqn.source, eqn.id)
+
+
+class _Facts(_Affine):
+    """What is known of a body's index expressions: affine forms, the ranges of their
+    symbols, and the loop's bound on its index."""
+
+    def __init__(self, body: Graph, n_lead: int, bounds: LoopBounds):
+        super().__init__(body, n_lead, body.in_vars[n_lead])
+        self.bounds = bounds
+        self.last_read: Eqn | None = None
+
+    # the rules ---------------------------------------------------------------------------
+    def read_before_writes(self, read: Eqn):
+        """A read of a write's result: the value written (the same slice), or a read of the
+        array before the write (a slice apart from it), as far down the writes as holds."""
+        self.last_read = read
+        while True:
+            write = self.producers.get(id(read.inputs[0]))
+            if write is None or write.prim.name != WRITE:
+                return read
+            sizes = tuple(read.params["slice_sizes"])
+            update = write.inputs[1]
+            if self.same_slice(read.inputs[1:], write.inputs[2:]) and \
+                    sizes == update.aval.shape and update.aval == read.outs[0].aval:
+                return update
+            if not self.apart(read.inputs[1:], sizes, write.inputs[2:], update.aval.shape,
+                              write.inputs[0].aval.shape):
+                return read
+            read = Eqn(read.prim, (write.inputs[0],) + read.inputs[1:], read.params,
+                       read.outs, read.source, read.id)
+
+    def write_over_write(self, write: Eqn) -> Eqn:
+        """A write over exactly the slice the write before it wrote replaces that write."""
+        before = self.producers.get(id(write.inputs[0]))
+        if before is None or before.prim.name != WRITE or \
+                before.inputs[1].aval.shape != write.inputs[1].aval.shape or \
+                not self.same_slice(write.inputs[2:], before.inputs[2:]):
+            return write
+        return Eqn(write.prim, (before.inputs[0],) + write.inputs[1:], write.params,
+                   write.outs, write.source, write.id)
+
+    # the facts ---------------------------------------------------------------------------
+    def same_slice(self, starts, others) -> bool:
+        """The same start indices (so the same clamped slice, for slices of one size)."""
+        return all(a is b or (self.of(a) is not None and self.of(a) == self.of(b))
+                   for a, b in zip(starts, others, strict=True))
+
+    def apart(self, starts, sizes, others, other_sizes, shape) -> bool:
+        """Whether two slices, both provably inside the array, share no element."""
+        if not (self.inside(starts, sizes, shape) and self.inside(others, other_sizes, shape)):
+            return False
+        for a, b, size, other_size in zip(starts, others, sizes, other_sizes, strict=True):
+            low, high = self.bounds_of(_minus(self.of(a), self.of(b)))
+            if high <= -size or low >= other_size:
+                return True
+        return False
+
+    def inside(self, starts, sizes, shape) -> bool:
+        for start, size, dim in zip(starts, sizes, shape, strict=True):
+            low, high = self.bounds_of(self.of(start))
+            if low < 0 or high > dim - size:
+                return False
+        return True
+
+    def bounds_of(self, form) -> tuple[float, float]:
+        """Inclusive bounds of an affine form: its symbols' ranges, tightened by the loop's
+        bound on its index (`index < stop` where both are in the form, opposite)."""
+        if form is None:
+            return -np.inf, np.inf
+        terms, constant = dict(form[0]), form[1]
+        low = high = float(constant)
+        relation = self._relation(terms)
+        if relation is not None:
+            coefficient, less = relation
+            for k in (id(self.index), id(self.bounds.stop)):
+                terms.pop(k)
+            # coefficient * (index - stop): below 0 when stepping up, above when down
+            if (coefficient > 0) == less:
+                high += -abs(coefficient)
+                low = -np.inf
+            else:
+                low += abs(coefficient)
+                high = np.inf
+        for symbol, coefficient in terms.items():
+            span = self._range(symbol)
+            if span is None:
+                return -np.inf, np.inf
+            ends = sorted((coefficient * span[0], coefficient * span[1]))
+            low, high = low + ends[0], high + ends[1]
+        return low, high
+
+    def _relation(self, terms):
+        stop = self.bounds.stop
+        if not isinstance(stop, Var) or id(stop) not in terms or id(self.index) not in terms:
+            return None
+        coefficient = terms[id(self.index)]
+        if terms[id(stop)] != -coefficient:
+            return None
+        return coefficient, self.bounds.step > 0
+
+    def _range(self, symbol: int):
+        if symbol == id(self.index) and all(isinstance(b, int) for b in
+                                           (self.bounds.start, self.bounds.stop)):
+            start, stop, step = self.bounds.start, self.bounds.stop, self.bounds.step
+            last = start + (len(range(start, stop, step)) - 1) * step
+            return (min(start, last), max(start, last)) if range(start, stop, step) else None
+        var = self.vars.get(symbol)
+        return range_of(var) if var is not None else None
+
+
+def _minus(a, b):
+    if a is None or b is None:
+        return None
+    terms = dict(a[0])
+    for k, c in b[0]:
+        terms[k] = terms.get(k, 0) - c
+    return frozenset((k, c) for k, c in terms.items() if c), a[1] - b[1]
+
+
+# -- across passes ----------------------------------------------------------------------------
 
 def _single_writes(body: Graph, carried: Sequence[Var]) -> dict[int, Eqn]:
     """{id of a carried array: its one write}, for arrays whose next value is one

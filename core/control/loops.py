@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..ir import Graph, ShapedArray, Var
-from ..numpy.affine import interval, set_range
+from ..numpy.affine import interval, set_range, share_range
 from ..numpy.base import as_kind, ensure_tracer
 from ..numpy.ufuncs import call_ufunc
 from ..primitives import select_p, while_loop_p
@@ -31,7 +31,7 @@ from .carry import (INDEX_AVAL, UNBOUND, CannotConvert, Slot, Snapshot, coerce, 
                     remap, same_type, to_pred, tracer_buffers, tree_type, unbound_like_slot)
 from .loop_writes import collect_writes
 from .loop_writes import stack_writes
-from .forwarding import first_reads, forward_reads, with_unused_inputs
+from .forwarding import LoopBounds, first_reads, forward_reads, with_unused_inputs
 from .subtrace import SubTrace, close
 
 
@@ -145,6 +145,7 @@ class _Loop:
         for buf in self.fixed:
             p.inner[id(buf)] = sub.input_buffer(buf)
             p.head.append(p.inner[id(buf)].initial)
+            share_range(buf.var, p.inner[id(buf)].initial)
         for name in self.spec.assigned:
             p.slot_inputs[name] = _slot_inputs(sub, types[name])
         _BY_VALUE[sub.trace] = {id(t._buffer) for inputs in p.slot_inputs.values()
@@ -201,7 +202,7 @@ class _Loop:
         snapshot.check()
         inits = self.inits(types) + [coerce(v, s) for v, s in zip(
             (True, 0) * len(checks), CHECK_SLOTS * len(checks), strict=True)] + stacked.inits()
-        values = self.emit(cond_graph, body_graph, inits)
+        values = self.emit(cond_graph, body_graph, inits, self.bounds_in_body(body.inner))
         rows = len(stacked.inputs)
         result = self.results(types, values[:len(values) - rows], checks)
         stacked.finish(values[len(values) - rows:])
@@ -320,7 +321,21 @@ class _Loop:
                     inits.append(coerce(entry[k], t) if live else unbound_like_slot(t))
         return inits
 
-    def emit(self, cond_graph: Graph, body_graph: Graph, inits: list) -> list:
+    def bounds_in_body(self, inner: dict[int, Buffer]) -> LoopBounds | None:
+        """The range loop's bounds, as ints or as the body's inputs that hold them."""
+        if self.index is None or self.cond_fn is not None:
+            return None
+
+        def local(bound):
+            if not isinstance(bound, Tracer):
+                return int(bound)
+            buf = inner.get(id(bound._buffer))
+            return buf.initial if buf is not None and not bound._path else None
+        start, stop, step = self.index
+        return LoopBounds(step, local(start), local(stop))
+
+    def emit(self, cond_graph: Graph, body_graph: Graph, inits: list,
+             bounds: LoopBounds | None = None) -> list:
         """Bind the while_loop; the value of every carried position after it."""
         keep = 1 if self.index is not None else 0
         cond_graph, body_graph, invariants, carried = hoist_invariants(cond_graph, body_graph,
@@ -329,7 +344,7 @@ class _Loop:
         consts = [inits[k] for k in invariants]
         carried_inits = [inits[k] for k in carried]
         n_lead = len(body_c.consts) + len(consts)
-        body, forwarded = forward_reads(body_c.graph, n_lead, self.index and self.index[2])
+        body, forwarded = forward_reads(body_c.graph, n_lead, bounds)
         carried_inits += first_reads(forwarded, body_c.graph.in_vars,
                                      [*body_c.consts, *consts, *carried_inits])
         cond = with_unused_inputs(cond_c.graph, body.in_vars[len(body_c.graph.in_vars):])
