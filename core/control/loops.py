@@ -25,7 +25,8 @@ from ..numpy.affine import interval, set_range, share_range
 from ..numpy.base import as_kind, ensure_tracer
 from ..numpy.ufuncs import call_ufunc
 from ..primitives import select_p, while_loop_p
-from ..tracing import Buffer, Tracer, bind, c_strides, current_trace
+from ..tracing import (Buffer, DataDependentShapeError, Tracer, bind, c_strides,
+                       current_trace)
 from ..tree_util import unflatten
 from .carry import (INDEX_AVAL, UNBOUND, CannotConvert, Slot, Snapshot, coerce, flatten, join,
                     remap, same_type, to_pred, tracer_buffers, tree_type, unbound_like_slot)
@@ -88,6 +89,7 @@ class _Loop:
         self.observed = observed
         self.fixed = tracer_buffers(env.get(n, UNBOUND) for n in spec.names
                                     if n not in spec.assigned)
+        self.one_array_if_a_pass: list[tuple[str, str]] = []
         self.entry = self.entry_types()
 
     # types ---------------------------------------------------------------------------------
@@ -209,7 +211,23 @@ class _Loop:
         for name, how in same.items():
             result[name] = result[how[1]] if how[0] == "name" else \
                 Tracer(how[1], how[2], kind=how[3])
+        self.require_a_pass()
         return result
+
+    def require_a_pass(self) -> None:
+        """Names the loop binds to one array (`x = x_new` ending a pass) are one array after
+        it, as in plain Python, when it makes a pass; a loop of traced bounds that makes none
+        leaves them two, which the compiled program does not have: checked when it runs (a
+        cell then runs as plain Python)."""
+        if not self.one_array_if_a_pass:
+            return
+        start, stop, step = self.index
+        ran = call_ufunc(np.greater if step > 0 else np.less, stop, start)
+        name, first = self.one_array_if_a_pass[0]
+        current_trace().require(
+            ran, coerce(stop, Slot(INDEX_AVAL, "python")),
+            f"the loop makes no pass (its bound is {{}}), so `{name}` and `{first}` are not "
+            "one array after it, as the compiled program has them", DataDependentShapeError)
 
     def may_skip(self) -> bool:
         """Whether the loop may make no pass (a traced test, or traced range bounds)."""
@@ -253,6 +271,10 @@ class _Loop:
             if first is not None and (not self.may_skip() or self.env.get(name, UNBOUND) is
                                       self.env.get(first, UNBOUND)):
                 same[name] = ("name", first)
+            elif first is not None and self.all_live and self.index is not None and \
+                    self.cond_fn is None:
+                same[name] = ("name", first)        # one array, if the loop makes a pass
+                self.one_array_if_a_pass.append((name, first))
             elif id(value._buffer) in by_buffer and self.all_live:
                 raise CannotConvert(
                     f"`{name}` and `{by_buffer[id(value._buffer)]}` are one array (or views of "
