@@ -30,7 +30,7 @@ class Budget:
     works out at trace time when everything it depends on is known (an array made in the cell
     and written with constants, used as an index or a mask)."""
     max_equations: int = 10_000
-    max_compile_seconds: float = 60.0
+    max_compile_seconds: float = 10.0      # no first call waits longer than this for XLA
     fold_elements: int = 1 << 16
 
 

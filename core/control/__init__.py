@@ -8,6 +8,7 @@
     loops.py        a loop body traced into one `while_loop` equation
     branches.py     the branches of an `if` traced into one `cond` (or a `select`)
     loop_writes.py  writes to the user's objects made inside a rolled loop, one row per pass
+    forwarding.py   reads of what the pass before wrote, carried instead of read (no copy)
 
 The rolling of a user's Python loops into these equations is the frontend's (frontend/
 rewrite.py and runtime.py); this layer never reads source code.

@@ -21,16 +21,18 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..ir import Graph, ShapedArray, Var
-from ..numpy.affine import interval, set_range
+from ..numpy.affine import interval, set_range, share_range
 from ..numpy.base import as_kind, ensure_tracer
 from ..numpy.ufuncs import call_ufunc
 from ..primitives import select_p, while_loop_p
-from ..tracing import Buffer, Tracer, bind, c_strides, current_trace
+from ..tracing import (Buffer, DataDependentShapeError, Tracer, bind, c_strides,
+                       current_trace)
 from ..tree_util import unflatten
 from .carry import (INDEX_AVAL, UNBOUND, CannotConvert, Slot, Snapshot, coerce, flatten, join,
                     remap, same_type, to_pred, tracer_buffers, tree_type, unbound_like_slot)
 from .loop_writes import collect_writes
 from .loop_writes import stack_writes
+from .forwarding import LoopBounds, first_reads, forward_reads, with_unused_inputs
 from .subtrace import SubTrace, close
 
 
@@ -87,6 +89,7 @@ class _Loop:
         self.observed = observed
         self.fixed = tracer_buffers(env.get(n, UNBOUND) for n in spec.names
                                     if n not in spec.assigned)
+        self.one_array_if_a_pass: list[tuple[str, str]] = []
         self.entry = self.entry_types()
 
     # types ---------------------------------------------------------------------------------
@@ -144,6 +147,7 @@ class _Loop:
         for buf in self.fixed:
             p.inner[id(buf)] = sub.input_buffer(buf)
             p.head.append(p.inner[id(buf)].initial)
+            share_range(buf.var, p.inner[id(buf)].initial)
         for name in self.spec.assigned:
             p.slot_inputs[name] = _slot_inputs(sub, types[name])
         _BY_VALUE[sub.trace] = {id(t._buffer) for inputs in p.slot_inputs.values()
@@ -200,14 +204,30 @@ class _Loop:
         snapshot.check()
         inits = self.inits(types) + [coerce(v, s) for v, s in zip(
             (True, 0) * len(checks), CHECK_SLOTS * len(checks), strict=True)] + stacked.inits()
-        values = self.emit(cond_graph, body_graph, inits)
+        values = self.emit(cond_graph, body_graph, inits, self.bounds_in_body(body.inner))
         rows = len(stacked.inputs)
         result = self.results(types, values[:len(values) - rows], checks)
         stacked.finish(values[len(values) - rows:])
         for name, how in same.items():
             result[name] = result[how[1]] if how[0] == "name" else \
                 Tracer(how[1], how[2], kind=how[3])
+        self.require_a_pass()
         return result
+
+    def require_a_pass(self) -> None:
+        """Names the loop binds to one array (`x = x_new` ending a pass) are one array after
+        it, as in plain Python, when it makes a pass; a loop of traced bounds that makes none
+        leaves them two, which the compiled program does not have: checked when it runs (a
+        cell then runs as plain Python)."""
+        if not self.one_array_if_a_pass:
+            return
+        start, stop, step = self.index
+        ran = call_ufunc(np.greater if step > 0 else np.less, stop, start)
+        name, first = self.one_array_if_a_pass[0]
+        current_trace().require(
+            ran, coerce(stop, Slot(INDEX_AVAL, "python")),
+            f"the loop makes no pass (its bound is {{}}), so `{name}` and `{first}` are not "
+            "one array after it, as the compiled program has them", DataDependentShapeError)
 
     def may_skip(self) -> bool:
         """Whether the loop may make no pass (a traced test, or traced range bounds)."""
@@ -251,6 +271,10 @@ class _Loop:
             if first is not None and (not self.may_skip() or self.env.get(name, UNBOUND) is
                                       self.env.get(first, UNBOUND)):
                 same[name] = ("name", first)
+            elif first is not None and self.all_live and self.index is not None and \
+                    self.cond_fn is None:
+                same[name] = ("name", first)        # one array, if the loop makes a pass
+                self.one_array_if_a_pass.append((name, first))
             elif id(value._buffer) in by_buffer and self.all_live:
                 raise CannotConvert(
                     f"`{name}` and `{by_buffer[id(value._buffer)]}` are one array (or views of "
@@ -319,18 +343,37 @@ class _Loop:
                     inits.append(coerce(entry[k], t) if live else unbound_like_slot(t))
         return inits
 
-    def emit(self, cond_graph: Graph, body_graph: Graph, inits: list) -> list:
+    def bounds_in_body(self, inner: dict[int, Buffer]) -> LoopBounds | None:
+        """The range loop's bounds, as ints or as the body's inputs that hold them."""
+        if self.index is None or self.cond_fn is not None:
+            return None
+
+        def local(bound):
+            if not isinstance(bound, Tracer):
+                return int(bound)
+            buf = inner.get(id(bound._buffer))
+            return buf.initial if buf is not None and not bound._path else None
+        start, stop, step = self.index
+        return LoopBounds(step, local(start), local(stop))
+
+    def emit(self, cond_graph: Graph, body_graph: Graph, inits: list,
+             bounds: LoopBounds | None = None) -> list:
         """Bind the while_loop; the value of every carried position after it."""
         keep = 1 if self.index is not None else 0
         cond_graph, body_graph, invariants, carried = hoist_invariants(cond_graph, body_graph,
                                                                       keep)
         cond_c, body_c = close(cond_graph), close(body_graph)
         consts = [inits[k] for k in invariants]
+        carried_inits = [inits[k] for k in carried]
+        n_lead = len(body_c.consts) + len(consts)
+        body, forwarded = forward_reads(body_c.graph, n_lead, bounds)
+        carried_inits += first_reads(forwarded, body_c.graph.in_vars,
+                                     [*body_c.consts, *consts, *carried_inits])
+        cond = with_unused_inputs(cond_c.graph, body.in_vars[len(body_c.graph.in_vars):])
         outs = bind(while_loop_p, *cond_c.consts, *consts, *body_c.consts, *consts,
-                    *(inits[k] for k in carried),
-                    cond_graph=cond_c.graph, body_graph=body_c.graph,
+                    *carried_inits, cond_graph=cond, body_graph=body,
                     cond_nconsts=len(cond_c.consts) + len(consts),
-                    body_nconsts=len(body_c.consts) + len(consts), **self.trip_count())
+                    body_nconsts=n_lead, **self.trip_count())[:len(carried)]
         values = list(inits)
         for k, out in zip(carried, outs, strict=True):
             values[k] = out

@@ -255,6 +255,13 @@ def _last_index(end, step):
     return coerce(call_ufunc(np.subtract, end, step), Slot(INDEX_AVAL, "python"))
 
 
+def plain_pass(site: Site, fn, env, *index):
+    """One pass of a loop body, or one branch of an `if`, run as plain Python by calling the
+    function of its rewritten statements on the current values of their names (the loop or
+    `if` holds loops or branches of its own, which stay able to roll)."""
+    return fn(*index, *(env.get(n, UNBOUND) for n in site.names))
+
+
 def _run_body(site: Site, body_fn, i, env) -> dict:
     """One iteration as plain Python (traced arrays updated in place as usual)."""
     values = body_fn(i, *(env.get(n, UNBOUND) for n in site.names))

@@ -69,6 +69,19 @@ def set_range(x: Tracer, low: int, high: int) -> None:
     _RANGES[x.ir_var] = (min(low, high), max(low, high))
 
 
+def share_range(outer: Var, inner: Var) -> None:
+    """A loop body's input standing for an outer integer whose range is known (an enclosing
+    loop's index, read by an inner loop) takes the same values."""
+    span = _RANGES.get(outer)
+    if span is not None:
+        _RANGES[inner] = span
+
+
+def range_of(var: Var) -> tuple[int, int] | None:
+    """The values an integer variable is known to take, (low, high) inclusive, or None."""
+    return _RANGES.get(var)
+
+
 def root_range(affine: Affine) -> tuple[int, int] | None:
     if affine.root is None:
         return (0, 0)

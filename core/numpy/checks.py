@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..primitives import concatenate_p, reshape_p
+from ..primitives import concatenate_p, convert_element_type_p, reshape_p
 from ..tracing import DataDependentShapeError, Tracer, bind, current_trace, tracing
 from .base import convert, dtype_of, ensure_tracer, result_type
 from .reductions import np_all, np_max, np_min
@@ -121,11 +121,18 @@ def check_outputs(trace) -> list:
     (the value each reports)."""
     with tracing(trace):
         oks = [bind(reshape_p, c.ok, new_shape=(1,)) for c in trace.checks]
-        values = [bind(reshape_p, c.value, new_shape=(1,)) for c in trace.checks]
+        values = [bind(reshape_p, _int64(c.value), new_shape=(1,)) for c in trace.checks]
         if len(oks) > 1:
             oks = [bind(concatenate_p, *oks, dimension=0)]
             values = [bind(concatenate_p, *values, dimension=0)]
         return [oks[0].ir_var, values[0].ir_var]
+
+
+def _int64(value):
+    """A check's reported value as int64 (a branch index is int32), so they concatenate."""
+    if value.aval.dtype == np.int64:
+        return value
+    return bind(convert_element_type_p, value, new_dtype=np.dtype(np.int64), weak_type=False)
 
 
 def verify_checks(checks, ok: np.ndarray, values: np.ndarray) -> None:

@@ -46,10 +46,14 @@ def _array_function(self, func, types, args, kwargs):
 
 
 def _matmul(self, other):
+    if getattr(other, "__psc_window__", False):
+        return NotImplemented       # `x @ A[:, i:]`: the window's own product (windows.py)
     return matmul(self, other)
 
 
 def _rmatmul(self, other):
+    if getattr(other, "__psc_window__", False):
+        return NotImplemented
     return matmul(other, self)
 
 

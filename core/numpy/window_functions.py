@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import unsupported
+from .base import as_kind, normalize_axes, unsupported
+from .shape import np_flip
 from .products import matmul, np_dot, np_outer
 from .reductions import np_all, np_any, np_max, np_min, np_prod, np_sum
 from .ufuncs import call_ufunc, np_where
-from .spans import align
+from .spans import align, shifted, subtract
 from .windows import (WINDOW_FUNCTIONS, Window, contract, elementwise, mean, reduce, window_parts,
                       wrap)
 
@@ -67,6 +68,36 @@ def _extremum(fn, identity):
     return extremum
 
 
+def _flip(m, axis=None):
+    """The window reversed along its axes: reversed whole, then shifted so that its span holds
+    its own elements backwards (position p holds what lo + hi - 1 - p held)."""
+    axes = normalize_axes(axis, m.ndim)
+    data = np_flip(m.data, axis=axes)
+    for a in axes:
+        span = m.spans[a]
+        if span is not None:
+            n = m.data.shape[a]
+            offset = subtract(subtract(n, span.lo), span.hi)
+            data = shifted(data, a, offset, n)
+    return _Flipped(as_kind(data, "array"), m.spans, f"np.flip({m.text})")
+
+
+class _Flipped(Window):
+    """np.flip of a window: computed anew, where NumPy gives a view, so a write into it (which
+    NumPy would make into the array under it) is refused."""
+
+    def __setitem__(self, idx, value):
+        self.refuse("writing into")
+
+
+def _refuse_writing(self, other):
+    self.refuse("an in-place operation on")
+
+
+for _name in "add sub mul truediv floordiv mod pow and or xor matmul".split():
+    setattr(_Flipped, f"__i{_name}__", _refuse_writing)
+
+
 WINDOW_FUNCTIONS.update({
     np.sum: _reduction(np_sum, 0), np.prod: _reduction(np_prod, 1),
     np.any: _extremum(np_any, False), np.all: _extremum(np_all, True),
@@ -81,6 +112,7 @@ WINDOW_FUNCTIONS.update({
     np.outer: outer, np.where: _where, np.linalg.norm: _norm,
     np.copy: lambda a, **kw: a.copy(),
     np.transpose: lambda a, axes=None: a.transpose(*(axes or ())),
+    np.flip: _flip,
 })
 
 
