@@ -48,8 +48,10 @@ from .compile.hostmemory import align_new_arrays
 from .compile.freedmemory import TRIM_INTERVAL, keep_freed_memory, trim_freed_memory
 from .compile.hostmemory import aligned_copy as aligned
 from .control.api import cond, fori_loop, scan, switch, while_loop
-from .frontend.cell import (CellAnalysis, analyze_cell, effect_sinks, make_cell_function,
-                           parse_cell)
+from .frontend.cell import (CellAnalysis, analyze_cell, block_at, effect_sinks,
+                            make_cell_function, parse_cell, region_analysis)
+from .frontend.regions import (HostBlock, HostStep, Region, failure_line, host_steps_of,
+                               is_split, loop_names, plan_cell, plan_part, regions_of)
 from .frontend.convert import cell_function
 from .frontend.effects import (KeptObjects, Sink, replay_effects, sink_fits, with_effects,
                               written_names)
@@ -82,6 +84,8 @@ __all__ = [
     "largest_difference", "copy_inputs",
     "fmt_seconds", "fmt_bytes", "fmt_count", "fmt_speedup",
     "CellAnalysis", "analyze_cell", "make_cell_function", "parse_cell", "roll_loops",
+    "block_at", "region_analysis", "HostBlock", "HostStep", "Region", "failure_line",
+    "host_steps_of", "is_split", "loop_names", "plan_cell", "plan_part", "regions_of",
     "effect_sinks", "Sink", "replay_effects", "sink_fits", "with_effects", "written_names",
     "KeptObjects",
     "cell_function",

@@ -2,6 +2,7 @@
 call the runner, display the view."""
 from __future__ import annotations
 
+import ast
 import functools
 
 from IPython.core.error import UsageError
@@ -33,6 +34,18 @@ def _settings(shell) -> PscJit:
     settings = PscJit(parent=shell)
     shell.configurables.append(settings)
     return settings
+
+
+def _python_source(shell, cell: str) -> str:
+    """The cell as Python: as written when it parses, else as IPython would run it (line
+    magics `%timeit ...` and shell escapes `!ls` become calls, which run as host steps)."""
+    try:
+        ast.parse(cell)
+    except SyntaxError:
+        transformed = shell.transform_cell(cell)
+        same_lines = len(transformed.splitlines()) == len(cell.splitlines())
+        return transformed if same_lines else cell      # (reports quote the cell's lines)
+    return cell
 
 
 @magics_class
@@ -76,6 +89,7 @@ class PscJitMagics(Magics):
         """
         __tracebackhide__ = True    # IPython shows the cell's line, not ours
         options = self._options(line, self.settings.timing_budget)
+        cell = _python_source(self.shell, cell)
         from .display import progress_display, show_report
         with progress_display(enabled=not options.quiet) as progress:
             report, value = self.runner.run(cell, options, cell_id=self._cell_id(),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import copy
+import dataclasses
 import io
 import logging
 import time
@@ -20,9 +21,12 @@ from typing import Any, Callable
 from .core import (TRACE_CACHE, CallSpec, CellAnalysis, Compiled, DataDependentShapeError,
                    Fallback, Jitted, KeptArrays, KernelTimes, LoweringError, RunReport, Sink,
                    Timings, TraceError, UnsupportedError, XlaError, analyze_cell, cell_function,
-                   KeptObjects, copy_inputs, effect_sinks, largest_difference, parse_cell,
-                   replay_effects, sink_fits, time_runs, with_effects, written_names)
+                   KeptObjects, copy_inputs, effect_sinks, failure_line, host_steps_of,
+                   is_split, largest_difference, loop_names, plan_cell, region_analysis, replay_effects,
+                   sink_fits, time_runs, with_effects, written_names)
 from .gradcell import gradient_cell, gradient_name, gradient_problem
+from .core import HostBlock
+from .regions import HostCode, PlanRun, SplitAt
 
 
 log = logging.getLogger("psc_jit")
@@ -138,6 +142,8 @@ class CellRunner:
     reports: ReportLog = field(default_factory=ReportLog)
     _programs: OrderedDict[tuple, _CellProgram] = field(default_factory=OrderedDict)
     _latest_digest: dict[str, str] = field(default_factory=dict)
+    _host_code: HostCode = field(default_factory=HostCode)
+    _static_loop_regions: set = field(default_factory=set)   # see _run_region
 
     def run(self, source: str, options: Options = Options(), cell_id: str | None = None,
             progress: Callable[[str], None] | None = None) -> tuple[RunReport, Any]:
@@ -145,7 +151,14 @@ class CellRunner:
         is called as each of PROGRESS_STAGES that this run needs starts."""
         __tracebackhide__ = True    # IPython shows the cell's line, not ours
         self._progress = progress or _no_progress
-        analysis = analyze_cell(source)
+        try:
+            analysis = analyze_cell(source)
+        except SyntaxError as err:      # plain Python raises it too: the report says so
+            _set_last_report(RunReport(
+                name=options.name or "cell", source=source, filename="<psc_jit cell>",
+                line_offset=1, compiled=False,
+                fallback_reason=f"the cell is not Python: {type(err).__name__}: {err}"))
+            raise
         identity = options.name or cell_id or analysis.digest
         report = RunReport(name=options.name or f"cell {analysis.digest[:8]}", source=source,
                            filename=analysis.filename, line_offset=analysis.line_offset,
@@ -155,18 +168,108 @@ class CellRunner:
         _set_last_report(report)
         if options.grad is not None:
             self._check_gradient(analysis, options)
+        whole = options.grad is not None or options.strict     # never split
+        if not whole and is_split(self._plan(analysis, {})):
+            return self._run_split(report, analysis, identity, options, {})
         if analysis.findings:
             return self._fallback(report, analysis, analysis.findings[0].explain(), options)
         try:
             return self._run_compiled(report, analysis, identity, options)
         except _Fallback as fb:
-            reason = fb.reason
+            reason, line = fb.reason, fb.line
         # outside the handler: the plain run's own error is not shown chained to the fallback
-        return self._fallback(report, analysis, reason, options)
+        if line is None or whole:
+            return self._fallback(report, analysis, reason, options)
+        return self._run_split(report, analysis, identity, options, {line: reason})
 
     def clear_programs(self) -> None:
         """Forget the cells' programs (with the caches cleared, their memos point nowhere)."""
         self._programs.clear()
+        self._static_loop_regions.clear()
+
+    # -- a cell of regions and host steps ------------------------------------------------------
+    @staticmethod
+    def _plan(analysis, host_lines: dict[int, str]) -> tuple:
+        tree = ast.Module(body=analysis.statements(), type_ignores=[])
+        return plan_cell(tree, host_lines, analysis.filename)
+
+    def _run_split(self, report, analysis, identity, options, host_lines: dict[int, str]):
+        """Run the cell as compiled regions and host steps (extension/regions.py), with
+        `host_lines` (line -> reason) on the host too, and those where a region's trace stops
+        in this run (a region whose trace stopped at a line before finds that in its cache
+        entry, for its signature, and is split again); the report gets one report per region,
+        and the host steps."""
+        __tracebackhide__ = True    # IPython shows the cell's line, not ours
+        regions: dict[tuple, RunReport] = {}
+        quiet = dataclasses.replace(options, compare=False)
+
+        def run_region(region, plain=None):
+            __tracebackhide__ = True
+            part = region_analysis(analysis, region.path, region.start, region.stop,
+                                   region.ends_cell)
+            sub = regions[region.key] = RunReport(
+                name=f"{report.name} {region.lines()}", source=analysis.source,
+                filename=analysis.filename, line_offset=analysis.line_offset, compiled=False,
+                inputs=part.inputs, outputs=part.outputs)
+            if plain is not None:
+                sub.fallback_reason = plain
+                return run_plain(part, self.user_ns)
+            try:
+                return self._run_region(sub, part, f"{identity} {region.key}", quiet,
+                                        loop_names(run.tree, region.path))
+            except _Fallback as fb:
+                if fb.line is not None:
+                    del regions[region.key]
+                    raise SplitAt(fb.line, fb.reason) from None
+                sub.fallback_reason = fb.reason
+            return run_plain(part, self.user_ns)
+
+        run = PlanRun(analysis, self.user_ns, run_region, dict(host_lines),
+                      self._host_code.of(analysis))
+        self._progress("run")
+        start = time.perf_counter()
+        try:
+            return report, run.run(self._plan(analysis, host_lines))
+        finally:
+            report.stage_seconds["run"] = time.perf_counter() - start
+            self._fill_split_report(report, analysis, regions, run)
+
+    def _run_region(self, report, part, identity, options, loop_vars):
+        """A region's compiled run. The ints a host loop binds on every pass (its `for`
+        target) are traced, so that each pass finds the same program; a region that needs
+        them as Python values is compiled for each value instead (remembered: the next pass
+        goes there straight)."""
+        __tracebackhide__ = True
+        ints = frozenset(n for n in loop_vars & set(part.inputs)
+                         if type(self.user_ns.get(n)) is int) - options.static
+        if ints and identity not in self._static_loop_regions:
+            try:
+                traced = dataclasses.replace(options, traced=options.traced | ints)
+                return self._run_compiled(report, part, identity, traced)[1]
+            except _Fallback:
+                self._static_loop_regions.add(identity)
+                report.cache_hit, report.miss_reason = False, None
+        return self._run_compiled(report, part, identity, options)[1]
+
+    def _fill_split_report(self, report, analysis, regions, run) -> None:
+        plan = self._plan(analysis, run.host_lines)
+        report.regions = tuple(regions[key] for key in sorted(regions, key=_source_order))
+        report.host_steps = tuple(host_steps_of(plan))
+        report.host_passes = dict(run.passes)
+        report.compiled = any(r.compiled for r in report.regions)
+        report.cache_hit = bool(report.regions) and all(r.cache_hit for r in report.regions
+                                                         if r.compiled)
+        misses = [f"{r.name}: {r.miss_reason}" for r in report.regions
+                  if r.compiled and not r.cache_hit and r.miss_reason]
+        report.miss_reason = "; ".join(misses) or None
+        if not report.compiled:     # why, as a cell that was not split says it
+            steps = [step.explain() for step in report.host_steps
+                     if not isinstance(step, HostBlock)]
+            report.fallback_reason = "; ".join(
+                steps + [r.fallback_reason for r in report.regions if r.fallback_reason])
+            log.info("%s runs as plain Python: %s", report.name, report.fallback_reason)
+        else:
+            log.info("%s runs as %s", report.name, report.split_summary())
 
     # -- the compiled path ---------------------------------------------------------------------
     def _run_compiled(self, report, analysis, identity, options):
@@ -182,7 +285,7 @@ class CellRunner:
             TRACE_CACHE.record_hit(record)
             report.cache_hit = True
         if isinstance(record.entry, Fallback):
-            raise _Fallback(record.entry.reason)
+            raise _Fallback(record.entry.reason, record.entry.line)
         compiled = record.entry
         report.signature = record.signature_text
         self._progress("run")
@@ -276,11 +379,12 @@ class CellRunner:
         try:
             record, reason = jitted.compile_for(spec, first, reason, self._progress)
         except TraceError as err:
-            record = jitted.remember_fallback(spec, err.explain())
+            record = jitted.remember_fallback(spec, err.explain(), failure_line(err, analysis))
         except (LoweringError, XlaError) as err:
             record = jitted.remember_fallback(spec, f"psc_jit could not compile this cell: {err}")
         except Exception as err:  # the cell's own error: plain Python will raise it for real
-            record = jitted.remember_fallback(spec, f"tracing raised {type(err).__name__}: {err}")
+            record = jitted.remember_fallback(spec, f"tracing raised {type(err).__name__}: {err}",
+                                              failure_line(err, analysis))
         else:
             report.miss_reason = reason
             report.from_disk = record.entry.from_disk
@@ -426,10 +530,17 @@ def _gradient_names(options: Options) -> tuple[str, ...]:
 _BEFORE_RUN = ("trace", "lower", "compile", "load from disk")   # a miss's stages
 
 
+def _source_order(key: tuple) -> tuple:
+    """Region keys (path, start, stop) in the order of the cell's source (paths alternate
+    statement indices and field names, so tuples compare like with like)."""
+    path, start, _ = key
+    return path + (start,)
+
+
 class _Fallback(Exception):
-    def __init__(self, reason: str):
+    def __init__(self, reason: str, line: int | None = None):
         super().__init__(reason)
-        self.reason = reason
+        self.reason, self.line = reason, line   # line: of the cell, where its trace stopped
 
 
 def _is_numeric(value) -> bool:
@@ -438,16 +549,17 @@ def _is_numeric(value) -> bool:
 
 
 def _plain_code(analysis: CellAnalysis):
-    tree = parse_cell(analysis.source, analysis.filename, analysis.line_offset)
+    tree = ast.Module(body=analysis.statements(), type_ignores=[])
     return compile(tree, analysis.filename, "exec")
 
 
 def run_plain(analysis: CellAnalysis, user_ns: dict):
-    """Run the cell as plain Python in the namespace; return its last expression's value."""
+    """Run the cell (or its region) as plain Python in the namespace; return its last
+    expression's value."""
     __tracebackhide__ = True    # IPython shows the cell's line, not ours
-    tree = parse_cell(analysis.source, analysis.filename, analysis.line_offset)
+    tree = ast.Module(body=analysis.statements(), type_ignores=[])
     last = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
+    if analysis.has_last_expr:
         last = ast.Expression(tree.body.pop().value)
     exec(compile(tree, analysis.filename, "exec"), user_ns)
     if last is not None:

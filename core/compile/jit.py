@@ -275,6 +275,7 @@ class Fallback:
     valid while what its trace read (up to where it stopped) still holds."""
     reason: str
     reads: Reads
+    line: int | None = None     # the cell's line where its trace stopped, when it did at one
 
 
 @dataclass
@@ -479,12 +480,13 @@ class Jitted:
                            for stage, seconds in compiled.timings.items()))
         return record, reason
 
-    def remember_fallback(self, spec: CallSpec, reason: str) -> CacheRecord:
+    def remember_fallback(self, spec: CallSpec, reason: str, line: int | None = None
+                          ) -> CacheRecord:
         """Cache the decision to run this signature as plain Python (with the guards its
-        trace recorded before it stopped)."""
+        trace recorded before it stopped, and the line of a cell where it stopped)."""
         reads = self.last_reads or Reads()
         return TRACE_CACHE.insert(self.owner_key, self.name, spec.signature,
-                                  Fallback(reason, reads), reads.describe())
+                                  Fallback(reason, reads, line), reads.describe())
 
     def _note_reads(self, reads: Reads) -> None:
         self.last_reads = reads
