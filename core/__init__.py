@@ -51,7 +51,8 @@ from .control.api import cond, fori_loop, scan, switch, while_loop
 from .frontend.cell import (CellAnalysis, analyze_cell, block_at, effect_sinks,
                             make_cell_function, parse_cell, region_analysis)
 from .frontend.regions import (HostBlock, HostStep, Region, failure_line, host_steps_of,
-                               is_split, loop_names, plan_cell, plan_part, regions_of)
+                               is_split, loop_names, plan_cell, plan_part, regions_of,
+                               static_plan)
 from .frontend.convert import cell_function
 from .frontend.effects import (KeptObjects, Sink, replay_effects, sink_fits, with_effects,
                               written_names)
@@ -86,6 +87,7 @@ __all__ = [
     "CellAnalysis", "analyze_cell", "make_cell_function", "parse_cell", "roll_loops",
     "block_at", "region_analysis", "HostBlock", "HostStep", "Region", "failure_line",
     "host_steps_of", "is_split", "loop_names", "plan_cell", "plan_part", "regions_of",
+    "static_plan",
     "effect_sinks", "Sink", "replay_effects", "sink_fits", "with_effects", "written_names",
     "KeptObjects",
     "cell_function",

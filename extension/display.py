@@ -58,8 +58,9 @@ def report_bundle(report: RunReport, with_widget: bool) -> dict:
     from .widgets import report_html, report_text
     bundle = {"text/plain": report_text(report), "text/html": report_html(report)}
     if with_widget:
-        from .widgets import RunView
-        bundle.update(RunView(report).widget._repr_mimebundle_())
+        from .widgets import RunView, SplitView
+        view = SplitView(report) if report.split else RunView(report)
+        bundle.update(view.widget._repr_mimebundle_())
         bundle["text/plain"] = report_text(report)
     return bundle
 

@@ -53,7 +53,7 @@ class PlanRun:
     def __init__(self, analysis, namespace: dict, run_region: Callable[[Region], object],
                  host_lines: dict[int, str], code: dict):
         self.analysis = analysis
-        self.tree = ast.Module(body=analysis.statements(), type_ignores=[])
+        self.tree = analysis.tree
         self.namespace, self.run_region = namespace, run_region
         self.host_lines, self.code = host_lines, code
         self.splits = 0

@@ -23,7 +23,7 @@ from .core import (TRACE_CACHE, CallSpec, CellAnalysis, Compiled, DataDependentS
                    Timings, TraceError, UnsupportedError, XlaError, analyze_cell, cell_function,
                    KeptObjects, copy_inputs, effect_sinks, failure_line, host_steps_of,
                    is_split, largest_difference, loop_names, plan_cell, region_analysis, replay_effects,
-                   sink_fits, time_runs, with_effects, written_names)
+                   sink_fits, static_plan, time_runs, with_effects, written_names)
 from .gradcell import gradient_cell, gradient_name, gradient_problem
 from .core import HostBlock
 from .regions import HostCode, PlanRun, SplitAt
@@ -169,7 +169,7 @@ class CellRunner:
         if options.grad is not None:
             self._check_gradient(analysis, options)
         whole = options.grad is not None or options.strict     # never split
-        if not whole and is_split(self._plan(analysis, {})):
+        if not whole and is_split(static_plan(analysis)):
             return self._run_split(report, analysis, identity, options, {})
         if analysis.findings:
             return self._fallback(report, analysis, analysis.findings[0].explain(), options)
@@ -190,8 +190,9 @@ class CellRunner:
     # -- a cell of regions and host steps ------------------------------------------------------
     @staticmethod
     def _plan(analysis, host_lines: dict[int, str]) -> tuple:
-        tree = ast.Module(body=analysis.statements(), type_ignores=[])
-        return plan_cell(tree, host_lines, analysis.filename)
+        if not host_lines:
+            return static_plan(analysis)
+        return plan_cell(analysis.tree, host_lines, analysis.filename)
 
     def _run_split(self, report, analysis, identity, options, host_lines: dict[int, str]):
         """Run the cell as compiled regions and host steps (extension/regions.py), with
@@ -207,22 +208,32 @@ class CellRunner:
             __tracebackhide__ = True
             part = region_analysis(analysis, region.path, region.start, region.stop,
                                    region.ends_cell)
-            sub = regions[region.key] = RunReport(
-                name=f"{report.name} {region.lines()}", source=analysis.source,
+            first = regions.get(region.key)     # (a host loop runs it on every pass: its
+            sub = RunReport(                    # first pass's report is kept, the run times
+                name=f"{report.name} {region.lines()}", source=analysis.source,   # added)
                 filename=analysis.filename, line_offset=analysis.line_offset, compiled=False,
-                inputs=part.inputs, outputs=part.outputs)
+                inputs=part.inputs, outputs=part.outputs, part=region.key,
+                lines=(region.first_line, region.last_line))
+            regions.setdefault(region.key, sub)
+            if plain is None and not region.computes:
+                plain = NOTHING_TO_COMPUTE
             if plain is not None:
                 sub.fallback_reason = plain
                 return run_plain(part, self.user_ns)
             try:
-                return self._run_region(sub, part, f"{identity} {region.key}", quiet,
-                                        loop_names(run.tree, region.path))
+                value = self._run_region(sub, part, f"{identity} {region.key}", quiet,
+                                         loop_names(run.tree, region.path))
             except _Fallback as fb:
                 if fb.line is not None:
-                    del regions[region.key]
+                    if first is None:
+                        del regions[region.key]
                     raise SplitAt(fb.line, fb.reason) from None
                 sub.fallback_reason = fb.reason
-            return run_plain(part, self.user_ns)
+                return run_plain(part, self.user_ns)
+            if first is not None:
+                first.stage_seconds["run"] = first.stage_seconds.get("run", 0.0) + \
+                    sub.stage_seconds.get("run", 0.0)
+            return value
 
         run = PlanRun(analysis, self.user_ns, run_region, dict(host_lines),
                       self._host_code.of(analysis))
@@ -254,6 +265,7 @@ class CellRunner:
     def _fill_split_report(self, report, analysis, regions, run) -> None:
         plan = self._plan(analysis, run.host_lines)
         report.regions = tuple(regions[key] for key in sorted(regions, key=_source_order))
+        report.plan = plan
         report.host_steps = tuple(host_steps_of(plan))
         report.host_passes = dict(run.passes)
         report.compiled = any(r.compiled for r in report.regions)
@@ -265,8 +277,9 @@ class CellRunner:
         if not report.compiled:     # why, as a cell that was not split says it
             steps = [step.explain() for step in report.host_steps
                      if not isinstance(step, HostBlock)]
-            report.fallback_reason = "; ".join(
-                steps + [r.fallback_reason for r in report.regions if r.fallback_reason])
+            report.fallback_reason = "; ".join(steps + [
+                r.fallback_reason for r in report.regions
+                if r.fallback_reason not in (None, NOTHING_TO_COMPUTE)])
             log.info("%s runs as plain Python: %s", report.name, report.fallback_reason)
         else:
             log.info("%s runs as %s", report.name, report.split_summary())
@@ -527,6 +540,7 @@ def _gradient_names(options: Options) -> tuple[str, ...]:
     return tuple(gradient_name(options.grad, name) for name in options.wrt)
 
 
+NOTHING_TO_COMPUTE = "nothing to compute there (names bound to values): plain Python"
 _BEFORE_RUN = ("trace", "lower", "compile", "load from disk")   # a miss's stages
 
 

@@ -8,6 +8,7 @@ of shared ones (imports go one way, down this list):
     summary, source, graphs, cache,      the tabs: Summary; kernel table and coloured source;
     timing, text                         the Explorer's drawings; Cache; Timing; Text
     report                               the one list of tabs, and the stacked HTML report
+    plan_dot, split                      a cell split into regions and host steps
     selection                            what the explorer highlights for a choice
     view, explorer                       the same, placed in stock ipywidgets
 
@@ -17,6 +18,7 @@ first used.
 from .cache import cache_overview_html, cache_overview_text
 from .graph_dot import graph_to_dot
 from .kernel_dot import kernels_to_dot
+from .plan_dot import plan_dot
 from .report import report_html
 from .summary import report_text
 from .svg import DotMissing, dot_to_svg
@@ -24,13 +26,17 @@ from .timing import timings_overview_html, timings_overview_text
 
 __all__ = ["DotMissing", "dot_to_svg", "graph_to_dot", "kernels_to_dot", "report_html",
            "report_text", "cache_overview_html", "cache_overview_text", "timings_overview_html",
-           "timings_overview_text", "RunView", "ProgressView", "Explorer", "mimebundle"]
+           "timings_overview_text", "RunView", "ProgressView", "Explorer", "mimebundle",
+           "SplitView", "plan_dot"]
 
 
 def __getattr__(name: str):
     if name in ("RunView", "ProgressView", "mimebundle"):
         from . import view
         return getattr(view, name)
+    if name == "SplitView":
+        from .split import SplitView
+        return SplitView
     if name == "Explorer":
         from .explorer import Explorer
         return Explorer

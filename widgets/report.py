@@ -59,7 +59,11 @@ def report_sections(report) -> list[tuple[str, str]]:
 
 
 def report_html(report) -> str:
-    """Every tab stacked in one HTML document fragment (for front ends without widgets)."""
+    """Every tab stacked in one HTML document fragment (for front ends without widgets); a
+    split cell's regions each in turn (`split.py`)."""
+    if getattr(report, "split", False):
+        from .split import split_html
+        return split_html(report)
     return sections_html(report_sections(report))
 
 

@@ -146,6 +146,9 @@ class RunReport:
     regions: tuple[RunReport, ...] = ()
     host_steps: tuple[Any, ...] = ()
     host_passes: dict[tuple, int] = field(default_factory=dict)
+    plan: tuple = ()                           # the parts (frontend/regions.py), as they ran
+    part: tuple = ()                           # of a region's report: its key in the plan
+    lines: tuple[int, int] | None = None       # ... and its first and last line
 
     @property
     def split(self) -> bool:

@@ -69,6 +69,12 @@ class CellAnalysis:
     def digest(self) -> str:
         return source_digest(self.source + (repr(self.part) if self.part else ""))
 
+    @functools.cached_property
+    def tree(self) -> ast.Module:
+        """The cell's (the region's) statements parsed once, to be read, never changed (for a
+        tree to transform, `statements()`)."""
+        return ast.Module(body=self.statements(), type_ignores=[])
+
     def statements(self) -> list[ast.stmt]:
         """The cell's statements (the region's, for a region), freshly parsed at the lines
         the user sees."""

@@ -21,6 +21,7 @@ statements holding them are host steps too. Everything here reads the AST only.
 from __future__ import annotations
 
 import ast
+import functools
 import linecache
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ class Region:
     first_line: int
     last_line: int
     ends_cell: bool         # it holds the cell's last statement (whose value is shown)
+    computes: bool = True   # it computes something (else it runs as plain Python: `acc = []`)
 
     @property
     def key(self) -> tuple:
@@ -96,6 +98,13 @@ def plan_cell(tree: ast.Module, host_lines: Mapping[int, str] | None = None,
               filename: str = "") -> tuple:
     """The plan of a parsed cell (see the module's docstring)."""
     return _plan_block(tree.body, (), host_lines or {}, filename, top=True)
+
+
+@functools.lru_cache(maxsize=512)
+def static_plan(analysis) -> tuple:
+    """The plan of a cell from its source alone (no trace has stopped yet): on the path of
+    every re-run, so made once per cell."""
+    return plan_cell(analysis.tree, None, analysis.filename)
 
 
 def is_split(plan: tuple) -> bool:
@@ -158,7 +167,26 @@ def _plan_block(stmts, path, host_lines, filename, top=False, start=0, stop=None
 
 def _region(stmts, path, start, stop, top) -> Region:
     return Region(path, start, stop, stmts[start].lineno, stmts[stop - 1].end_lineno,
-                  ends_cell=top and stop == len(stmts))
+                  ends_cell=top and stop == len(stmts), computes=computes(stmts[start:stop]))
+
+
+_COMPUTING = (ast.Call, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.AugAssign,
+              ast.For, ast.While, ast.If, ast.IfExp, ast.ListComp, ast.GeneratorExp)
+
+
+def _computing(node) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
+        return False            # a negative literal (`acc[-1]`)
+    return isinstance(node, _COMPUTING)
+
+
+def computes(stmts) -> bool:
+    """Whether the statements compute anything a compiled program could do (a call, an
+    operator, a loop or branch), rather than only bind names to values, containers, items or
+    attributes (`acc = []`, `total = acc[-1]`): between host steps such statements run as
+    plain Python, where they cost nothing, instead of as a program of their own."""
+    return any(_computing(node) for stmt in stmts for node in ast.walk(stmt)
+               if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
 
 
 def _host_part(stmt, path, index, host_lines, filename, ends_cell):
@@ -198,8 +226,18 @@ def host_reason(stmt, filename: str, host_lines: Mapping[int, str]):
     lines = [n for n in host_lines if stmt.lineno <= n <= stmt.end_lineno]
     if lines:
         line = min(lines)
-        return line, _line_text(filename, line), host_lines[line]
+        text = _line_text(filename, line)
+        return line, text, _without_location(host_lines[line], line, text)
     return None
+
+
+def _without_location(reason: str, line: int, text: str) -> str:
+    """A trace error's reason without the `line 4: 'for ...': ` it starts with (the host
+    step says where)."""
+    for prefix in (f"line {line}: '{text}': ", f"line {line}: "):
+        if reason.startswith(prefix):
+            return reason[len(prefix):]
+    return reason
 
 
 def _calls_get_ipython(node) -> bool:
