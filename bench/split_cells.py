@@ -17,7 +17,6 @@ import argparse
 import contextlib
 import io
 
-import numpy as np
 import psc_jit
 from IPython.core.interactiveshell import InteractiveShell
 

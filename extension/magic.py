@@ -39,13 +39,21 @@ def _settings(shell) -> PscJit:
 def _python_source(shell, cell: str) -> str:
     """The cell as Python: as written when it parses, else as IPython would run it (line
     magics `%timeit ...` and shell escapes `!ls` become calls, which run as host steps)."""
+    if _parses(cell):
+        return cell
+    transformed = shell.transform_cell(cell)
+    same_lines = len(transformed.splitlines()) == len(cell.splitlines())
+    return transformed if same_lines else cell      # (reports quote the cell's lines)
+
+
+@functools.lru_cache(maxsize=256)
+def _parses(cell: str) -> bool:
+    """Whether the cell is Python as written (asked on every run: remembered per cell)."""
     try:
         ast.parse(cell)
     except SyntaxError:
-        transformed = shell.transform_cell(cell)
-        same_lines = len(transformed.splitlines()) == len(cell.splitlines())
-        return transformed if same_lines else cell      # (reports quote the cell's lines)
-    return cell
+        return False
+    return True
 
 
 @magics_class

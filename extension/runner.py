@@ -10,6 +10,7 @@ import ast
 import contextlib
 import copy
 import dataclasses
+import functools
 import io
 import logging
 import time
@@ -202,7 +203,7 @@ class CellRunner:
         and the host steps."""
         __tracebackhide__ = True    # IPython shows the cell's line, not ours
         regions: dict[tuple, RunReport] = {}
-        quiet = dataclasses.replace(options, compare=False)
+        quiet = _uncompared(options)
 
         def run_region(region, plain=None):
             __tracebackhide__ = True
@@ -281,7 +282,7 @@ class CellRunner:
                 r.fallback_reason for r in report.regions
                 if r.fallback_reason not in (None, NOTHING_TO_COMPUTE)])
             log.info("%s runs as plain Python: %s", report.name, report.fallback_reason)
-        else:
+        elif log.isEnabledFor(logging.INFO):
             log.info("%s runs as %s", report.name, report.split_summary())
 
     # -- the compiled path ---------------------------------------------------------------------
@@ -542,6 +543,12 @@ def _gradient_names(options: Options) -> tuple[str, ...]:
 
 NOTHING_TO_COMPUTE = "nothing to compute there (names bound to values): plain Python"
 _BEFORE_RUN = ("trace", "lower", "compile", "load from disk")   # a miss's stages
+
+
+@functools.lru_cache(maxsize=64)
+def _uncompared(options: Options) -> Options:
+    """The options of a split cell's regions: timed, if at all, as one cell."""
+    return dataclasses.replace(options, compare=False)
 
 
 def _source_order(key: tuple) -> tuple:
