@@ -18,7 +18,7 @@ CONFORMANCE_MODES ?= numpy,compiled,strict
 # with this budget, to stay within a few minutes.
 TEST_CONFORMANCE_EXAMPLES ?= 3
 
-.PHONY: setup demo test conformance lint graphviz chromium fuzz
+.PHONY: setup demo test conformance lint graphviz chromium fuzz corpus
 
 setup: $(INSTALLED) $(KERNEL_SPEC) graphviz
 
@@ -94,3 +94,9 @@ lint: setup
 FUZZ_MINUTES ?= 30
 fuzz: setup
 	cd tests/fuzz && PSC_HYPOTHESIS_PROFILE=fuzz ../../$(PY) fuzz_main.py --minutes $(FUZZ_MINUTES)
+
+# The notebook corpus (tests/corpus): every cell plain and under %%psc_jit, in worker processes;
+# prints cells compiled whole / split / plain, fallback reasons grouped, and each difference.
+# Exits 1 when a cell ends differently from plain. CORPUS_ARGS: e.g. --tag random --details
+corpus: setup
+	$(PY) tests/corpus/report.py $(CORPUS_ARGS)

@@ -1,6 +1,10 @@
 """The oracle of the cell fuzzer: run a `Scenario` plain and through `%%psc_jit` in a real
 IPython shell, and say where they part.
 
+What each side prints is compared too (numbers in it within the rounding allowed below), and
+NumPy's global random state after each step (each side starts the step from the same state),
+and a Generator's or RandomState's state like any value.
+
 Both sides start from the same setup; after each run of the cell (and after each change
 between runs) the two namespaces must hold the same values, dtypes and types, the same names
 (none missing, none extra), arrays that alias in one alias in the other, and the same
@@ -198,6 +202,8 @@ def difference(want, got, where: str, rtol: float = 0.0) -> str | None:
     if type(want).__qualname__ != type(got).__qualname__ and \
             {type(want), type(got)} != {float, np.float64}:     # np.float64 is a float
         return f"{where}: type {type(want).__name__} != {type(got).__name__} ({want!r} vs {got!r})"
+    if isinstance(want, (np.random.Generator, np.random.RandomState)):
+        return difference(generator_state(want), generator_state(got), f"{where}'s state")
     if isinstance(want, (list, tuple)):
         if len(want) != len(got):
             return f"{where}: length {len(want)} != {len(got)}"
@@ -218,6 +224,40 @@ def difference(want, got, where: str, rtol: float = 0.0) -> str | None:
     if hasattr(want, "__dict__"):
         return difference(vars(want), vars(got), f"{where}.__dict__", rtol)
     return None
+
+
+def generator_state(generator) -> dict:
+    """The state a Generator or a RandomState draws its next numbers from."""
+    if isinstance(generator, np.random.RandomState):
+        return generator.get_state(legacy=False)
+    return generator.bit_generator.state
+
+
+NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
+
+
+def printed_difference(want: str, got: str, where: str, rtol: float = 0.0) -> str | None:
+    """Why the text printed compiled (`got`) is not plain's (`want`); None when it is, or when
+    only numbers in it differ, each by at most `rtol` relative (the rounding allowed)."""
+    if want == got:
+        return None
+    if rtol and NUMBER.split(want) == NUMBER.split(got) and all(
+            _close(float(w), float(g), rtol)
+            for w, g in zip(NUMBER.findall(want), NUMBER.findall(got), strict=True)):
+        return None
+    return f"{where}: {first_differing_line(want, got)}"
+
+
+def _close(want: float, got: float, rtol: float) -> bool:
+    return want == got or abs(want - got) <= rtol * max(abs(want), abs(got))
+
+
+def first_differing_line(want: str, got: str) -> str:
+    lines = zip(want.splitlines() + ["<end>"], got.splitlines() + ["<end>"], strict=False)
+    for number, (w, g) in enumerate(lines, start=1):
+        if w != g:
+            return f"line {number}: plain {w!r}, compiled {g!r}"
+    return "the line endings"
 
 
 def _value_difference(want: np.ndarray, got: np.ndarray, where: str, rtol: float,

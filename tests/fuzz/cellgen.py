@@ -9,11 +9,20 @@ global or an attribute changed, an array updated in place, an alias re-bound).
 Statements are drawn one at a time and executed on a scratch copy of the session as they are
 drawn, so the generator knows each name's shape and dtype, and a statement that raises ends
 the cell (an exception is a case to compare, not a bug of the generator).
+
+Half the scenarios also get host steps between their statements (`host_steps`): prints,
+random draws from NumPy's global state, from a `default_rng` Generator and from a legacy
+`RandomState`, and selections whose size depends on the data (`a[a > 0]`, `np.unique`,
+`np.nonzero`, ...), alone or inside a loop: the habits of notebook cells that a compiled cell
+must keep exactly (the printed text, the numbers drawn, the generators' states). Their setup
+seeds NumPy's global state and makes the generators `rng` and `rs`.
 """
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
+import io
 import textwrap
 from dataclasses import dataclass
 
@@ -68,7 +77,7 @@ def arrays(draw, shape=None, dtype=None) -> str:
 
 
 @st.composite
-def setups(draw) -> str:
+def setups(draw, host_steps: bool = False) -> str:
     lines = [f"a = {draw(arrays())}", f"w = {draw(arrays())}"]
     lines.append(draw(st.sampled_from(["b = a", "b = a[..., 1:]", "b = w", f"b = {draw(arrays())}"])))
     lines.append(f"s = {draw(st.sampled_from(['2.0', '-0.5', '3', 'np.float32(1.5)', 'True']))}")
@@ -79,6 +88,10 @@ def setups(draw) -> str:
     lines.append("class Cfg:\n    pass")
     lines.append(f"cfg = Cfg()\ncfg.scale = {draw(st.sampled_from(['0.5', '2', '1.5']))}")
     lines.append("d = {}\nL = []")
+    if host_steps:
+        seed = draw(st.integers(0, 9))
+        lines.append(f"np.random.seed({seed})\nrng = np.random.default_rng({seed})\n"
+                     f"rs = np.random.RandomState({seed})")
     return "\n".join(lines)
 
 
@@ -172,10 +185,39 @@ def statements(draw, ns, leave_out=()) -> str:
     return f"cfg.out = {draw(expr)}"
 
 
+PRINTS = ("print({0})", "print({0}.shape, {0}.dtype)", "print(f'{{{0}.sum():.3f}}')",
+          "print('{0} =', {0}.max(), {0}.size)", "print(repr({0}.mean()))")
+DRAWS = ("{1} = np.random.rand(*{0}.shape)", "{1} = {0} + np.random.normal(size={0}.shape)",
+         "{1} = np.random.randint(0, 3, size={0}.shape)", "{1} = rng.normal(size={0}.shape)",
+         "{1} = rng.integers(0, 5, size={0}.shape)", "{1} = {0} * rng.random()",
+         "{1} = rng.choice({0}.ravel(), size=2)", "{1} = rng.permutation({0}.shape[0])",
+         "{1} = rs.randn(*{0}.shape)", "{1} = {0} - rs.uniform(-1, 1, size={0}.shape)",
+         "np.random.shuffle({0})", "rng.shuffle({0})")
+SELECTIONS = ("{1} = {0}[{0} > 0]", "{1} = np.unique({0})", "{1} = np.nonzero({0})[0]",
+              "{1} = np.flatnonzero({0} > 0)", "{1} = np.argwhere({0})",
+              "{1} = np.intersect1d({0}, {2})", "{1} = np.bincount(np.abs({0}).astype(int).ravel())",
+              "{1} = {0}[{0} != 0].sum()")
+LOOPED = ("for i in range({3}):\n    print(i, {0}.sum())",
+          "for i in range({3}):\n    {0} = {0} + rng.normal(size={0}.shape)",
+          "for i in range({3}):\n    {0} = {0} * 0.5\n    print(f'{{i}}: {{{0}.max()}}')",
+          "for i in range({3}):\n    {1} = {0}[{0} > i]")
+
+
+@st.composite
+def host_step_statements(draw, ns) -> str:
+    """A print, a random draw, a data-dependent selection, or a loop holding one of them, of
+    the session's arrays (`ns`, with `rng` and `rs` from a host-steps setup)."""
+    arrays_ = array_names(ns) or ["a"]
+    name, other = draw(st.sampled_from(arrays_)), draw(st.sampled_from(arrays_))
+    templates = draw(st.sampled_from([PRINTS, DRAWS, DRAWS, SELECTIONS, SELECTIONS, LOOPED]))
+    trips = draw(st.sampled_from(["2", "3", "n"]))
+    return draw(st.sampled_from(templates)).format(name, fresh_name(ns), other, trips)
+
+
 def run_quietly(source: str, ns: dict) -> bool:
-    """Exec `source` in `ns`; whether it ran without raising."""
+    """Exec `source` in `ns` (what it prints unseen); whether it ran without raising."""
     try:
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), contextlib.redirect_stdout(io.StringIO()):
             exec(source, ns)
     except Exception:   # noqa: BLE001 (any error of the drawn code ends the cell)
         return False
@@ -189,20 +231,23 @@ def scratch_copy(ns: dict) -> dict:
 
 
 @st.composite
-def cells(draw, setup: str, leave_out=()) -> str:
+def cells(draw, setup: str, leave_out=(), host_steps: bool = False) -> str:
     """Statements that run, mostly: a drawn statement that raises is drawn again up to twice,
-    then kept as the cell's last (the error is compared too)."""
+    then kept as the cell's last (the error is compared too). With `host_steps`, a host step
+    (host_step_statements) may come before each statement."""
     ns: dict = {"np": np}
     exec(setup, ns)
     lines = []
     for _ in range(draw(st.integers(1, MAX_STATEMENTS))):
-        for attempt in range(3):
-            line = draw(statements(ns, leave_out))
-            if run_quietly(line, scratch_copy(ns)) or attempt == 2:
-                break
-        lines.append(line)
-        if not run_quietly(line, ns):
-            break
+        drawn = [host_step_statements(ns)] if host_steps and draw(st.booleans()) else []
+        for strategy in (*drawn, statements(ns, leave_out)):
+            for attempt in range(3):
+                line = draw(strategy)
+                if run_quietly(line, scratch_copy(ns)) or attempt == 2:
+                    break
+            lines.append(line)
+            if not run_quietly(line, ns):
+                return "\n".join(lines)
     else:
         if draw(st.booleans()):
             lines.append(draw(expressions(ns, 1)))     # the cell's value
@@ -215,10 +260,13 @@ CHANGES = ("a = a + 1", "a = (a * 2).astype(np.float32)", "a[0] = 5", "K = 3.0",
 
 
 @st.composite
-def scenarios(draw, leave_out=()) -> Scenario:
-    """`leave_out`: kinds of statement (of STATEMENTS) not to draw."""
-    setup = draw(setups())
-    cell = draw(cells(setup, leave_out))
+def scenarios(draw, leave_out=(), host_steps: bool | None = None) -> Scenario:
+    """`leave_out`: kinds of statement (of STATEMENTS) not to draw; `host_steps`: whether to
+    put host steps between them (None: drawn, half the scenarios)."""
+    if host_steps is None:
+        host_steps = draw(st.booleans())
+    setup = draw(setups(host_steps))
+    cell = draw(cells(setup, leave_out, host_steps))
     changes = tuple(draw(st.lists(st.sampled_from(CHANGES), min_size=0, max_size=3)))
     flags = draw(st.sampled_from(["", "", "--traced n", "--static s"]))
     return Scenario(setup, textwrap.dedent(cell), changes, flags)

@@ -175,3 +175,43 @@ def test_the_oracle_lets_a_max_or_min_reduction_pick_either_zero_and_nothing_els
     assert explained(x0=np.float32(-plain["x0"]))
     assert not explained(x1=-plain["x1"])
     assert not explained(x2=np.float32(-2.0))
+
+
+def test_the_oracle_sees_printed_text_and_random_states():
+    from cell_oracle import EXACT, Rounding, printed_difference
+    from cell_worker import host_difference
+    state = np.random.RandomState(0).get_state(legacy=False)
+    other = np.random.RandomState(1).get_state(legacy=False)
+    assert host_difference("run 1", ("1.0\n", "1.0\n"), (state, state), EXACT) is None
+    assert host_difference("run 1", ("1.0\n", ""), (state, state), EXACT)[0] == "printed text"
+    assert host_difference("run 1", ("", ""), (state, other), EXACT)[0] == "random state"
+    # numbers printed may differ as the values may: by the rounding allowed, and no more
+    rounded = Rounding(1e-15, frozenset({"x0"}))
+    assert host_difference("run 1", ("0.30000000000000004\n", "0.3\n"), (state, state),
+                           rounded) is None
+    assert printed_difference("0.30000000000000004", "0.3", "p") is not None
+    assert printed_difference("x 0.3", "y 0.3", "p", 1.0) is not None
+    rng = np.random.default_rng(0)
+    assert difference(rng, np.random.default_rng(0), "rng") is None
+    rng.random()
+    assert "state" in difference(rng, np.random.default_rng(0), "rng")
+    assert difference(np.random.RandomState(0), np.random.RandomState(1), "rs") is not None
+
+
+HABITS = {"print": ("print(",), "draw": ("rng.", "rs.", "np.random."),
+          "select": ("np.unique(", "np.nonzero(", "> 0]", "np.argwhere(", "np.flatnonzero(",
+                     "np.intersect1d(", "np.bincount(")}
+
+
+def test_host_step_scenarios_hold_the_habits_of_notebook_cells():
+    """With host steps, the setup seeds NumPy and makes the generators, and over the examples
+    the cells print, draw random numbers and select by the data."""
+    seen = set()
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(scenarios(host_steps=True))
+    def collect(scenario):
+        assert "rng = np.random.default_rng(" in scenario.setup
+        seen.update(h for h, words in HABITS.items() if any(w in scenario.cell for w in words))
+    collect()
+    assert seen == set(HABITS)
