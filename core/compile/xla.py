@@ -94,10 +94,12 @@ def platform() -> str:
     return _client(False).platform
 
 
-# XLA options beyond jaxlib's defaults. Copy insertion by region analysis: without it XLA:CPU
-# copied a whole array per iteration of a loop reading an element the last one wrote (the
-# Thomas algorithm on 100,000 elements: 3.3 s, NumPy 75 ms; with it 1.7 ms).
-COMPILE_OVERRIDES = (("xla_cpu_copy_insertion_use_region_analysis", True),)
+# XLA options beyond jaxlib's defaults: none. XLA:CPU's copy insertion by region analysis
+# (`xla_cpu_copy_insertion_use_region_analysis`) once saved a copy of a whole array per pass
+# of a loop reading an element the last pass wrote, but with jaxlib 0.10.2 it miscompiles
+# nested loops: an inner loop reading the outer loop's index saw the next pass's value
+# (`for i: for j: M[i, j] = i + j` gave i + j + 1; tests/core/compile/test_xla_loops.py).
+COMPILE_OVERRIDES: tuple[tuple[str, object], ...] = ()
 
 
 def compile_options(xla_client):
