@@ -97,10 +97,11 @@ class PscJitMagics(Magics):
         """
         __tracebackhide__ = True    # IPython shows the cell's line, not ours
         options = self._options(line, self.settings.timing_budget)
-        cell = _python_source(self.shell, cell)
+        written, cell = cell, _python_source(self.shell, cell)
         from .display import progress_display, show_report
         with progress_display(enabled=not options.quiet) as progress:
             report, value = self.runner.run(cell, options, cell_id=self._cell_id(),
+                                            written=written if written != cell else None,
                                             progress=progress)
         trim_freed_memory(TRIM_INTERVAL)
         if not options.quiet:

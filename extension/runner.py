@@ -147,9 +147,12 @@ class CellRunner:
     _static_loop_regions: set = field(default_factory=set)   # see _run_region
 
     def run(self, source: str, options: Options = Options(), cell_id: str | None = None,
-            progress: Callable[[str], None] | None = None) -> tuple[RunReport, Any]:
+            progress: Callable[[str], None] | None = None, written: str | None = None
+            ) -> tuple[RunReport, Any]:
         """(report, value of the cell's last expression or None). `progress(stage)`, if given,
-        is called as each of PROGRESS_STAGES that this run needs starts."""
+        is called as each of PROGRESS_STAGES that this run needs starts. `written`: the cell as
+        the user wrote it, when `source` is IPython's Python for it (line magics made calls,
+        line for line): the report shows what the user wrote."""
         __tracebackhide__ = True    # IPython shows the cell's line, not ours
         self._progress = progress or _no_progress
         try:
@@ -161,7 +164,8 @@ class CellRunner:
                 fallback_reason=f"the cell is not Python: {type(err).__name__}: {err}"))
             raise
         identity = options.name or cell_id or analysis.digest
-        report = RunReport(name=options.name or f"cell {analysis.digest[:8]}", source=source,
+        report = RunReport(name=options.name or f"cell {analysis.digest[:8]}",
+                           source=written or source,
                            filename=analysis.filename, line_offset=analysis.line_offset,
                            compiled=False, inputs=analysis.inputs,
                            outputs=analysis.outputs + _gradient_names(options))
@@ -245,6 +249,9 @@ class CellRunner:
         finally:
             report.stage_seconds["run"] = time.perf_counter() - start
             self._fill_split_report(report, analysis, regions, run)
+            inside = sum(r.stage_seconds.get(stage, 0.0) for r in report.regions if r.compiled
+                         for stage in ("run", *_BEFORE_RUN))
+            report.stage_seconds["host"] = max(report.stage_seconds["run"] - inside, 0.0)
 
     def _run_region(self, report, part, identity, options, loop_vars):
         """A region's compiled run. The ints a host loop binds on every pass (its `for`

@@ -132,6 +132,8 @@ class RunReport:
     stablehlo: str | None = None
     optimized_hlo: str | None = None
     stage_seconds: dict[str, float] = field(default_factory=dict)   # trace/lower/compile/run
+    #                                            (a split cell: "host", its run outside the
+    #                                            compiled regions' stages)
     cost: dict[str, float] = field(default_factory=dict)            # XLA cost analysis
     timings: Timings | None = None             # None when not compared
     inputs: tuple[str, ...] = ()
