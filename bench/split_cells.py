@@ -57,8 +57,8 @@ def main() -> None:
         ns = shell.user_ns
         plain_code = compile(split, "<plain>", "exec")
 
-        def plain():
-            exec(plain_code, ns)
+        def plain(code=plain_code, ns=ns):
+            exec(code, ns)
 
         def magic(cell=split):
             shell.run_cell_magic("psc_jit", "--quiet --no-compare", cell)
@@ -66,7 +66,7 @@ def main() -> None:
         with contextlib.redirect_stdout(io.StringIO()):
             magic(), magic(whole)
             plain_us, split_us, whole_us = side_by_side(
-                [plain, magic, lambda: magic(whole)], args.repeat)
+                [plain, magic, lambda cell=whole: magic(cell)], args.repeat)
             magic()
         report = psc_jit.last_report()
         assert report.split and all(r.cache_hit for r in report.regions if r.compiled)
