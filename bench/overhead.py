@@ -110,6 +110,7 @@ def cases():
     return [
         ("8 floats: x * 2 + 1", affine, (np.ones(8),), "affine", False),
         ("8 floats: np.sin(x) * 2", wave, (np.ones(8),), "wave", False),
+        ("8 floats in place (Python path)", affine_in_place, (np.ones(8),), "halve", True),
         ("100k elementwise, aligned", affine, (aligned(100_000),), "affine", False),
         ("100k elementwise, misaligned", affine, (aligned(100_000, 16),), "affine", False),
         ("1M elementwise, aligned", affine, (aligned(1_000_000),), "affine", False),

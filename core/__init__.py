@@ -36,7 +36,8 @@ from .budget import current as current_budget
 from .compile.cache import (EXECUTABLE_CACHE, TRACE_CACHE, CacheEvent, CacheRecord, Signature,
                             StaticLeaf, TracedLeaf)
 from .compile.diskcache import DISK_CACHE, DiskCache, DiskCacheWarning, FromDisk
-from .compile.jit import CallReport, Compiled, Fallback, Jitted, Lowered, Traced, jit
+from .compile.jit import CallReport, Compiled, Jitted, Lowered, Traced, jit
+from .compile.prepare import Fallback, PreparedCall
 from .compile.kernels import FusionModel, Kernel, SourceLine, parse_optimized_hlo
 from .compile.profile import KernelTimes, profile_call
 from .compile.report import CallBreakdown, RunReport, Timings
@@ -69,6 +70,7 @@ from .typecheck import GraphTypeError, check_graph
 
 __all__ = [
     "jit", "Jitted", "Traced", "Lowered", "Compiled", "CallSpec", "CallReport", "Fallback",
+    "PreparedCall",
     "fori_loop", "while_loop", "cond", "switch", "scan",
     "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "vmap",
     "TraceError", "ConcretizationError", "UnsupportedError", "DataDependentShapeError",

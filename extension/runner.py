@@ -19,14 +19,13 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .core import (TRACE_CACHE, CallSpec, CellAnalysis, Compiled, DataDependentShapeError,
-                   Fallback, Jitted, KeptArrays, KernelTimes, LoweringError, RunReport, Sink,
-                   Timings, TraceError, UnsupportedError, XlaError, analyze_cell, cell_function,
-                   KeptObjects, copy_inputs, effect_sinks, failure_line, host_steps_of,
-                   is_split, largest_difference, loop_names, plan_cell, region_analysis, replay_effects,
-                   sink_fits, static_plan, time_runs, with_effects, written_names)
+from .core import (TRACE_CACHE, CellAnalysis, Compiled, DataDependentShapeError, HostBlock,
+                   Jitted, KeptArrays, KernelTimes, RunReport, Sink, Timings, analyze_cell,
+                   cell_function, KeptObjects, copy_inputs, effect_sinks, failure_line,
+                   host_steps_of, is_split, largest_difference, loop_names, plan_cell,
+                   region_analysis, replay_effects, sink_fits, static_plan, time_runs,
+                   with_effects, written_names)
 from .gradcell import gradient_cell, gradient_name, gradient_problem
-from .core import HostBlock
 from .regions import HostCode, PlanRun, SplitAt
 
 
@@ -297,22 +296,19 @@ class CellRunner:
         __tracebackhide__ = True    # IPython shows the cell's line, not ours
         program = self._program(analysis, identity, options)
         values = program.arguments(self.user_ns)
-        jitted = program.jitted
-        found = jitted.find_fast(values)
-        if found is None:
-            record, leaves = self._find_or_compile(program, values, identity, analysis, report)
-        else:
-            record, leaves = found
-            TRACE_CACHE.record_hit(record)
-            report.cache_hit = True
-        if isinstance(record.entry, Fallback):
-            raise _Fallback(record.entry.reason, record.entry.line)
-        compiled = record.entry
-        report.signature = record.signature_text
+        call = self._prepare(program, values, identity, analysis, report)
+        compiled = call.compiled
+        report.signature = call.record.signature_text
+        timed = options.compare or (options.compare is None and not report.cache_hit
+                                    and options.grad is None)
+        # timed runs start where the cell's own run started: its inputs as they were before
+        before = dict(zip(program.inputs, values, strict=True))
+        if timed and compiled.mutates:
+            before = copy_inputs(before)
         self._progress("run")
         start = time.perf_counter()
         try:
-            outputs, last, effects = program.split(compiled.run(leaves))
+            outputs, last, effects = program.split(call.run())
         except DataDependentShapeError as err:   # checked before anything was written back
             raise _Fallback(str(err)) from err
         except Exception as err:
@@ -326,37 +322,43 @@ class CellRunner:
         self.user_ns.update(outputs)
         replay_effects(effects, self.user_ns)
         self._fill_report(report, compiled, program)
-        if options.compare or (options.compare is None and not report.cache_hit
-                               and options.grad is None):
-            arguments = dict(zip(program.inputs, values, strict=True))
+        if timed:
             kept_objects = KeptObjects(self.user_ns[n] for n in written_names(effects)
                                        if n not in program.sinks and n in self.user_ns)
-            report.timings = self._compare(analysis, program, compiled, arguments, leaves,
-                                           report, options, kept_objects)
+            try:
+                report.timings = self._compare(analysis, program, compiled, before,
+                                               call.leaves, report, options, kept_objects)
+            except Exception as err:    # the cell ran and its results are written: a timing
+                log.warning("psc_jit could not time %s", report.name, exc_info=True)  # that
+                report.notes += (f"not timed: a timing run raised {type(err).__name__}: "   # fails
+                                 f"{err}",)                     # is told, never the cell's error
         return report, last
 
-    def _find_or_compile(self, program, values, identity, analysis, report):
-        """The full path: the call's signature, its cache entries, or a new one (a compiled
-        program, or the decision to fall back, which is cached too)."""
-        jitted = program.jitted
+    def _prepare(self, program, values, identity, analysis, report):
+        """The call through the compiler's one door (`Jitted.prepare`, as `jit` makes it):
+        its cache entry found, or made now (a compiled program, or the decision to run the
+        cell as plain Python, which is cached too). The report hears how it was found."""
+        previous = self._latest_digest.get(identity)
+        first = "first run of this cell" if previous in (None, analysis.digest) else \
+            "new cell source"
         try:
-            spec = jitted.spec(tuple(values), {})
+            call = program.jitted.prepare(values, first=first, progress=self._progress,
+                                          fall_back=True)
         except TypeError as err:
             raise _Fallback(f"{err}; pass it with --static NAME or keep it out of the cell") \
                 from err
-        record, leaves, reason = jitted.find(spec, values)
-        if record is not None:
-            TRACE_CACHE.record_hit(record)
-            report.cache_hit = True
-            return record, leaves
-        record = self._compile(program, spec, identity, analysis, report, reason)
-        jitted.remember(values, spec)
-        if isinstance(record.entry, Fallback):
-            return record, None
-        try:
-            return record, jitted.leaves_after_compile(record, spec)
-        except UnsupportedError as err:
-            raise _Fallback(err.explain()) from err
+        report.cache_hit = call.hit
+        if not call.hit:        # (an interrupt while compiling leaves the runner as it was)
+            self._latest_digest[identity] = analysis.digest
+            if call.compiled is not None:
+                report.miss_reason = call.miss_reason
+                report.from_disk = call.compiled.from_disk
+                report.stage_seconds.update(call.compiled.timings)
+        if call.fallback is not None:
+            entry = call.record.entry if call.record is not None else None
+            frames = getattr(entry, "frames", ())
+            raise _Fallback(call.fallback, failure_line(frames, analysis) if frames else None)
+        return call
 
     def _program(self, analysis, identity, options) -> _CellProgram:
         inputs = tuple(n for n in analysis.inputs if n in self.user_ns)
@@ -389,30 +391,6 @@ class CellRunner:
         sinks = _sinks_of(analysis, inputs, self.user_ns)
         return {n: k for n, k in sinks.items() if n not in options.static | options.traced}
 
-    def _compile(self, program, spec: CallSpec, identity, analysis, report, reason):
-        """A new cache record for this signature: compiled, or (when the cell cannot be
-        compiled) the decision to run it as plain Python, with the reason. An interrupt leaves
-        the runner as it was."""
-        previous = self._latest_digest.get(identity)
-        first = "first run of this cell" if previous in (None, analysis.digest) else \
-            "new cell source"
-        jitted = program.jitted
-        try:
-            record, reason = jitted.compile_for(spec, first, reason, self._progress)
-        except TraceError as err:
-            record = jitted.remember_fallback(spec, err.explain(), failure_line(err, analysis))
-        except (LoweringError, XlaError) as err:
-            record = jitted.remember_fallback(spec, f"psc_jit could not compile this cell: {err}")
-        except Exception as err:  # the cell's own error: plain Python will raise it for real
-            record = jitted.remember_fallback(spec, f"tracing raised {type(err).__name__}: {err}",
-                                              failure_line(err, analysis))
-        else:
-            report.miss_reason = reason
-            report.from_disk = record.entry.from_disk
-            report.stage_seconds.update(record.entry.timings)
-        self._latest_digest[identity] = analysis.digest
-        return record
-
     def _fill_report(self, report, compiled: Compiled, program) -> None:
         report.compiled = True
         report.graph = compiled.graph
@@ -441,13 +419,11 @@ class CellRunner:
             return {n: ns[n] for n in names if n in ns} | {
                 n: fresh[n] for n in program.inputs if n in fresh}
 
-        def fast(fresh):       # the call as a re-run makes it: its cache entry found, then
-            #                    run, with no clock read in between (lists and dicts
-            #                    flattened; the writes to objects it only writes to not made)
-            record, leaves = program.jitted.compiled_entry(
-                tuple(fresh[n] for n in program.inputs))
-            return program.split(record.entry.run(leaves))[0] | {
-                n: fresh[n] for n in program.inputs}
+        def fast(fresh):       # the call as a re-run makes it, through the same door, with
+            #                    no clock read in between (the writes to objects it only
+            #                    writes to not made)
+            call = program.jitted.compiled_call(tuple(fresh[n] for n in program.inputs))
+            return program.split(call.run())[0] | {n: fresh[n] for n in program.inputs}
 
         # plain Python writes to copies of the objects the cell only writes to; arrays of
         # the user's objects that the cell updates in place are put back after every run

@@ -14,9 +14,10 @@
  *   (complex numbers: rows only).
  * - psc_sort / psc_sort_stable, psc_argsort / psc_argsort_stable: np.sort / np.argsort along
  *   the middle axis of an (outer, n, inner) array by NumPy's own sort functions (the dtype's
- *   ArrFuncs slots NumPy's np.sort calls: default kind, and stable), so results are NumPy's
- *   to the bit, ties and NaNs included. XLA ran a sort as a comparator-driven merge sort:
- *   argsort of 1M float64 took 285 ms against NumPy's 89 ms.
+ *   ArrFuncs slots NumPy's np.sort calls: default kind, and stable), called in NumPy's
+ *   floating-point mode so that they take the SIMD path np.sort takes, so results are
+ *   NumPy's to the bit, ties and NaNs included. XLA ran a sort as a comparator-driven merge
+ *   sort: argsort of 1M float64 took 285 ms against NumPy's 89 ms.
  * - psc_cumsum / psc_cumprod / psc_cummax / psc_cummin: np.cumsum, np.cumprod,
  *   np.maximum.accumulate and np.minimum.accumulate along the last axis of an (outer, n)
  *   array, each row by NumPy's own inner loop of np.add (multiply, maximum, minimum) for the
@@ -249,6 +250,59 @@ prefer_huge_pages(void *data, size_t bytes)
 
 /* -- sort / argsort by NumPy's own functions ----------------------------------------------- */
 
+/* The processor's floating-point mode as NumPy's functions see it in a Python thread, set
+ * around each sort: XLA runs programs with subnormals flushed to zero and read as zero
+ * (x86's FTZ and DAZ bits of MXCSR, ARM's FZ bit of FPCR), and with DAZ set NumPy's AVX2
+ * sorts (X86_V3) leave -0.0 and 0.0 ties in another order than without it, so the same call
+ * of the same NumPy function gave another result than np.sort. A sort creates no values, so
+ * flushing has nothing else to do there. The mode is the one of the thread that imported this
+ * module (NumPy's), taken at import (PyInit__host_kernels). */
+#if defined(__x86_64__) || defined(__i386__) || defined(_M_X64)
+#include <xmmintrin.h>
+typedef unsigned int fp_mode;
+#define FP_MODE_BITS (0x8000u | 0x6000u | 0x0040u)       /* FTZ, rounding control, DAZ */
+static fp_mode fp_mode_now(void) { return _mm_getcsr(); }
+static void fp_mode_set(fp_mode mode) { _mm_setcsr(mode); }
+#elif defined(__aarch64__)
+typedef uint64_t fp_mode;
+#define FP_MODE_BITS ((1ull << 24) | (3ull << 22) | (1ull << 19))      /* FZ, RMode, FZ16 */
+static fp_mode
+fp_mode_now(void)
+{
+    fp_mode mode;
+    __asm__ volatile("mrs %0, fpcr" : "=r"(mode));
+    return mode;
+}
+static void fp_mode_set(fp_mode mode) { __asm__ volatile("msr fpcr, %0" : : "r"(mode)); }
+#else
+typedef unsigned int fp_mode;
+#define FP_MODE_BITS 0u
+static fp_mode fp_mode_now(void) { return 0; }
+static void fp_mode_set(fp_mode mode) { (void)mode; }
+#endif
+
+static fp_mode numpy_fp_mode;       /* FP_MODE_BITS of the importing thread */
+
+/* Switch to NumPy's mode; returns the mode to restore (leave_numpy_fp_mode). */
+static fp_mode
+enter_numpy_fp_mode(void)
+{
+    fp_mode xla_mode = fp_mode_now();
+    fp_mode wanted = (xla_mode & ~(fp_mode)FP_MODE_BITS) | numpy_fp_mode;
+    if (wanted != xla_mode) {
+        fp_mode_set(wanted);
+    }
+    return xla_mode;
+}
+
+static void
+leave_numpy_fp_mode(fp_mode xla_mode)
+{
+    if (fp_mode_now() != xla_mode) {
+        fp_mode_set(xla_mode);
+    }
+}
+
 /* Columns of an (n, inner) slab moved through contiguous scratch rows together: one pass over
  * the slab's rows gathers (scatters) a cache line of each. */
 #define COLUMNS 16
@@ -371,8 +425,11 @@ sort_call(XLA_FFI_CallFrame *frame, int kind, int indices)
     }
     prefer_huge_pages(out->data, (size_t)(x->dims[0] * x->dims[1] * x->dims[2]) *
                                  (indices ? sizeof(int64_t) : (size_t)s->itemsize));
-    if (sort_lines(s, kind, indices, x->data, out->data, x->dims[0], x->dims[1],
-                   x->dims[2]) < 0) {
+    fp_mode xla_mode = enter_numpy_fp_mode();
+    int status = sort_lines(s, kind, indices, x->data, out->data, x->dims[0], x->dims[1],
+                            x->dims[2]);
+    leave_numpy_fp_mode(xla_mode);
+    if (status < 0) {
         return failure(frame, "psc_sort/argsort: NumPy's sort function failed (out of memory)");
     }
     return NULL;
@@ -632,6 +689,7 @@ PyInit__host_kernels(void)
 {
     import_array();
     import_umath();
+    numpy_fp_mode = fp_mode_now() & (fp_mode)FP_MODE_BITS;
     if (find_numpy_functions() < 0) {
         return NULL;
     }

@@ -19,12 +19,12 @@ import numpy as np
 
 from .. import passes
 from ..frontend.convert import converted_function
-from ..frontend.reads import Reads, is_user_function
+from ..frontend.reads import Reads, guard_globals, is_user_function
 from ..frontend.unrolled import unroll_notes
 from ..ir import Graph
 from ..lowering import lower
 from ..numpy import verify_checks
-from ..tracing import UnsupportedError, current_trace
+from ..tracing import current_trace
 from ..tree_util import LEAF, unflatten
 from . import blas, hostkernels, hostmemory, results, xla
 from .cache import EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, executable_key
@@ -34,7 +34,8 @@ from .estimate import check_compile_budget, runs_briefly
 from .kernels import parse_optimized_hlo
 from .profile import EVENT_BUDGET, KernelTimes, profile_call
 from .report import CallBreakdown
-from .signature import CallSpec, call_spec, fast_key
+from .prepare import Memo, PreparedCall, find_fast, prepare
+from .signature import CallSpec, call_spec
 from .trace import OutSpec, TraceResult, trace_function
 from .units import fmt_bytes
 
@@ -269,15 +270,6 @@ class Compiled:
 
 # -- jit --------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Fallback:
-    """The decision to run a call as plain Python, and why: cached like a compiled program,
-    valid while what its trace read (up to where it stopped) still holds."""
-    reason: str
-    reads: Reads
-    line: int | None = None     # the cell's line where its trace stopped, when it did at one
-
-
 @dataclass
 class CallReport:
     """What the last call of a jitted function did."""
@@ -287,16 +279,14 @@ class CallReport:
     signature: Signature
 
 
-MEMO_SIZE = 256
-
-
 class Jitted:
     """`jit(f)`: f compiled once per monomorphic signature (and per what its trace read
     beyond its arguments: see `frontend.reads`).
 
-    A call first tries the fast path: a key of its positional arguments (`fast_key`) finds
-    the cache entries of its signature without building the signature, and their guards are
-    checked; anything else takes the full path (`spec`, `find`), which also fills the memo."""
+    A call that jaxlib's dispatcher cannot run (see dispatch.py) goes through `prepare`, the
+    one door to the compiler, which the magic takes too: the fast key of its positional
+    arguments finds the cache entries of its signature, or the full signature does (which
+    also fills the memo), or the call is compiled (`compile_for`)."""
 
     def __init__(self, fun: Callable, static_argnames: Sequence[str] = (),
                  static_argnums: Sequence[int] = (), name: str | None = None,
@@ -309,7 +299,7 @@ class Jitted:
         self.name = name or getattr(fun, "__qualname__", getattr(fun, "__name__", "function"))
         self.reader = reader or self.name
         self._signature = _python_signature(fun)
-        self._params = _positional_params(self._signature)
+        self.params = _positional_params(self._signature)
         self._by_keyword = frozenset(
             p.name for p in (self._signature.parameters.values() if self._signature else ())
             if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -317,12 +307,11 @@ class Jitted:
         self.static_names = frozenset(static_argnames) | frozenset(
             params[i] for i in static_argnums if i < len(params))
         self.traced_names = frozenset(traced_argnames)
-        self._forced_static = frozenset(i for i, p in enumerate(params)
+        self.forced_static = frozenset(i for i, p in enumerate(params)
                                         if p in self.static_names)
         # wrappers of one function share programs only when they trace it alike
         self.owner_key: Hashable = ("function", id(fun), self.name, roll, convert)
-        self._memo: dict[tuple, list[CacheRecord]] = {}
-        self._memo_generation = TRACE_CACHE.generation
+        self.memo = Memo(TRACE_CACHE.generation)    # fast keys -> records (see prepare.py)
         self._router_guards: tuple = ()     # what hits read beyond arguments (dispatch.GUARDS)
         self._last: tuple[bool, str | None, CacheRecord] | None = None
         self.last_reads: Reads | None = None
@@ -337,8 +326,8 @@ class Jitted:
 
     def arguments(self, args, kwargs) -> dict[str, Any]:
         """The call's arguments by parameter name (so that cache reasons name them)."""
-        if self._params is not None and not kwargs and len(args) == len(self._params):
-            return dict(zip(self._params, args, strict=True))
+        if self.params is not None and not kwargs and len(args) == len(self.params):
+            return dict(zip(self.params, args, strict=True))
         if self._signature is None:
             return {"args": list(args), "kwargs": dict(kwargs)}
         return dict(self._signature.bind(*args, **kwargs).arguments)
@@ -354,6 +343,8 @@ class Jitted:
 
     def call_with(self, arguments: dict[str, Any]):
         fun = self.fun_to_trace()
+        if fun is self.fun and self._convert and is_user_function(fun):
+            guard_globals(fun)          # (its source unavailable: it reads its globals unseen)
         if self._signature is None:
             return fun(*arguments["args"], **arguments["kwargs"])
         bound = inspect.BoundArguments(self._signature, arguments)
@@ -372,84 +363,45 @@ class Jitted:
     def _python_call(self, *args, **kwargs):
         if current_trace() is not None:     # inside another trace (grad(jit(f))): join it
             return self.call_with(self.arguments(args, kwargs))
-        positional = self._positional(args, kwargs)
-        found = None if positional is None else self.find_fast(positional)
-        if found is not None:
-            record, leaves = found
-            TRACE_CACHE.record_hit(record)
-            self._last = (True, None, record)
-            return record.entry.run(leaves)
-        spec = self.spec(args, kwargs)
-        record, leaves, reason = self.find(spec, positional)
-        if record is None:
-            record, reason = self.compile_for(spec, reason=reason)
-            leaves = self.leaves_after_compile(record, spec)
-            self.remember(positional, spec)
-        else:
-            TRACE_CACHE.record_hit(record)
-        self._last = (reason is None, reason, record)
-        return record.entry.run(leaves)
+        call = prepare(self, args, kwargs)
+        self._last = (call.hit, call.miss_reason, call.record)
+        try:
+            return call.run()
+        except ValueError as err:
+            if not getattr(err, "psc_plain_raises", False):
+                raise
+        # An update of a read-only input was refused before anything was written back: plain
+        # Python makes the same call and raises NumPy's own error, with the text of the
+        # operation that wrote (outside the handler: not shown chained to psc_jit's).
+        return self.fun(*args, **kwargs)
 
-    def _positional(self, args: tuple, kwargs: dict) -> tuple | None:
+    def prepare(self, args: tuple, kwargs: dict | None = None, *, first: str = "first call",
+                progress: Callable[[str], None] | None = None, fall_back: bool = False,
+                count: bool = True) -> PreparedCall:
+        """The call made ready to run, through the one door to the compiler (prepare.py)."""
+        return prepare(self, args, kwargs, first=first, progress=progress, fall_back=fall_back,
+                       count=count)
+
+    def find_fast(self, args) -> tuple[CacheRecord, Sequence] | None:
+        """The cache entry whose guards hold for a call with these positional arguments, by
+        the fast key; None when the fast path cannot tell."""
+        return find_fast(self, args)
+
+    def positional(self, args: tuple, kwargs: dict) -> tuple | None:
         """The call's arguments in parameter order when the keywords given are exactly the
         parameters after the positional ones (so `f(x=a, y=b)` re-runs by the fast key as
         `f(a, b)` does); None when only binding the signature can tell."""
         if not kwargs:
             return args
-        if self._params is None:
+        if self.params is None:
             return None
-        rest = self._params[len(args):]
+        rest = self.params[len(args):]
         if len(rest) != len(kwargs) or not self._by_keyword.issuperset(rest):
             return None
         try:
             return args + tuple(kwargs[p] for p in rest)
         except KeyError:
             return None
-
-    def find_fast(self, args) -> tuple[CacheRecord, Sequence] | None:
-        """The cache entry whose guards hold for a call with these positional arguments, by
-        the fast key; None when the fast path cannot tell."""
-        if self._params is None or len(args) != len(self._params):
-            return None
-        if self._memo_generation != TRACE_CACHE.generation:
-            self._memo.clear()
-            self._memo_generation = TRACE_CACHE.generation
-        key = fast_key(args, self._forced_static)
-        variants = self._memo.get(key) if key is not None else None
-        return None if variants is None else first_holding(variants, args)
-
-    def find(self, spec: CallSpec, args=None) -> tuple[CacheRecord | None, Sequence | None,
-                                                       str | None]:
-        """(record, leaves, None) for the entry whose guards hold, or (None, None, why not)
-        when the signature has entries but none holds (None: it has none)."""
-        variants = TRACE_CACHE.variants(self.owner_key, spec.signature)
-        found = first_holding(variants, spec.leaves)
-        if found is not None:
-            self.remember(args, spec)
-            return found[0], found[1], None
-        if variants:
-            return None, None, variants[0].entry.reads.explain(spec.leaves) or \
-                "what the trace read changed"
-        return None, None, None
-
-    def remember(self, args, spec: CallSpec) -> None:
-        """Let re-runs with these arguments find this signature's entries by the fast key."""
-        key = fast_key(args, self._forced_static) if args is not None and \
-            self._params is not None and len(args) == len(self._params) else None
-        if key is not None:
-            if len(self._memo) >= MEMO_SIZE:
-                self._memo.clear()
-            self._memo[key] = TRACE_CACHE.variants(self.owner_key, spec.signature)
-
-    def leaves_after_compile(self, record: CacheRecord, spec: CallSpec) -> list:
-        """The leaves to run a new entry with: its implicit inputs fetched again (as a re-run
-        would); an error when the trace itself changed what it read."""
-        extra = record.entry.reads.check(spec.leaves)
-        if extra is None:
-            raise UnsupportedError(
-                "running it changes what it reads: " + record.entry.reads.explain(spec.leaves),
-                None, "set such values before, not inside, the compiled code")
-        return list(spec.leaves) + extra
 
     # compiling -----------------------------------------------------------------------------
     def compile_for(self, spec: CallSpec, first: str = "first call",
@@ -480,14 +432,6 @@ class Jitted:
                            for stage, seconds in compiled.timings.items()))
         return record, reason
 
-    def remember_fallback(self, spec: CallSpec, reason: str, line: int | None = None
-                          ) -> CacheRecord:
-        """Cache the decision to run this signature as plain Python (with the guards its
-        trace recorded before it stopped, and the line of a cell where it stopped)."""
-        reads = self.last_reads or Reads()
-        return TRACE_CACHE.insert(self.owner_key, self.name, spec.signature,
-                                  Fallback(reason, reads, line), reads.describe())
-
     def _note_reads(self, reads: Reads) -> None:
         self.last_reads = reads
 
@@ -500,14 +444,18 @@ class Jitted:
         return self.traced_for(self.spec(args, kwargs))
 
     def time_call(self, *args) -> tuple[Any, CallBreakdown]:
-        """Call a compiled entry (it must be cached) with the clock read between the parts
-        of the call: (result, CallBreakdown). The call happens: in-place updates land."""
+        """One call through `prepare`, as a re-run makes it, with the clock read between the
+        parts of the call: (result, CallBreakdown). A call that has no entry yet is compiled
+        first, untimed. The call happens: in-place updates land."""
         start = time.perf_counter()
-        record, leaves = self.compiled_entry(args)
+        call = self.compiled_call(args)
+        if not call.hit:
+            start = time.perf_counter()
+            call = self.compiled_call(args)
         marks = [start]
-        result = record.entry.run(leaves, marks)
+        result = call.run(marks)
         marks.append(time.perf_counter())
-        return result, CallBreakdown.from_marks(marks, record.entry.copies(leaves))
+        return result, CallBreakdown.from_marks(marks, call.record.entry.copies(call.leaves))
 
     def profile_call(self, *args, max_events: int = EVENT_BUDGET
                      ) -> tuple[Any, CallBreakdown, KernelTimes]:
@@ -515,15 +463,14 @@ class Jitted:
         call; see `profile.profile_call`)."""
         return profile_call(self, *args, max_events=max_events)
 
-    def compiled_entry(self, args) -> tuple[CacheRecord, Sequence]:
-        """The cached compiled entry for a call with these positional arguments, and the
-        leaves to run it with; LookupError when there is none (not compiled, or a fallback)."""
-        found = self.find_fast(args)
-        record, leaves = found if found is not None else \
-            self.find(self.spec(args, {}), args)[:2]
-        if record is None or isinstance(record.entry, Fallback):
-            raise LookupError(f"{self.name} has no compiled entry for this call")
-        return record, leaves
+    def compiled_call(self, args: tuple) -> PreparedCall:
+        """`prepare` for a measurement (its hit not counted), which needs a compiled program:
+        LookupError when the call runs as plain Python."""
+        call = prepare(self, args, count=False)
+        if call.fallback is not None or not isinstance(call.record.entry, Compiled):
+            raise LookupError(f"{self.name} runs this call as plain Python: "
+                              f"{call.fallback or call.record.entry.reason}")
+        return call
 
     def lower(self, *args, **kwargs) -> Lowered:
         return self.trace(*args, **kwargs).lower()
@@ -534,15 +481,6 @@ class Jitted:
 
 def _silent(stage: str) -> None:
     """The default progress callback: tells no one."""
-
-
-def first_holding(variants: list[CacheRecord], leaves) -> tuple[CacheRecord, Sequence] | None:
-    """The first record whose guards hold for these leaves, and the leaves to run it with."""
-    for record in variants:
-        extra = record.entry.reads.check(leaves)
-        if extra is not None:
-            return record, ([*leaves, *extra] if extra else leaves)
-    return None
 
 
 def _positional_params(signature: inspect.Signature | None) -> tuple[str, ...] | None:

@@ -146,12 +146,11 @@ def expected_events(kernels: Iterable[Kernel]) -> int | None:
 
 def profile_call(jitted, *args, max_events: int = EVENT_BUDGET
                  ) -> tuple[Any, CallBreakdown, KernelTimes]:
-    """One call of a compiled entry of `jitted` (it must be cached) under jaxlib's profiler:
-    (result, the call's breakdown, its kernels' times). The call happens: in-place updates
-    land. A program whose known loop counts need more than `max_events` thunk runs is called
+    """One call of `jitted`, as a re-run makes it (`Jitted.time_call`), under jaxlib's
+    profiler: (result, the call's breakdown, its kernels' times); a call with no entry yet is
+    compiled first, outside the profiler. The call happens: in-place updates land. A program whose known loop counts need more than `max_events` thunk runs is called
     without the profiler, and the times say so."""
-    record, _ = jitted.compiled_entry(args)
-    compiled = record.entry
+    compiled = jitted.compiled_call(args).compiled
     expected = expected_events(compiled.kernels.kernels)
     if expected is not None and expected > max_events:
         result, breakdown = jitted.time_call(*args)

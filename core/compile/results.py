@@ -14,11 +14,12 @@ from .trace import OutSpec
 def write_back(mutated, leaves, outputs) -> None:
     """Copy the updated arrays into the caller's. A read-only one is refused before any is
     written (marked as a run-time check: a cell then runs as plain Python, which binds the
-    names of the lines before the update and raises NumPy's own error at its line)."""
+    names of the lines before the update and raises NumPy's own error at its line; a jit
+    call makes the plain call too, since NumPy's text depends on the operation that wrote)."""
     for leaf_pos, _ in mutated:
         if not leaves[leaf_pos].flags.writeable:
             error = ValueError("assignment destination is read-only")
-            error.psc_run_check = True
+            error.psc_run_check = error.psc_plain_raises = True
             raise error
     for leaf_pos, out_index in mutated:
         np.copyto(leaves[leaf_pos], outputs[out_index])

@@ -120,6 +120,34 @@ def overlapping_inputs(spec: CallSpec) -> list[tuple[str, str]]:
     return pairs
 
 
+def overlaps_itself(array: np.ndarray) -> bool:
+    """Whether two elements of the array share memory (a zero stride along an axis longer than
+    one, windows that overlap): an update of one element shows through the others, in the
+    order NumPy happens to write them. Arrays made by slicing never do."""
+    if array.size <= 1:
+        return False
+    span = array.itemsize
+    for stride, length in sorted((abs(s), n) for s, n in zip(array.strides, array.shape,
+                                                              strict=True) if n > 1):
+        if stride < span:
+            return _offsets_collide(array)
+        span += stride * (length - 1)
+    return False
+
+
+EXACT_OVERLAP_CHECK = 1 << 22     # elements: larger arrays that may overlap are taken to
+
+
+def _offsets_collide(array: np.ndarray) -> bool:
+    """The exact answer when the quick one cannot tell: two elements' bytes meet."""
+    if array.size > EXACT_OVERLAP_CHECK:
+        return True
+    offsets = np.zeros((), np.int64)
+    for stride, length in zip(array.strides, array.shape, strict=True):
+        offsets = np.add.outer(offsets, np.arange(length, dtype=np.int64) * stride)
+    return bool((np.diff(np.sort(offsets, axis=None)) < array.itemsize).any())
+
+
 # -- the fast key of a re-run -----------------------------------------------------------------
 
 _NODES = (tuple, list, dict)

@@ -5,41 +5,61 @@ changes the caller's data. The repeat count adapts to the cost of one run, like 
 """
 from __future__ import annotations
 
-import copy
 import time
 from typing import Any, Callable
 
 import numpy as np
+from numpy.lib.array_utils import byte_bounds
 
 
 def copy_inputs(values: dict[str, Any]) -> dict[str, Any]:
-    """Copies of the values; names bound to one object get one copy (an update through one
-    name is seen through the other, as in the originals)."""
-    copies: dict[int, Any] = {}
-    for value in values.values():
-        if id(value) not in copies:
-            copies[id(value)] = _copy(value)
-    return {k: copies[id(v)] for k, v in values.items()}
+    """Copies of the values for one timed run: each array copied in its own layout, the lists,
+    tuples and dicts that hold arrays rebuilt around the copies, every other object the very
+    same (a copy of an object that code reads as a static value would be another call, and
+    compiled code changes no such object). An array bound to several names, or held twice,
+    gets one copy (an update through one is seen through the other, as in the originals)."""
+    copies: dict[int, tuple[Any, Any]] = {}
+    return {name: _copy(value, copies) for name, value in values.items()}
 
 
-def _copy(value):
+def _copy(value, copies: dict[int, tuple[Any, Any]]):
+    found = copies.get(id(value))
+    if found is not None:
+        return found[1]
     if isinstance(value, np.ndarray):
-        return copy_aligned_like(value)
-    if isinstance(value, (list, dict, tuple)):
-        return copy.deepcopy(value)
-    return value
+        copied = copy_laid_out_like(value)
+    elif type(value) is list:
+        copied = []
+        copies[id(value)] = (value, copied)        # (before its items: a list may hold itself)
+        copied.extend(_copy(v, copies) for v in value)
+    elif type(value) is dict:
+        copied = {}
+        copies[id(value)] = (value, copied)
+        copied.update((k, _copy(v, copies)) for k, v in value.items())
+    elif isinstance(value, tuple) and (type(value) is tuple or hasattr(type(value), "_fields")):
+        items = [_copy(v, copies) for v in value]
+        copied = tuple(items) if type(value) is tuple else type(value)(*items)
+    else:
+        return value
+    copies[id(value)] = (value, copied)     # (the original kept: its id is not reused)
+    return copied
 
 
-def copy_aligned_like(array: np.ndarray) -> np.ndarray:
-    """A copy whose data starts at the same offset from a 64-byte boundary as the array's
-    (XLA copies misaligned inputs: a copy must cost what the original costs)."""
-    offset = array.ctypes.data % 64
-    if not array.flags.c_contiguous or offset % array.itemsize:
-        return array.copy()
-    buffer = np.empty(array.nbytes + 128, np.uint8)
-    start = (-buffer.ctypes.data) % 64 + offset
-    out = buffer[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
+def copy_laid_out_like(array: np.ndarray) -> np.ndarray:
+    """A copy laid out as the array is: the same strides (a transpose stays a transpose, a
+    step or a reversal keeps its step, a broadcast its zero strides), its data at the same
+    offset from a 64-byte boundary, read-only when the array is. A call's signature holds the
+    layout of an array not in C order, and XLA copies misaligned inputs: a copy must be the
+    same call and cost what the original costs."""
+    if array.dtype.hasobject:
+        return array.copy(order="K")
+    low, high = byte_bounds(array)
+    buffer = np.empty(high - low + 64, np.uint8)
+    start = (low - buffer.ctypes.data) % 64          # the same offset from a 64-byte boundary
+    out = np.ndarray(array.shape, array.dtype, buffer=buffer,
+                     offset=start + array.ctypes.data - low, strides=array.strides)
     out[...] = array
+    out.flags.writeable = array.flags.writeable
     return out
 
 

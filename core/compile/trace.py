@@ -25,7 +25,7 @@ from ..numpy.ufuncs import call_ufunc
 from ..tracing import (BudgetExceeded, ConcretizationError, DataDependentShapeError, Trace,
                        TraceError, Tracer, UnsupportedError, traceback_source, tracing)
 from ..tree_util import flatten_with_paths, registration_advice, unflatten
-from .signature import CallSpec, overlapping_inputs
+from .signature import CallSpec, overlapping_inputs, overlaps_itself
 from .xla import tracing_in_progress
 
 
@@ -214,7 +214,7 @@ def _finish_trace(trace, spec, tracers, leaves, result, start, reads) -> TraceRe
                 seen[id(buf)] = len(out_atoms)
                 out_atoms.append(buf.var)
             mutated.append((i, seen[id(buf)]))
-    _check_overlaps(spec, mutated)
+    _check_overlaps(spec, leaves, mutated, reads)
     check_index = len(out_atoms)
     if trace.checks:
         out_atoms.extend(check_outputs(trace))
@@ -335,10 +335,23 @@ def _const_out_spec(value: np.ndarray, roots: dict) -> OutSpec:
     return OutSpec("const", group, value=(base, (offset, value.shape, value.strides)))
 
 
-def _check_overlaps(spec: CallSpec, mutated) -> None:
+def _check_overlaps(spec: CallSpec, leaves, mutated, reads: Reads) -> None:
+    """Refuse an in-place update whose effect depends on aliasing psc_jit does not model: of
+    a writable array whose elements share memory (a read-only one refuses the update when the
+    program runs, as NumPy does), or of one of two inputs that share memory."""
     if not mutated:
         return
     paths = spec.paths
+    for i, _ in mutated:
+        if isinstance(leaves[i], np.ndarray) and leaves[i].flags.writeable and \
+                overlaps_itself(leaves[i]):
+            name = paths[i] if i < len(paths) else reads.inputs[i - len(paths)].source.text()
+            raise UnsupportedError(
+                f"{name} is updated in place, and its elements share memory (strides "
+                f"{leaves[i].strides}: a zero stride, or windows that overlap), so that NumPy's "
+                "result depends on the order it writes them in", None,
+                f"update a copy ({name}.copy()), or make it with np.repeat or np.tile, "
+                "which give each element its own memory")
     mutated_paths = {paths[i] for i, _ in mutated if i < len(paths)}
     for p1, p2 in overlapping_inputs(spec):
         if p1 in mutated_paths or p2 in mutated_paths:

@@ -14,7 +14,8 @@ Modules, in the order a cell meets them:
     reads.py           what a trace reads from outside its arguments (with sources.py,
                        seen.py, static_numbers.py, impure.py)
     effects.py         the trace's effects on the caller's Python objects (with
-                       helper_sinks.py)
+                       helper_sinks.py, and contents.py: the items of containers, kept
+                       and put back)
 
 Words used throughout:
 

@@ -24,6 +24,7 @@ import numpy as np
 from .. import tree_util
 from ..control.loop_writes import LOOP_WRITES, ROWS, record_write
 from ..tracing import Tracer, UnsupportedError, caller_source, current_trace
+from .contents import contents
 
 HINT = ("compiled code cannot replay this change to a Python object; it replays writes at the "
         "top level of the cell or of a helper defined in the notebook, or in their `for` "
@@ -73,30 +74,68 @@ def watched_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 class AttributeSnapshot:
-    """The attributes of the argument objects (not arrays, modules, functions or classes) as
-    they were before the trace; `restore` puts back any the trace changed and says which."""
+    """What traced code could change, unseen, of the objects it reads from outside (the
+    arguments, and what `reads.Recorder` reads), as it was before the trace: their attributes
+    (a function's and a class's of the user's too), the items of those that are mutable
+    containers, and the items of the containers their attributes hold (see contents.py).
+    `restore` puts back whatever the trace changed and says what."""
 
     def __init__(self, leaves=(), paths=()):
         self._saved: dict[int, tuple] = {}
         for obj, path in zip(leaves, paths, strict=True):
             self.add(obj, path)
 
-    def add(self, obj, path: str) -> None:
-        """Remember obj's attributes now (once per object), if it has its own."""
-        if id(obj) not in self._saved and _has_own_attributes(obj):
-            self._saved[id(obj)] = (obj, path, dict(vars(obj)))
+    def add(self, obj, path: str, unseen: bool = False) -> None:
+        """Remember what obj holds now (once per object). A list or dict read where psc_jit
+        sees it is handed to the code as a watched copy, so its items are not kept; `unseen`:
+        code reads obj without psc_jit seeing it (code it could not convert), so even a list
+        or dict is the user's own."""
+        if id(obj) in self._saved:
+            return
+        attributes = dict(vars(obj)) if _has_own_attributes(obj) else None
+        items = contents(obj) if unseen or type(obj) not in (list, dict) else None
+        if attributes is None and items is None:
+            return
+        self._saved[id(obj)] = (obj, path, attributes, items, _held(path, attributes, items))
 
     def restore(self) -> list[str]:
         changed = []
-        for obj, path, before in self._saved.values():
-            now = vars(obj)
-            names = [k for k in set(now) | set(before)
-                     if k not in before or k not in now or now[k] is not before[k]]
-            if names:
-                now.clear()
-                now.update(before)
-                changed += [f"{path}.{k}" for k in sorted(names)]
+        for obj, path, attributes, items, held in self._saved.values():
+            if attributes is not None:
+                changed += _restore_attributes(obj, path, attributes)
+            if items is not None and items.put_back():
+                changed.append(f"the items of {path}")
+            changed += [f"the items of {where}" for where, found in held if found.put_back()]
         return changed
+
+
+def _held(path: str, attributes: dict | None, items) -> list[tuple[str, Any]]:
+    """The contents of the containers that obj's attributes or items hold, each with where it
+    is (library code changes them unseen: `queue.put` appends to the queue's deque)."""
+    parts = [(f"{path}.{name}", value) for name, value in (attributes or {}).items()]
+    if items is not None and type(items.items) in (list, dict):
+        held = items.items
+        parts += [(f"{path}[{key!r}]", value) for key, value in
+                  (held.items() if type(held) is dict else enumerate(held))]
+    return [(where, found) for where, value in parts if (found := contents(value)) is not None]
+
+
+def _restore_attributes(obj, path: str, before: dict) -> list[str]:
+    now = vars(obj)
+    names = [k for k in set(now) | set(before)
+             if k not in before or k not in now or now[k] is not before[k]]
+    if not names:
+        return []
+    if isinstance(obj, type):              # (a class's attributes: a read-only mapping)
+        for k in names:
+            if k in before:
+                setattr(obj, k, before[k])
+            else:
+                delattr(obj, k)
+    else:
+        now.clear()
+        now.update(before)
+    return [f"{path}.{k}" for k in sorted(names)]
 
 
 class GlobalsSnapshot:
@@ -141,12 +180,20 @@ def is_psc_object(obj) -> bool:
     return type(obj).__module__.startswith("psc_jit.")
 
 
+_HEAP_TYPE = 1 << 9         # Py_TPFLAGS_HEAPTYPE: a class not built into Python or a C module
+
+
 def _has_own_attributes(obj) -> bool:
-    if isinstance(obj, (np.ndarray, np.generic, types.ModuleType, types.FunctionType,
-                        types.BuiltinFunctionType, type, types.MethodType)) or is_psc_object(obj):
+    """Whether obj has attributes of its own that code can set: an object, a function, a
+    class of the user's (`reads.Recorder` adds only those), not an array, a module or one of
+    psc_jit's."""
+    if isinstance(obj, (np.ndarray, np.generic, types.ModuleType, types.BuiltinFunctionType,
+                        types.MethodType)) or is_psc_object(obj):
         return False
+    if isinstance(obj, type):               # (a class made by a `class` statement)
+        return bool(obj.__flags__ & _HEAP_TYPE)
     try:
-        return isinstance(vars(obj), dict)
+        return isinstance(vars(obj), (dict, types.MappingProxyType))
     except TypeError:
         return False
 
@@ -365,21 +412,29 @@ def with_effects(fn, sinks: tuple[int, ...], namespace: dict | None = None,
 
 
 class KeptObjects:
-    """The contents of lists, dicts and objects of the user's as they are now; `restore`
-    puts them back (the timing comparison's plain runs call the helpers that write to them)."""
+    """The contents of the lists, dicts and objects of the user's that a cell's helpers write
+    to, and of the lists and dicts they hold (`hist['loss'].append(v)` writes into a list in
+    a dict), as they are now; `restore` puts them back in place (the timing comparison's
+    plain runs call the helpers that write to them)."""
 
     def __init__(self, objects):
-        self._saved = [(obj, list(obj) if type(obj) is list else dict(obj)
-                        if isinstance(obj, dict) else dict(vars(obj))) for obj in objects]
+        self._kept: list = []
+        seen: set[int] = set()
+        todo = list(objects)
+        while todo and len(seen) < REACH_LIMIT:
+            obj = todo.pop()
+            if id(obj) in seen:
+                continue
+            seen.add(id(obj))
+            kept = contents(obj if type(obj) in (list, dict) or isinstance(obj, dict)
+                            else vars(obj))
+            self._kept.append(kept)
+            items = kept.items.values() if isinstance(kept.items, dict) else kept.items
+            todo.extend(v for v in items if type(v) in (list, dict))
 
     def restore(self) -> None:
-        for obj, saved in self._saved:
-            if type(obj) is list:
-                obj[:] = saved
-            else:
-                contents = obj if isinstance(obj, dict) else vars(obj)
-                contents.clear()
-                contents.update(saved)
+        for kept in self._kept:
+            kept.put_back()
 
 
 def written_names(effects) -> set[str]:

@@ -244,6 +244,7 @@ class Recorder:
             self.attributes.add(value, source.text())
         elif isinstance(value, types.FunctionType):     # (its defaults: convert.call)
             self._sources.setdefault(id(value), (value, source))
+            self.attributes.add(value, source.text())   # (`f.calls += 1` in f)
         elif isinstance(value, types.MethodType):
             self._sources.setdefault(id(value.__func__),
                                      (value.__func__, source.then("attr", "__func__")))
@@ -391,6 +392,7 @@ class ReadDict(WatchedDict):
 
 SMALL_INDEX = 4096     # elements: integer and boolean arrays up to this size are guarded
 BAKED_CONTENT_BYTES = 1 << 16   # arrays read unseen: compared by contents up to this size
+UNSEEN_FUNCTIONS = 64      # functions whose globals one unconverted call takes, at most
 
 
 def _is_small_index(value) -> bool:
@@ -461,18 +463,22 @@ _recorder: contextvars.ContextVar[Recorder | None] = contextvars.ContextVar(
     "psc_jit_reads", default=None)
 
 
-def guard_globals(fn: types.FunctionType) -> None:
-    """A user function psc_jit cannot convert (Python cannot give its source) reads its
-    globals unseen, and the trace bakes what it reads in: guard each global its code names
-    by value (arrays by their contents when small, by identity when large)."""
-    recorder = _recorder.get()
-    if recorder is None:
+def guard_globals(fn: types.FunctionType, done: set | None = None) -> None:
+    """A user function psc_jit cannot convert (no source) reads its globals unseen: guard each
+    global its code names by value (arrays by contents when small, else by identity), keep
+    what they hold (effects.AttributeSnapshot), and so for the user functions it names."""
+    recorder, done = _recorder.get(), set() if done is None else done
+    if recorder is None or id(fn) in done or len(done) >= UNSEEN_FUNCTIONS:
         return
+    done.add(id(fn))
     label = fn.__qualname__.split("<locals>.")[-1]
-    for name in sorted(_code_names(fn.__code__)):
-        if name in fn.__globals__:
-            source = Source("global", fn.__globals__, name, reader=label)
-            recorder.guard_baked(fn.__globals__[name], source)
+    for name in sorted(_code_names(fn.__code__) & fn.__globals__.keys()):
+        value = fn.__globals__[name]
+        source = Source("global", fn.__globals__, name, reader=label)
+        recorder.guard_baked(value, source)
+        recorder.attributes.add(value, source.text(), unseen=True)
+        if is_user_function(value):
+            guard_globals(value, done)
 
 
 def _code_names(code) -> set[str]:

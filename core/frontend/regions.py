@@ -202,6 +202,8 @@ def _host_part(stmt, path, index, host_lines, filename, ends_cell):
         kind = {ast.For: "for", ast.While: "while", ast.If: "if"}[type(stmt)]
         return HostBlock(path, index, stmt.lineno, kind, f"line {line} `{construct}`: {why}",
                          bodies)
+    if line != stmt.lineno:             # where in the statement, when not its first line
+        why = f"line {line}: '{construct}': {why}"
     return HostStep(path, index, stmt.lineno, _construct(stmt, filename), why, ends_cell)
 
 
@@ -293,27 +295,18 @@ def _line_text(filename: str, line: int) -> str:
 
 # -- where a trace failed ---------------------------------------------------------------------
 
-def failure_line(err: BaseException, analysis) -> int | None:
+def failure_line(frames, analysis) -> int | None:
     """The line of the cell (`analysis`: a cell or a region of one) whose statement a trace
-    was running when it failed with `err`: the innermost frame of the cell's code at a line of
-    the cell's own statements (not inside a function or class the cell defines, whose line
-    would name the definition, not the call); or the error's own source line when it is one.
-    None when the failure is not at a line of the cell (lowering, XLA)."""
+    was running when it stopped, from where it was (`frames`: (file, line) outermost first,
+    then the error's own source): the innermost at a line of the cell's own statements (not
+    inside a function or class the cell defines, whose line would name the definition, not
+    the call). None when the trace did not stop at a line of the cell (lowering, XLA)."""
     lines = _statement_lines(analysis)
     found = None
-    tb = err.__traceback__
-    while tb is not None:
-        code = tb.tb_frame.f_code
-        if code.co_filename == analysis.filename and tb.tb_lineno in lines:
-            found = tb.tb_lineno
-        tb = tb.tb_next
-    if found is not None:
-        return found
-    source = getattr(err, "source", None)
-    if source is not None and getattr(source, "file", None) == analysis.filename and \
-            source.line in lines:
-        return source.line
-    return None
+    for filename, line in frames:
+        if filename == analysis.filename and line in lines:
+            found = line
+    return found
 
 
 def _statement_lines(analysis) -> frozenset[int]:

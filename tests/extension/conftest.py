@@ -16,3 +16,12 @@ def magic_shell():
     for name in set(ip.user_ns) - set(before):
         del ip.user_ns[name]
     ip.user_ns.update(before)
+
+
+@pytest.fixture
+def brief_timing_shell(magic_shell):
+    """magic_shell with no time budget for the timing comparison: a timed run times one plain
+    and one compiled run (what tests of the comparison's effects need, and no more)."""
+    magic_shell.run_line_magic("config", "PscJit.timing_budget = 0")
+    yield magic_shell
+    magic_shell.run_line_magic("config", "PscJit.timing_budget = 1.0")

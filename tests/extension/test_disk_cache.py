@@ -12,6 +12,7 @@ import textwrap
 import numpy as np
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
+from psc_jit.core import DiskCacheWarning
 
 pytestmark = [pytest.mark.ipython, pytest.mark.xla]
 
@@ -131,3 +132,57 @@ def test_disk_cache_off_by_config(shell, tmp_path):
     shell.run_line_magic("config", "PscJit.disk_cache = False")
     shell.run_cell_magic("psc_jit", "--quiet --no-compare", "y = np.sin(x) * w - 2.0\n")
     assert not (tmp_path / "magic").exists() or not list((tmp_path / "magic").iterdir())
+
+
+def run_fresh(shell, cell):
+    """Run `cell` with the in-memory caches empty: its program comes from disk or XLA."""
+    from psc_jit.core import EXECUTABLE_CACHE, TRACE_CACHE
+    TRACE_CACHE.clear()
+    EXECUTABLE_CACHE.clear()
+    shell.run_cell_magic("psc_jit", "--quiet --no-compare", cell)
+
+
+def stored_entries(directory) -> set:
+    return set(directory.glob("*.xla"))
+
+
+PLUS, TIMES = "y = x + 1.0\n", "y = x * 3.0\n"
+
+
+def two_entries(shell, directory):
+    """The entry files of the cells PLUS and TIMES, each stored by running it."""
+    run_fresh(shell, PLUS)
+    [plus] = stored_entries(directory)
+    run_fresh(shell, TIMES)
+    [times] = stored_entries(directory) - {plus}
+    return plus, times
+
+
+def test_swapped_entries_give_each_cell_its_own_result_with_a_warning(shell, tmp_path):
+    plus, times = two_entries(shell, tmp_path / "magic")
+    plus.rename(tmp_path / "swap")
+    times.rename(plus)
+    (tmp_path / "swap").rename(times)
+    x = shell.user_ns["x"]
+    for cell, expected in ((PLUS, x + 1.0), (TIMES, x * 3.0)):
+        with pytest.warns(DiskCacheWarning, match="holds the program of another key"):
+            run_fresh(shell, cell)
+        np.testing.assert_array_equal(shell.user_ns["y"], expected)
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                    reason="giving a directory to another user needs root")
+def test_the_cache_directory_swapped_for_a_link_mid_session_is_refused(shell, tmp_path):
+    directory = tmp_path / "magic"
+    plus, times = two_entries(shell, directory)
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    times.rename(planted / plus.name)                     # another cell's program, this name
+    os.chown(planted, 54321, 54321)                       # someone else's directory
+    directory.rename(tmp_path / "moved")
+    directory.symlink_to(planted)
+    with pytest.warns(DiskCacheWarning, match="disk cache is off.*belongs to another user"):
+        run_fresh(shell, PLUS)
+    np.testing.assert_array_equal(shell.user_ns["y"], shell.user_ns["x"] + 1.0)
+    from psc_jit import last_report
+    assert not last_report().loaded_from_disk

@@ -378,3 +378,14 @@ def test_appends_to_the_lists_of_a_history_dict_are_made_once_per_run(shell):
     result, report = run(shell, cell, "--name history")          # KeyError, at its line
     assert isinstance(result.error_in_exec, KeyError) and "line 5" in report.plain_reasons
     assert shell.user_ns["history"] == {"loss": [0.0]}           # (the pass before it ran)
+
+
+def test_a_timed_run_starts_from_the_inputs_the_cell_started_from(shell):
+    """The timing comparison re-runs the cell plain and compiled; on the arrays the cell had
+    already updated in place, a branch on them took the other way and raised an error the
+    cell's own run never met."""
+    shell.user_ns.update(a=np.array([False, True]), b=np.full(3, -2.5))
+    cell = "if b.sum() > 0:\n    x0 = a - (2 < 2)\nelse:\n    x0 = 2\nb *= -1\n"
+    result, report = run(shell, cell, "--quiet --compare")
+    assert result.success and report.compiled and report.timings is not None
+    assert shell.user_ns["x0"] == 2 and shell.user_ns["b"].tolist() == [2.5, 2.5, 2.5]

@@ -55,6 +55,7 @@ denormals-are-zero modes set (`flushing_subnormals`), so that NumPy flushes as X
 from __future__ import annotations
 
 import ast
+import collections
 import contextlib
 import ctypes
 import ctypes.util
@@ -62,6 +63,7 @@ import itertools
 import platform
 import random
 import re
+import types
 import warnings
 from dataclasses import dataclass, field
 
@@ -197,6 +199,10 @@ def alias_groups(*sources: str) -> dict[str, set[str]]:
 
 def difference(want, got, where: str, rtol: float = 0.0) -> str | None:
     """Why `got` is not `want` (None when they agree); `rtol`: the rounding allowed it."""
+    if isinstance(want, types.ModuleType):
+        return None if want is got else f"{where}: module {want!r} != {got!r}"
+    if isinstance(want, types.FunctionType) and isinstance(got, types.FunctionType):
+        return difference(vars(want), vars(got), f"{where}.__dict__", rtol)   # (`f.runs`)
     if callable(want) and callable(got):
         return None     # functions and classes: defined by the same code on both sides
     if type(want).__qualname__ != type(got).__qualname__ and \
@@ -209,6 +215,10 @@ def difference(want, got, where: str, rtol: float = 0.0) -> str | None:
             return f"{where}: length {len(want)} != {len(got)}"
         return next((d for i, (w, g) in enumerate(zip(want, got, strict=True))
                      if (d := difference(w, g, f"{where}[{i}]", rtol))), None)
+    if isinstance(want, (set, frozenset, bytearray)):
+        return None if want == got else f"{where}: {want!r} != {got!r}"
+    if isinstance(want, collections.deque):
+        return difference(list(want), list(got), where, rtol)
     if isinstance(want, dict):
         if set(want) != set(got):
             return f"{where}: keys {sorted(want, key=str)} != {sorted(got, key=str)}"

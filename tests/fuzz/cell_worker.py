@@ -29,6 +29,7 @@ def fresh_shell():
     from IPython.core.interactiveshell import InteractiveShell
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "psc_jit")
+    shell.run_line_magic("config", "PscJit.timing_budget = 0")   # (--compare: one run a side)
     shell.run_cell("import numpy as np")
     return shell
 

@@ -1,8 +1,9 @@
 """A hypothesis strategy for small notebook cells, each with the session around it.
 
 A `Scenario` is source text only, so a failure prints as something a user can paste:
-`setup` (the globals: arrays of mixed dtypes, Python and NumPy scalars, an alias, a helper
-that reads a global, a config object, a dict and a list), the `cell`, the magic's `flags`,
+`setup` (the globals: arrays of mixed dtypes in any memory layout, Python and NumPy scalars,
+an alias, a helper that reads a global, helpers with effects on the notebook's objects, a
+config object, a dict and a list), the `cell`, the magic's `flags` (`--compare`: timed runs),
 and `changes`: code run between re-runs of the cell (new input values, dtypes or shapes, a
 global or an attribute changed, an array updated in place, an alias re-bound).
 
@@ -24,6 +25,7 @@ import contextlib
 import copy
 import io
 import textwrap
+import types
 from dataclasses import dataclass
 
 import numpy as np
@@ -76,9 +78,28 @@ def arrays(draw, shape=None, dtype=None) -> str:
     return array_literal(np.array(flat).reshape(shape).tolist(), dtype)
 
 
+# how an array of the setup is laid out in memory: the same values (but for a broadcast and
+# shared elements) in a view with steps, reversed, transposed, in Fortran order, at an offset
+LAYOUTS = ("{0}", "{0}", "{0}[::-1]", "np.asfortranarray({0})", "{0}.T",
+           "np.repeat({0}, 2, axis=-1)[..., ::2]",
+           "np.concatenate([{0}[..., :1], {0}], axis=-1)[..., 1:]",
+           "np.broadcast_to({0}[..., :1], {0}.shape)",
+           "np.lib.stride_tricks.as_strided({0}, {0}.shape, {0}.strides[:-1] + (0,))")
+
+# helpers with effects on the notebook's objects: a list it only appends to (made again after
+# each compiled run), a set and a Counter (the cell runs as plain Python), its own attribute
+EFFECTFUL = ("import collections\ncalls = []\nseen = set()\ncounts = collections.Counter()",
+             "def h(v):\n    calls.append(1)\n    return v * 2",
+             "def hs(v):\n    seen.add(len(seen))\n    return v + 1",
+             "def hc(v):\n    counts['n'] += 1\n    return v - 1",
+             "def hf(v):\n    hf.runs = getattr(hf, 'runs', 0) + 1\n    return -v")
+
+
 @st.composite
 def setups(draw, host_steps: bool = False) -> str:
     lines = [f"a = {draw(arrays())}", f"w = {draw(arrays())}"]
+    lines += [f"{name} = {draw(st.sampled_from(LAYOUTS)).format(name)}" for name in ARRAYS]
+    lines = [line for line in lines if line not in ("a = a", "w = w")]
     lines.append(draw(st.sampled_from(["b = a", "b = a[..., 1:]", "b = w", f"b = {draw(arrays())}"])))
     lines.append(f"s = {draw(st.sampled_from(['2.0', '-0.5', '3', 'np.float32(1.5)', 'True']))}")
     lines.append(f"n = {draw(st.integers(0, 3))}")
@@ -92,6 +113,7 @@ def setups(draw, host_steps: bool = False) -> str:
         seed = draw(st.integers(0, 9))
         lines.append(f"np.random.seed({seed})\nrng = np.random.default_rng({seed})\n"
                      f"rs = np.random.RandomState({seed})")
+    lines += EFFECTFUL
     return "\n".join(lines)
 
 
@@ -115,7 +137,8 @@ BINOPS = ("+", "-", "*", "/", "//", "%", "**", "<", ">=", "==", "&", "|")
 UNARY = ("np.abs({})", "np.sqrt(np.abs({}))", "np.exp({})", "np.tanh({})", "-{}",
          "np.floor({})", "({}).astype(np.float32)", "({}).astype(np.int32)",
          "({}).astype(bool)", "np.float64({})" , "f({})", "g({})", "cfg.scale * {}",
-         "np.maximum({0}, 0)", "np.where({0} > 0, {0}, 0)", "np.cumsum({})")
+         "np.maximum({0}, 0)", "np.where({0} > 0, {0}, 0)", "np.cumsum({})",
+         "h({})", "hs({})", "hc({})", "hf({})")
 REDUCE = ("({}).sum()", "({}).max()", "({}).mean()", "({}).min()", "np.sum({}, axis=-1)",
           "({}).sum(axis=0)", "({}).prod()", "np.any({})", "({}).argmax()")
 INDEX = ("{}[0]", "{}[1:]", "{}[::-1]", "{}[..., 0]", "{}[-1]", "{}[{}.sum() > 0]")
@@ -226,7 +249,8 @@ def run_quietly(source: str, ns: dict) -> bool:
 
 def scratch_copy(ns: dict) -> dict:
     """A copy of the session to try a statement on (the helpers still read the original)."""
-    keep = {k: v for k, v in ns.items() if k != "np" and not callable(v)}
+    keep = {k: v for k, v in ns.items()
+            if k != "np" and not callable(v) and not isinstance(v, types.ModuleType)}
     return {**ns, **copy.deepcopy(keep)}
 
 
@@ -268,5 +292,5 @@ def scenarios(draw, leave_out=(), host_steps: bool | None = None) -> Scenario:
     setup = draw(setups(host_steps))
     cell = draw(cells(setup, leave_out, host_steps))
     changes = tuple(draw(st.lists(st.sampled_from(CHANGES), min_size=0, max_size=3)))
-    flags = draw(st.sampled_from(["", "", "--traced n", "--static s"]))
+    flags = draw(st.sampled_from(["", "", "--traced n", "--static s", "--compare"]))
     return Scenario(setup, textwrap.dedent(cell), changes, flags)

@@ -54,7 +54,8 @@ def test_clear_and_eviction_are_seen_by_re_runs(monkeypatch):
     f(a, a + 1, 2)
     assert not f.last_call.cache_hit
     small = TraceCache(maxsize=1)
-    monkeypatch.setattr("psc_jit.core.compile.jit.TRACE_CACHE", small)
+    for module in ("jit", "prepare"):       # (prepare finds entries, jit inserts them)
+        monkeypatch.setattr(f"psc_jit.core.compile.{module}.TRACE_CACHE", small)
     g = jit(add_scaled)
     g(a, a + 1, 2)
     g(a, a + 1, 3)                  # evicts the first entry

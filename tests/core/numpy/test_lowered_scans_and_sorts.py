@@ -6,10 +6,15 @@ Along rows (the last axis, more than one row) they call NumPy's own ufunc loop p
 kernel), as NumPy's accumulate does: NumPy's results bit for bit, signs of zeros included.
 
 Sorts and argsorts call NumPy's own sort functions (psc_jit's host kernels): NumPy's result of
-the same call, bit for bit, ties and the default kind's order included. XLA's own lowering of
+the same call, bit for bit, ties and the default kind's order included, on every SIMD path
+NumPy can take on this machine (each in a process of its own). Quantiles pick from the sorted
+data, so a zero among both zeros may have another sign than NumPy's. XLA's own lowering of
 them (for an install without the kernels) is NumPy's stable sort, bit for bit: float sorts run
 as integer sorts (XLA's fast path) unless -0.0 or an unusual NaN needs the comparator."""
+import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -362,6 +367,98 @@ def test_sorts_of_views_and_in_place_sorts_match_numpy():
     jit(sort_rows)(got)
     sort_rows(want)
     np.testing.assert_array_equal(got, want)
+
+
+# -- NumPy's SIMD paths -------------------------------------------------------------------------
+# NumPy's default-kind sorts and argsorts dispatch on the CPU's features (AVX-512, AVX2, its
+# baseline code), and the path taken decides the order in which ties of equal-comparing values
+# (-0.0 and 0.0; for argsort, any ties) are left. The compiled sort calls the same NumPy
+# function in NumPy's floating-point mode, so it takes the same path: tested on each path NumPy
+# can take on this machine, each in a process of its own (NPY_DISABLE_CPU_FEATURES).
+
+SIMD_SHAPES = [((1000,), 0), ((256,), 0), ((257, 3), 0), ((3, 300), 1), ((17, 2), 0)]
+
+
+def every_sort(*arrays):
+    """Every call of SORT_CALLS on each array, along its axis in SIMD_SHAPES: one program."""
+    return tuple(SORT_CALLS[call](x, axis)
+                 for x, (_, axis) in zip(arrays, SIMD_SHAPES, strict=True)
+                 for call in sorted(SORT_CALLS))
+
+
+def turned_off() -> list[str]:
+    """The CPU features this process was told to leave unused (NPY_DISABLE_CPU_FEATURES)."""
+    return os.environ.get("NPY_DISABLE_CPU_FEATURES", "").replace(",", " ").split()
+
+
+@pytest.mark.parametrize("dtype", SORT_DTYPES)
+def test_sorts_are_numpys_on_the_simd_path_numpy_takes(dtype):
+    from numpy._core._multiarray_umath import __cpu_features__
+    assert not [name for name in turned_off() if __cpu_features__.get(name)], \
+        "NumPy uses features it was told to leave"
+    rng = np.random.default_rng(23)
+    arrays = [few_values(shape, dtype, rng) for shape, _ in SIMD_SHAPES]
+    got, want = jit(every_sort)(*arrays), every_sort(*arrays)
+    calls = [f"{call} of {shape} along {axis}" for shape, axis in SIMD_SHAPES
+             for call in sorted(SORT_CALLS)]
+    for one, g, w in zip(calls, got, want, strict=True):
+        assert g.dtype == w.dtype and g.shape == w.shape, one
+        np.testing.assert_array_equal(g.view(np.uint8), w.view(np.uint8), err_msg=one)
+
+
+def other_simd_paths() -> list[str]:
+    """NPY_DISABLE_CPU_FEATURES values that make NumPy take each SIMD path it has code for and
+    this CPU can run, besides the best one (the one the suite runs on): its dispatch targets
+    found here (listed from the oldest up), turned off from the newest down; the last value
+    turns off all of them (NumPy's baseline code)."""
+    from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+    found = [target for target in __cpu_dispatch__ if __cpu_features__.get(target)]
+    return [" ".join(found[start:]) for start in range(len(found) - 1, -1, -1)]
+
+
+@pytest.mark.parametrize("features_off", other_simd_paths())
+def test_sorts_are_numpys_on_every_other_simd_path_numpy_can_take_here(features_off):
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         f"{__file__}::test_sorts_are_numpys_on_the_simd_path_numpy_takes"],
+        env=dict(os.environ, NPY_DISABLE_CPU_FEATURES=features_off),
+        capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, (f"NPY_DISABLE_CPU_FEATURES={features_off!r}:\n"
+                                  f"{done.stdout[-6000:]}\n{done.stderr[-2000:]}")
+
+
+QUANTILE_METHODS = ["inverted_cdf", "averaged_inverted_cdf", "closest_observation",
+                    "interpolated_inverted_cdf", "hazen", "weibull", "linear", "median_unbiased",
+                    "normal_unbiased", "lower", "higher", "midpoint", "nearest"]
+
+
+def as_bytes(x) -> np.ndarray:
+    return np.ascontiguousarray(x).view(np.uint8)
+
+
+def same_but_for_the_signs_of_zeros(got, want) -> bool:
+    """Equal bit for bit once every -0.0 is read as 0.0 (NaNs at the same places)."""
+    return got.dtype == want.dtype and got.shape == want.shape and np.array_equal(
+        as_bytes(np.where(got == 0, 0.0, got)), as_bytes(np.where(want == 0, 0.0, want)))
+
+
+@pytest.mark.parametrize("method", QUANTILE_METHODS)
+def test_quantiles_are_numpys_but_for_the_sign_of_a_zero_among_both_zeros(method):
+    """NumPy picks a quantile's elements with np.partition, whose order of equal values is its
+    own (and its SIMD path's); psc_jit picks them from NumPy's sort. Where the data holds both
+    -0.0 and 0.0 a zero result may have either sign (README); otherwise the bits are NumPy's."""
+    rng = np.random.default_rng(24)
+    q = [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0]
+    for n in (7, 30, 101):
+        for values in ([0.0, -0.0, 1.0, -1.0, np.nan], [0.0, 1.0, -1.0, 2.5], [-0.0, 1.0, -1.0]):
+            x = rng.choice(values, (n, 5))
+            x[:, :3] = np.where(np.isnan(x[:, :3]), 0.5, x[:, :3])    # NaN-free columns too
+            for f in (lambda a: np.quantile(a, q, axis=0, method=method),
+                      lambda a: np.percentile(a, 50, axis=0, method=method)):
+                got, want = jit(f)(x), f(x)
+                assert same_but_for_the_signs_of_zeros(got, want), (n, values)
+                if not (np.signbit(x) & (x == 0)).any() or not ((x == 0) & ~np.signbit(x)).any():
+                    np.testing.assert_array_equal(as_bytes(got), as_bytes(want))
 
 
 @pytest.mark.parametrize("kind,error", [("x", ValueError), ("", ValueError), (3, TypeError)])
