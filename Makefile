@@ -1,4 +1,4 @@
-# psc_jit: make setup | make demo | make test | make conformance | make fuzz | make lint
+# psc_jit: make setup | make demo | make lab | make test | make conformance | make fuzz | make lint
 # Everything runs from the project's own virtual environment in .venv.
 
 SHELL := /bin/bash
@@ -18,7 +18,7 @@ CONFORMANCE_MODES ?= numpy,compiled,strict
 # with this budget, to stay within a few minutes.
 TEST_CONFORMANCE_EXAMPLES ?= 3
 
-.PHONY: setup demo test conformance lint graphviz chromium fuzz corpus
+.PHONY: setup demo lab test conformance lint graphviz chromium fuzz corpus
 
 setup: $(INSTALLED) $(KERNEL_SPEC) graphviz
 
@@ -27,7 +27,8 @@ $(PY):
 	  "on Debian/Ubuntu install it with: apt-get install python3-venv" >&2; exit 1; }
 
 $(INSTALLED): pyproject.toml setup.py core/compile/_host_memory.c core/compile/_blas_calls.c \
-		core/compile/_host_kernels.c core/compile/_ffi_handler.h | $(PY)
+		core/compile/_host_kernels.c core/compile/_ffi_handler.h \
+		core/frontend/_audit_events.c | $(PY)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,browser]'
 	@touch $@
 
@@ -60,6 +61,11 @@ chromium:
 demo: setup
 	$(PY) examples/run_notebook.py examples/quickstart.ipynb artifacts/quickstart.ipynb \
 	  --html artifacts/quickstart.html
+
+# JupyterLab (from the project's environment) on the example notebooks; it prints the address
+# to open (with its token). Ctrl+C stops it.
+lab: setup
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=examples $(if $(filter 0,$(shell id -u)),--allow-root)
 
 test: setup chromium
 	$(PY) -m pytest -q

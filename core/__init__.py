@@ -41,8 +41,8 @@ from .compile.prepare import Fallback, PreparedCall
 from .compile.kernels import FusionModel, Kernel, SourceLine, parse_optimized_hlo
 from .compile.profile import KernelTimes, profile_call
 from .compile.report import CallBreakdown, RunReport, Timings
-from .compile.signature import CallSpec
-from .compile.timing import KeptArrays, copy_inputs, largest_difference, time_runs
+from .compile.signature import CallSpec, SubclassArgument
+from .compile.timing import KeptArrays, copy_inputs, largest_difference, time_interleaved
 from .compile.units import fmt_bytes, fmt_count, fmt_seconds, fmt_speedup
 from .compile.xla import XlaError
 from .compile.hostmemory import align_new_arrays
@@ -71,6 +71,7 @@ from .typecheck import GraphTypeError, check_graph
 __all__ = [
     "jit", "Jitted", "Traced", "Lowered", "Compiled", "CallSpec", "CallReport", "Fallback",
     "PreparedCall",
+    "SubclassArgument",
     "fori_loop", "while_loop", "cond", "switch", "scan",
     "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "vmap",
     "TraceError", "ConcretizationError", "UnsupportedError", "DataDependentShapeError",
@@ -82,7 +83,7 @@ __all__ = [
     "TRACE_CACHE", "EXECUTABLE_CACHE", "DISK_CACHE", "DiskCache", "DiskCacheWarning",
     "FromDisk", "CacheEvent", "CacheRecord", "Signature", "StaticLeaf",
     "TracedLeaf", "FusionModel", "Kernel", "SourceLine", "parse_optimized_hlo",
-    "RunReport", "Timings", "CallBreakdown", "KernelTimes", "profile_call", "time_runs",
+    "RunReport", "Timings", "CallBreakdown", "KernelTimes", "profile_call", "time_interleaved",
     "KeptArrays",
     "largest_difference", "copy_inputs",
     "fmt_seconds", "fmt_bytes", "fmt_count", "fmt_speedup",

@@ -63,15 +63,21 @@ FUSION_EXPLAINED = [
 
 XLA does not run a cell's NumPy calls one by one: it *fuses* neighbouring operations into
 kernels, so an intermediate array that only feeds the next operation never goes to memory.
-Each `%%psc_jit` report has an **Explorer** tab that shows the same cell twice, side by side:
+Each `%%psc_jit` report opens on its **Lines** tab: every line of the cell with the time it
+took in the compiled run and the kernels it went into. Its **Explorer** tab shows the same cell
+as drawings:
 
-* **before fusion**: the graph psc_jit traced, one node per array primitive;
-* **after fusion**: the kernels XLA made of it, one coloured box per kernel.
+* **kernels** (first): the kernels XLA made of it, one box each, linked as XLA's optimized
+  module links them, and coloured pale to red by the time each took;
+* **traced graph**: the graph psc_jit traced, one node per array primitive, each in the
+  colour of the kernel it went into (reshape and broadcast steps hidden until you untick
+  *hide steps*).
 
-Choose a kernel in the list under the graphs (costliest first) and its equations light up in
-both graphs and its lines light up in the cell's source; choose a line, or search for
-`tanh`, `exp` or `line 3`, and it works the other way round. Hover over a node for its
-shape, dtype and source line. `zoom %` and `fit width` scale the drawings; scroll to pan."""),
+Click a kernel's box, a row of the kernel table or a line, or search for `tanh`, `exp` or
+`line 3`, and what belongs together lights up, at once: the page does it, not the kernel, so
+it works while another cell runs and after the notebook is reopened. Hover over a box for
+its equations; `−`, `fit`, `100%` and `+` scale the drawings; scroll to pan. *HTML* and *SVG*
+save the report and the drawing in view."""),
     ("code", SETUP + """
 x = rng.standard_normal((500, 400))"""),
     ("markdown", """\
@@ -90,7 +96,7 @@ for kernel in report.kernels.kernels:
 ## Softmax
 
 A reduction (`max`, `sum`) has to see a whole row before the next step can use its result,
-so a softmax fuses into a few kernels, split at the reductions. In the Explorer, pick the
+so a softmax fuses into a few kernels, split at the reductions. In the Explorer, click the
 kernel holding `exponential` and see which lines went into it."""),
     ("code", """\
 logits = rng.standard_normal((256, 1000))"""),
@@ -101,8 +107,8 @@ np.allclose(probs, np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True))""
 ## A small MLP
 
 Matrix products (`@`) become their own kernels (XLA calls a tuned library for them); the bias
-additions, `tanh` and the loss fuse around them. The kernel list, sorted by estimated bytes
-or flops, shows where the work is."""),
+additions, `tanh` and the loss fuse around them. The kernel table, slowest first, with each
+kernel's floating-point operations (XLA's count), shows where the work is."""),
     ("code", """\
 batch = rng.standard_normal((128, 64))
 w1, b1 = rng.standard_normal((64, 256)) / 8, np.zeros(256)
@@ -111,14 +117,14 @@ target = rng.standard_normal((128, 10))"""),
     ("code", MLP),
     ("code", """\
 report = psc_jit.last_report()
-[(k.name, k.kind, k.bytes_estimate, k.flops_estimate) for k in report.kernels.kernels]"""),
+[(k.name, k.kind, k.bytes_estimate, k.flops) for k in report.kernels.kernels]"""),
     ("markdown", """\
 ## A loop
 
 psc_jit rolls a Python loop over traced values into one XLA `while` loop, so the graph does
-not grow with the number of steps. The Explorer draws the loop as a dashed cluster holding
-its condition and its body, and XLA's `while` kernel as a box holding the kernels of its
-body. Tick *collapse loops* and *collapse kernels* to fold each into a single node."""),
+not grow with the number of steps. The Explorer draws XLA's `while` kernel as a dashed
+cluster holding the kernels of its body, and, in the traced graph, the loop as a cluster
+holding its condition and its body."""),
     ("code", "w_loop = rng.standard_normal((64, 64)) / 16"),
     ("code", LOOP),
 ]
@@ -202,9 +208,12 @@ TIMING_COMPARISONS = [
 # Timing comparisons
 
 On a cache miss (or always, with `--compare`) psc_jit times the cell twice on copies of its
-inputs: as plain NumPy and compiled. The **Timing** tab shows both medians with their spread,
-the compile time and the first call separately, the speed-up, and the FLOP/s and bytes/s the
-compiled run achieved. `%psc_timings` puts every timed cell in one table and chart.
+inputs: as plain NumPy and compiled, taking turns, so that a busy machine slows both alike.
+The verdict ("3.2× faster", or "about the same (±4%)" when the runs overlap) comes from those
+runs; the **Timing** tab shows both medians with the middle half of their runs, the compile
+time and the first call separately, the median call split into its parts, and the FLOP/s and
+bytes/s the compiled run achieved. `%psc_timings` puts every timed cell in one table and
+chart.
 
 Timings depend on the machine; where XLA fuses a chain of elementwise operations the compiled
 cell reads memory once instead of once per operation."""),
@@ -256,7 +265,7 @@ binds the gradient of the scalar `OUT` with respect to each input `NAME` as `dOU
 cell stays plain NumPy: no `jax.numpy`, in-place updates and Python loops included.
 
 The forward and the backward pass are one compiled program, and its report is like any
-other: the **Explorer** shows the backward graph before and after XLA's fusion, each
+other: the **Explorer** shows the backward graph's kernels and its traced graph, each
 equation on the line of the forward computation it came from (the derivative of `np.tanh` is
 on the `np.tanh` line)."""),
     ("code", SETUP + """

@@ -106,8 +106,8 @@ def digest(notebook) -> str:
 
 
 def export_html(notebook, path: pathlib.Path) -> None:
-    """A static page: without the widgets' saved state, nbconvert shows each widget's
-    text/html alternative, which reads offline, instead of a widget that needs JavaScript."""
+    """A static page: psc_jit's reports are HTML (their tabs, highlights and exports work in
+    it); without the widgets' saved state, any other widget shows its text alternative."""
     from nbconvert import HTMLExporter
 
     static = copy.deepcopy(notebook)

@@ -1,5 +1,5 @@
-"""Showing a run's report where the user is: the widget in a notebook front end, with HTML
-and text in the same display so that exported notebooks and terminals still read it; a
+"""Showing a run's report where the user is: HTML (with its own style sheet and script) and
+text in one display, which a live notebook, a reopened one, nbviewer and terminals all read; a
 progress bar in that same place while the run works; the notebook-wide cache and timing
 overviews of `%psc_cache` and `%psc_timings`."""
 from __future__ import annotations
@@ -33,6 +33,7 @@ class ProgressDisplay:
     def replace(self, bundle: dict) -> None:
         self.view.finish()
         self.handle.update(bundle, raw=True)
+        self.view.close()            # no widget is left in the output, nor its model behind
 
     def fail(self) -> None:
         self.view.finish("stopped: see the error below", failed=True)
@@ -53,21 +54,16 @@ def progress_display(enabled: bool = True) -> Iterator[ProgressDisplay | None]:
         raise
 
 
-def report_bundle(report: RunReport, with_widget: bool) -> dict:
-    """text/plain and text/html for any front end, plus the widget where one can show it."""
-    from .widgets import report_html, report_text
-    bundle = {"text/plain": report_text(report), "text/html": report_html(report)}
-    if with_widget:
-        from .widgets import RunView, SplitView
-        view = SplitView(report) if report.split else RunView(report)
-        bundle.update(view.widget._repr_mimebundle_())
-        bundle["text/plain"] = report_text(report)
-    return bundle
+def report_bundle(report: RunReport) -> dict:
+    """text/plain and text/html: the report is HTML with its own style and script, no widget,
+    so a notebook reopened without its kernel, nbviewer and exported files show it too."""
+    from .widgets import mimebundle
+    return mimebundle(report)
 
 
 def show_report(report: RunReport, progress: ProgressDisplay | None = None) -> None:
     """Display the report (in the progress bar's place when there is one)."""
-    bundle = report_bundle(report, with_widget=_in_kernel())
+    bundle = report_bundle(report)
     if progress is not None:
         progress.replace(bundle)
     else:

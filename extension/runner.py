@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .core import (TRACE_CACHE, CellAnalysis, Compiled, DataDependentShapeError, HostBlock,
-                   Jitted, KeptArrays, KernelTimes, RunReport, Sink, Timings, analyze_cell,
-                   cell_function, KeptObjects, copy_inputs, effect_sinks, failure_line,
-                   host_steps_of, is_split, largest_difference, loop_names, plan_cell,
-                   region_analysis, replay_effects, sink_fits, static_plan, time_runs,
-                   with_effects, written_names)
+                   Jitted, KeptArrays, KernelTimes, RunReport, Sink, SubclassArgument, Timings,
+                   analyze_cell, cell_function, KeptObjects, copy_inputs, effect_sinks,
+                   failure_line, host_steps_of, is_split, largest_difference, loop_names,
+                   plan_cell, region_analysis, replay_effects, sink_fits, static_plan,
+                   time_interleaved, with_effects, written_names)
 from .gradcell import gradient_cell, gradient_name, gradient_problem
 from .regions import HostCode, PlanRun, SplitAt
 
@@ -33,7 +33,7 @@ log = logging.getLogger("psc_jit")
 
 # What a run's `progress` callback is told, in order (a cache hit only runs).
 # (while XLA compiles, the callback also hears how long it has been at it).
-PROGRESS_STAGES = ("trace", "lower", "compile", "run", "time plain Python", "time compiled",
+PROGRESS_STAGES = ("trace", "lower", "compile", "run", "time plain Python against compiled",
                    "profile kernels")
 
 
@@ -344,6 +344,8 @@ class CellRunner:
         try:
             call = program.jitted.prepare(values, first=first, progress=self._progress,
                                           fall_back=True)
+        except SubclassArgument as err:     # (neither traced nor static: see its message)
+            raise _Fallback(str(err)) from err
         except TypeError as err:
             raise _Fallback(f"{err}; pass it with --static NAME or keep it out of the cell") \
                 from err
@@ -437,22 +439,20 @@ class CellRunner:
         try:
             with warnings.catch_warnings():     # the cell's warnings were shown once, by its run
                 warnings.simplefilter("ignore")
-                self._progress("time plain Python")
-                plain_times, plain_out = time_runs(plain, plain_arguments, options.budget,
-                                                   reset=restore)
-                self._progress("time compiled")
-                compiled_times, compiled_out = time_runs(fast, arguments, options.budget,
-                                                         reset=restore)
+                self._progress("time plain Python against compiled")
+                times, outs = time_interleaved({"plain": (plain, plain_arguments),
+                                                "compiled": (fast, arguments)},
+                                               options.budget, reset=restore)
             breakdown = self._breakdown(program, compiled, arguments, restore)
             kernel_times = self._kernel_times(program, compiled, arguments)
         finally:
             restore()
+        plain_out, compiled_out = outs["plain"], outs["compiled"]
         diffs = {n: largest_difference(plain_out[n], compiled_out[n])
                  for n in plain_out if n in compiled_out and _is_numeric(plain_out[n])}
-        first = report.stage_seconds.get("run", compiled_times[0])
-        return Timings(tuple(plain_times), tuple(compiled_times), first,
-                       sum(report.stage_seconds.get(k, 0.0) for k in _BEFORE_RUN),
-                       max(diffs.values()) if diffs else None, diffs,
+        first = report.stage_seconds.get("run", times["compiled"][0])
+        return Timings(tuple(times["plain"]), tuple(times["compiled"]), first,
+                       _compile_seconds(report), max(diffs.values()) if diffs else None, diffs,
                        report.cost.get("flops"), report.cost.get("bytes accessed"),
                        breakdown, kernel_times)
 
@@ -539,6 +539,12 @@ def _source_order(key: tuple) -> tuple:
     statement indices and field names, so tuples compare like with like)."""
     path, start, _ = key
     return path + (start,)
+
+
+def _compile_seconds(report: RunReport) -> float | None:
+    """What this run spent before running: trace, lower, compile or load (None: a hit)."""
+    stages = [report.stage_seconds[k] for k in _BEFORE_RUN if k in report.stage_seconds]
+    return sum(stages) if stages else None
 
 
 class _Fallback(Exception):

@@ -117,8 +117,10 @@ def overview_head(counts: dict[str, int]) -> str:
     bound = f" (at most {counts['maxsize']})" if "maxsize" in counts else ""
     executables = (f"; {counts['executables']} XLA executables (at most "
                    f"{counts['executable_maxsize']})") if "executables" in counts else ""
-    if "executable_bytes" in counts:
+    if counts.get("executable_bytes"):
         executables += f", {fmt_bytes(counts['executable_bytes'])} of code in memory"
+    elif "executable_bytes" in counts:        # XLA:CPU reports no code size
+        executables += ", their code size unknown (XLA's CPU backend does not report it)"
     return (f"psc_jit cache: {counts.get('entries', 0)} entries{bound}, "
             f"{counts.get('hits', 0)} hits, {counts.get('misses', 0)} misses, "
             f"{counts.get('evictions', 0)} evictions{executables}")

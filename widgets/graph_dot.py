@@ -16,12 +16,17 @@ from psc_jit.core.ir import Graph, Literal, Var
 from .digraph import (HIGHLIGHT_FILL, INPUT_FILL, OUTPUT_FILL, Edge, add_edges, add_node,
                       hl_class, new_cluster, new_digraph)
 
-__all__ = ["graph_to_dot", "FAN_OUT_LIMIT", "add_io_nodes", "eqn_node_id", "eqn_tooltip",
+__all__ = ["graph_to_dot", "FAN_OUT_LIMIT", "STEP_PRIMITIVES", "add_io_nodes", "eqn_node_id", "eqn_tooltip",
            "avals_text", "line_text", "named_subgraphs"]
 
 # An input read by more equations than this is drawn once more next to each reader: edges
 # from the top of a long graph to every reader make Graphviz's layout take minutes.
 FAN_OUT_LIMIT = 4
+
+
+# Primitives that only re-lay out or repeat values: `hide_steps` draws the graph without them
+# (their operands' producers linked straight to their readers).
+STEP_PRIMITIVES = frozenset({"reshape", "broadcast_in_dim"})
 
 
 @dataclasses.dataclass
@@ -32,6 +37,8 @@ class _DotContext:
     edges: list[Edge]
     collapse_loops: bool = False
     source_text: dict | None = None   # (file, line) -> the line's code, for tooltips
+    node_classes: dict[str, str] = dataclasses.field(default_factory=dict)  # label -> classes
+    hide_steps: bool = False
     copies: dict[int, str] = dataclasses.field(default_factory=dict)  # var id -> input name
     extra: list[tuple[str, dict]] = dataclasses.field(default_factory=list)
     # (node id, attributes) of the per-use input copies, drawn at the top level
@@ -39,12 +46,15 @@ class _DotContext:
 
 def graph_to_dot(graph: Graph, highlight_labels: Iterable[str] = (),
                  input_names: Iterable[str] = (), output_names: Iterable[str] = (),
-                 collapse_loops: bool = False, source_text: dict | None = None) -> str:
+                 collapse_loops: bool = False, source_text: dict | None = None,
+                 node_classes: dict[str, str] | None = None, hide_steps: bool = False) -> str:
     """One node per equation (primitive, out type, line), input and output nodes, an edge per
     operand; an equation holding sub-graphs (loop, cond) is a cluster drawing them, or one
-    node when `collapse_loops`. Highlighted equations are filled and have class `psc_hl`."""
+    node when `collapse_loops`. Highlighted equations are filled and have class `psc_hl`;
+    `node_classes` adds classes to equations' nodes by label (the report's page colours and
+    highlights them by class). `hide_steps` leaves out STEP_PRIMITIVES."""
     ctx = _DotContext(graph.labels(), frozenset(highlight_labels), {}, [], collapse_loops,
-                      source_text)
+                      source_text, node_classes or {}, hide_steps)
     dot = new_digraph("ir")
     names = _io_names("in", graph.in_vars, tuple(input_names))
     add_io_nodes(dot, "in", graph.in_vars, names, INPUT_FILL)
@@ -112,10 +122,24 @@ def _out_edges(atoms, prefix: str, env: dict[int, str], **attrs) -> list[Edge]:
 
 def _add_graph_eqns(dot: graphviz.Digraph, graph: Graph, ctx: _DotContext) -> None:
     for eqn in graph.eqns:
+        if ctx.hide_steps and eqn.prim.name in STEP_PRIMITIVES:
+            _pass_through(eqn, ctx)
+            continue
         node_id = eqn_node_id(ctx.labels[eqn.id])
         _add_eqn(dot, eqn, node_id, ctx)
         ctx.edges += _operand_edges(eqn, node_id, ctx)
         ctx.env.update({out.id: node_id for out in eqn.outs})
+
+
+def _pass_through(eqn, ctx: _DotContext) -> None:
+    """A hidden step: its result is drawn as coming from its operand's producer."""
+    source = next((a for a in eqn.inputs if isinstance(a, Var) and a.id in ctx.env), None)
+    if source is None:
+        return
+    for out in eqn.outs:
+        ctx.env[out.id] = ctx.env[source.id]
+        if source.id in ctx.copies:
+            ctx.copies[out.id] = ctx.copies[source.id]
 
 
 def _body_labels(eqn, labels: dict[int, str]) -> set[str]:
@@ -131,9 +155,10 @@ def _add_eqn(dot: graphviz.Digraph, eqn, node_id: str, ctx: _DotContext) -> None
     inside = _body_labels(eqn, ctx.labels) if collapsed else set()
     lit = label in ctx.highlight or bool(inside & ctx.highlight)
     text = _eqn_node_label(eqn) + (f"\n({len(inside)} equations inside)" if collapsed else "")
+    classes = " ".join(filter(None, [hl_class(lit).get("class"), ctx.node_classes.get(label)]))
     attrs = {"label": text, "tooltip": eqn_tooltip(eqn, label, ctx.source_text),
              "fillcolor": HIGHLIGHT_FILL if lit else None, "penwidth": "2" if lit else None,
-             "shape": "box3d" if subs else None, **hl_class(lit)}
+             "shape": "box3d" if subs else None, "class": classes or None}
     if not subs or collapsed:
         add_node(dot, node_id, **attrs)
         return

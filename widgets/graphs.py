@@ -1,26 +1,29 @@
-"""The Explorer tab's drawings of one run: the traced graph before fusion and XLA's kernels
-after it, as DOT with the cell's names and lines (`ir_dot`, `fused_dot`, which the explorer
-re-draws with highlights), and as the Graph and Fused sections of the HTML report for front
-ends without widgets (`graph_html`, `fused_html`)."""
+"""The Explorer's drawings of one run: XLA's kernels (one box each, linked as the optimized
+module links them) and the traced graph before fusion (each equation in its kernel's colour,
+with and without its reshape and broadcast steps), as DOT with the cell's names and lines,
+laid out by Graphviz within a time limit (`svg.lay_out`, which caches layouts by DOT text: a
+re-run that hits shows the last layout at once)."""
 from __future__ import annotations
 
 import re
-from typing import Iterable
+import shutil
+from typing import Any
 
 from psc_jit.core.ir import Graph
 
-from .graph_dot import graph_to_dot
-from .kernel_dot import kernels_to_dot
-from .markup import notice_html, paragraph_html, section_html
-from .source import kernel_table_html, measured_times, report_colours, source_html
-from .summary import fusion_text, status_text
-from .svg import svg_or_hint
+from .graph_dot import STEP_PRIMITIVES, graph_to_dot
+from .kernel_dot import kernel_class, kernel_colours, kernel_labels, kernels_to_dot
+from .source import kernel_index, per_program
+from .svg import DotMissing, lay_out
 
-__all__ = ["graph_html", "fused_html", "ir_dot", "fused_dot", "input_names", "cell_lines",
-           "too_big_to_draw", "MAX_DRAWN_EQUATIONS"]
+__all__ = ["ir_dot", "fused_dot", "input_names", "cell_lines", "too_big_to_draw",
+           "MAX_DRAWN_EQUATIONS", "report_drawings", "step_count", "DRAWINGS", "is_drawn"]
 
 
 MAX_DRAWN_EQUATIONS = 600
+# name -> what it draws (the Explorer shows each in its place)
+DRAWINGS = {"kernels": "XLA's kernels", "graph": "the traced graph, steps hidden",
+            "graph with steps": "the traced graph"}
 
 
 def cell_lines(report) -> dict[tuple[str, int], str]:
@@ -35,41 +38,75 @@ def _output_names(report) -> tuple[str, ...]:
     return tuple(report.outputs) if len(report.outputs) == len(graph.out_atoms) else ()
 
 
-def ir_dot(report, highlight_labels: Iterable[str] = (), collapse_loops: bool = False) -> str:
-    """The traced graph of a run as DOT, inputs named, tooltips quoting the cell's lines."""
+def _eqn_classes(report) -> dict[str, str]:
+    """Equation label -> the classes of its node: `psc-eq`, and its kernel's `psc-k{i}`
+    (`psc-plain` when no kernel holds it)."""
+    index = kernel_index(report)
+    owner: dict[str, int] = {}
+    if report.kernels is not None:
+        for kernel in report.kernels.all_kernels():     # the innermost kernel wins
+            for label in kernel_labels(kernel):
+                owner[label] = index[kernel.name]
+    return {label: f"psc-eq {kernel_class(owner[label])}" if label in owner else
+            "psc-eq psc-plain" for label in report.graph.labels().values()}
+
+
+def ir_dot(report, hide_steps: bool = False, collapse_loops: bool = False) -> str:
+    """The traced graph of a run as DOT, inputs named, tooltips quoting the cell's lines,
+    each equation's node of its kernel's class."""
     graph = report.graph
-    return graph_to_dot(graph, highlight_labels, input_names(report.signature, graph),
-                        _output_names(report), collapse_loops=collapse_loops,
-                        source_text=cell_lines(report))
+    return graph_to_dot(graph, (), input_names(report.signature, graph), _output_names(report),
+                        collapse_loops=collapse_loops, source_text=cell_lines(report),
+                        node_classes=_eqn_classes(report), hide_steps=hide_steps)
 
 
-def fused_dot(report, highlight_kernels: Iterable[str] = (), highlight_labels: Iterable[str] = (),
-              collapse: bool = False, colour_by: str = "kernel") -> str:
-    """The fused kernels of a run as DOT (clusters, or one node per kernel), each filled with
-    its own colour or (`colour_by="time"`) by measured time, labelled with that time."""
+def fused_dot(report) -> str:
+    """The kernels of a run as DOT: a box per kernel in its own colour."""
     graph = report.graph
     inputs, outputs = ((input_names(report.signature, graph), _output_names(report))
                        if graph is not None else ((), ()))
-    return kernels_to_dot(report.kernels, graph, highlight_kernels, highlight_labels,
-                          collapse=collapse, input_names=inputs, output_names=outputs,
-                          source_text=cell_lines(report),
-                          colours=report_colours(report, colour_by),
-                          measured=measured_times(report))
+    return kernels_to_dot(report.kernels, graph, inputs, outputs,
+                          colours=kernel_colours(report.kernels))
 
 
 def too_big_to_draw(report) -> bool:
     return report.graph is not None and report.n_primitives > MAX_DRAWN_EQUATIONS
 
 
-def graph_html(report) -> str:
-    """The traced IR before fusion, as inline SVG (or why it is not drawn)."""
+def step_count(report) -> int:
+    """How many of the traced graph's equations are reshape and broadcast steps."""
     if report.graph is None:
-        return notice_html(f"No traced graph: {status_text(report)}")
-    if too_big_to_draw(report):
-        return notice_html(f"The graph has {report.n_primitives} equations, too many to draw; "
-                           "the Text tab lists them.")
-    return (paragraph_html(f"{report.n_primitives} primitives before fusion")
-            + svg_or_hint(ir_dot(report)))
+        return 0
+    return sum(eqn.prim.name in STEP_PRIMITIVES for eqn in report.graph.all_eqns())
+
+
+def report_drawings(report) -> dict[str, Any]:
+    """name (of DRAWINGS) -> its SVG, or the `DotMissing` saying why there is none, or a
+    reason in words (a graph too big to draw). Laid out together, within the time limit;
+    their DOT is made once per program (`svg` caches the layouts by DOT text)."""
+    dots = per_program(report, "dots", _dots, report.signature, tuple(report.outputs),
+                       report.source, report.line_offset)
+    if shutil.which("dot") is None:
+        return {name: DotMissing() for name in dots} | {
+            name: text for name, text in dots.items() if not text.startswith("digraph")}
+    drawn = {name: text for name, text in dots.items() if not text.startswith("digraph")}
+    return {**drawn, **lay_out({name: text for name, text in dots.items() if name not in drawn})}
+
+
+def _dots(report) -> dict[str, str]:
+    """name -> the drawing's DOT, or why it is not drawn (a reason in words)."""
+    dots = {}
+    if report.kernels is not None:
+        dots["kernels"] = fused_dot(report)
+    if report.graph is not None:
+        if too_big_to_draw(report):
+            dots["graph"] = (f"The traced graph has {report.n_primitives:,} equations, too many "
+                             "to draw; the Text tab lists them.")
+        else:
+            dots["graph"] = ir_dot(report, hide_steps=True)
+            if step_count(report):
+                dots["graph with steps"] = ir_dot(report)
+    return dots
 
 
 _TRACED_LEAF = re.compile(r"(?:^|, )([^\s:,]+): (\w+~?\[[\d,]*\])(?= \((?:NumPy|Python) "
@@ -86,12 +123,6 @@ def input_names(signature: str, graph: Graph) -> tuple[str, ...]:
     return tuple(name for name, _ in leaves)
 
 
-def fused_html(report) -> str:
-    """XLA's kernels after fusion: the cluster graph, the kernel table, the coloured source."""
-    if report.kernels is None:
-        return notice_html(f"No fused kernels: {status_text(report)}")
-    drawing = (notice_html("Too many equations to draw the kernel graph.")
-               if too_big_to_draw(report) else svg_or_hint(fused_dot(report)))
-    return (paragraph_html(fusion_text(report)) + drawing
-            + section_html("Kernels by estimated cost", kernel_table_html(report))
-            + section_html("Source lines by kernel", source_html(report)))
+def is_drawn(drawing) -> bool:
+    return isinstance(drawing, str) and drawing.startswith("<svg")
+

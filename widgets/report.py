@@ -1,74 +1,133 @@
-"""The tabs of a run, defined once, and the whole report stacked for front ends without widgets.
+"""A run's report as one HTML page: the head line (the cell, compiled or not, the verdict),
+then tabs, defined once in `TABS`: Lines (the cell with the time each line took), Summary,
+Explorer, Timing, Cache, Text.
 
-`TABS` is the one list: the widget shows one tab per entry (`view.RunView`, where the
-Explorer tab is the interactive explorer), and the HTML report stacks every entry's sections
-under headings. The Explorer stands for two sections there, the graph before fusion and the
-kernels after it, since a page without widgets cannot cross-highlight them. Terminal IPython
-shows `summary.report_text` instead.
+The page needs nothing but a browser: tabs are radio buttons and CSS (a page that drops its
+style sheet shows every tab under its heading); highlighting is the page's own script
+(`report.js`) reading the page's data (`selection.page_data`); colours are JupyterLab's theme
+variables (`report.css`). So it shows the same live, in a notebook reopened without its kernel,
+in nbviewer and in an exported file; no widget model is needed (a widget view in the same
+output would hide this HTML once its model is gone: "Error displaying widget: model not
+found"). Terminal IPython shows `summary.report_text` instead.
 """
 from __future__ import annotations
 
+import functools
+import json
+import pathlib
+import uuid
 from dataclasses import dataclass
 from html import escape
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from .cache import cache_html
-from .graphs import fused_html, graph_html
-from .markup import wrap_html
-from .summary import summary_html
+from .explorer import explorer_html
+from .graphs import report_drawings
+from .kernel_dot import kernel_class, kernel_colours, time_colours
+from .markup import style_html
+from .selection import page_data
+from .source import kernel_index, kernel_seconds, lines_html
+from .summary import head_html, report_text, summary_html
 from .text import text_html
 from .timing import timing_html
 
-__all__ = ["Tab", "TABS", "TAB_TITLES", "EXPLORER", "report_sections", "report_html",
-           "sections_html"]
+__all__ = ["Tab", "TABS", "TAB_TITLES", "report_html", "mimebundle", "page_script",
+           "colour_css"]
 
-Renderer = Callable[[Any], str]          # a RunReport -> HTML
+Renderer = Callable[[Any, dict], str]          # (a RunReport, its drawings) -> HTML
 
 
 @dataclass(frozen=True)
 class Tab:
-    """A tab of a run's widget, and the sections (heading, renderer) it is in the HTML report."""
+    """A tab of the report: its title and what renders its panel."""
     title: str
-    sections: tuple[tuple[str, Renderer], ...]
+    render: Renderer
 
-    def html(self, report) -> str:
-        """The tab's page: its sections' HTML, one after the other."""
-        return "".join(render(report) for _, render in self.sections)
-
-
-def _page(title: str, render: Renderer) -> Tab:
-    """A tab that is one section of the same name."""
-    return Tab(title, ((title, render),))
+    def html(self, report, drawings: dict | None = None) -> str:
+        return self.render(report, drawings if drawings is not None else {})
 
 
-EXPLORER = "Explorer"
 TABS = (
-    _page("Summary", summary_html),
-    Tab(EXPLORER, (("Graph", graph_html), ("Fused", fused_html))),
-    _page("Cache", cache_html),
-    _page("Timing", timing_html),
-    _page("Text", text_html),
+    Tab("Lines", lambda report, _: lines_html(report)),
+    Tab("Summary", lambda report, _: summary_html(report)),
+    Tab("Explorer", explorer_html),
+    Tab("Timing", lambda report, _: timing_html(report)),
+    Tab("Cache", lambda report, _: cache_html(report)),
+    Tab("Text", lambda report, _: text_html(report)),
 )
 TAB_TITLES = tuple(tab.title for tab in TABS)
 
 
-def report_sections(report) -> list[tuple[str, str]]:
-    """(heading, HTML) for each section of each tab, in order; graph sections explain a
-    missing `dot`."""
-    return [(heading, render(report)) for tab in TABS for heading, render in tab.sections]
-
-
-def report_html(report) -> str:
-    """Every tab stacked in one HTML document fragment (for front ends without widgets); a
-    split cell's regions each in turn (`split.py`)."""
+def report_html(report, drawings: dict | None = None) -> str:
+    """The whole report: head line, tabs (Lines first for a compiled cell, Summary for one
+    that ran as plain Python), the page's data and script. `drawings` (`report_drawings`)
+    are laid out here when not given. A cell split into regions and host steps: its own page
+    (`split.py`), each region's report in it."""
     if getattr(report, "split", False):
         from .split import split_html
         return split_html(report)
-    return sections_html(report_sections(report))
+    if drawings is None:
+        drawings = report_drawings(report)
+    uid = f"psc-{uuid.uuid4().hex[:12]}"
+    first = 0 if report.compiled else TAB_TITLES.index("Summary")
+    tabs = [_tab_input(uid, i, i == first) + _tab_label(uid, i, tab.title)
+            for i, tab in enumerate(TABS)]
+    panels = [f'<div class="psc-panel psc-panel-{tab.title.lower()}"><h3 class="psc-panel-title">'
+              f"{escape(tab.title)}</h3>{tab.html(report, drawings)}</div>" for tab in TABS]
+    colour = "psc-colour-time" if kernel_seconds(report) is not None else "psc-colour-kernel"
+    return (f'<div class="psc-jit psc-report psc-run {colour}" id="{uid}">{style_html()}'
+            f"<style>{colour_css(report, uid)}</style>{head_html(report)}"
+            f'<div class="psc-tabs">{"".join(tabs)}{"".join(panels)}</div>'
+            f"{_data_html(report)}<script>{page_script()}</script></div>")
 
 
-def sections_html(sections: Iterable[tuple[str, str]]) -> str:
-    """(title, HTML) sections stacked under headings."""
-    body = "".join(f'<h3 style="margin:12px 0 4px 0; border-bottom:1px solid #ddd">'
-                   f"{escape(title)}</h3>{section}" for title, section in sections)
-    return wrap_html(body)
+def mimebundle(report) -> dict[str, str]:
+    """What a front end shows: {'text/plain': the terminal summary, 'text/html': the report}."""
+    return {"text/plain": report_text(report), "text/html": report_html(report)}
+
+
+def _tab_input(uid: str, index: int, checked: bool) -> str:
+    return (f'<input type="radio" class="psc-tab-input" name="{uid}-tabs" id="{uid}-tab{index}"'
+            f'{" checked" if checked else ""}>')
+
+
+def _tab_label(uid: str, index: int, title: str) -> str:
+    return f'<label class="psc-tab-label" for="{uid}-tab{index}">{escape(title)}</label>'
+
+
+def _data_html(report) -> str:
+    data = page_data(report)
+    data["svg_style"] = colour_css(report, None)
+    text = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
+    return f'<script type="application/json" class="psc-data">{text}</script>'
+
+
+@functools.cache
+def page_script() -> str:
+    """The page's script (`report.js` beside this module)."""
+    return (pathlib.Path(__file__).resolve().parent / "report.js").read_text()
+
+
+_SHAPES = ("path", "polygon", "ellipse")
+
+
+def colour_css(report, uid: str | None) -> str:
+    """The kernels' fills in the drawings, one rule per kernel: one pastel each, or pale to
+    red by measured time (the page's root has class `psc-colour-kernel` or
+    `psc-colour-time`). Without `uid`: the rules of an exported SVG (by time when measured)."""
+    if report.kernels is None:
+        return ""
+    index, seconds = kernel_index(report), kernel_seconds(report)
+    schemes = {"kernel": kernel_colours(report.kernels)}
+    if seconds is not None:
+        schemes["time"] = time_colours(report.kernels, seconds)
+    if uid is None:
+        schemes = {"": schemes.get("time", schemes["kernel"])}
+    rules = []
+    for scheme, colours in schemes.items():
+        scope = f"#{uid}.psc-colour-{scheme} " if uid else ""
+        for name, colour in colours.items():
+            selector = ", ".join(f"{scope}g.node.{kernel_class(index[name])} {shape}"
+                                 for shape in _SHAPES)
+            rules.append(f"{selector} {{ fill: {colour}; }}")
+    return "\n".join(rules)

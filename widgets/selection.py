@@ -1,9 +1,10 @@
 """What the explorer highlights when a kernel, a source line or a search is chosen.
 
 Pure functions of a RunReport: a choice becomes a `Highlight` (the IR equations, the kernels
-and the cell lines that belong together), which the renderers draw. Equations, kernels and
-lines are linked through the kernels' equation labels and source lines (from XLA's op
-metadata) and the equations' own source locations.
+and the cell lines that belong together). Equations, kernels and lines are linked through the
+kernels' equation labels and source lines (from XLA's op metadata) and the equations' own
+source locations. The page's script makes the same choices in the browser from `page_data`,
+which holds these highlights for every kernel, line and equation.
 """
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from .graph_dot import eqn_node_id
 from .kernel_dot import kernel_labels
-from .source import kernels_by_cost, measured_times
-from .units import fmt_bytes, fmt_count
+from .source import kernel_index, kernel_seconds, links
+from .units import fmt_seconds
 
-__all__ = ["Highlight", "for_kernel", "for_line", "for_query", "kernel_choices", "line_choices"]
+__all__ = ["Highlight", "for_kernel", "for_line", "for_query", "page_data"]
 
 
 @dataclass(frozen=True)
@@ -46,21 +48,8 @@ def _plural(count: int, noun: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Indexes of one report
+# Choices (read from the report's `source.links`, indexed once)
 # ---------------------------------------------------------------------------------------------
-
-def _kernels(report) -> list[Any]:
-    return list(report.kernels.all_kernels()) if report.kernels is not None else []
-
-
-def _eqn_lines(report) -> dict[str, int]:
-    """Equation label -> its line in the cell (equations from elsewhere are left out)."""
-    if report.graph is None:
-        return {}
-    labels = report.graph.labels()
-    return {labels[eqn.id]: eqn.source.line for eqn in report.graph.all_eqns()
-            if eqn.source is not None and eqn.source.file == report.filename}
-
 
 def _walk(kernel) -> Iterable[Any]:
     yield kernel
@@ -72,31 +61,27 @@ def _kernel_lines(kernel, filename: str) -> set[int]:
     return {source.line for source in kernel.source_lines if source.file == filename}
 
 
-# ---------------------------------------------------------------------------------------------
-# Choices
-# ---------------------------------------------------------------------------------------------
-
 def for_kernel(report, name: str) -> Highlight:
     """A kernel (and the kernels of its body), its equations and the lines they came from."""
-    kernel = next((k for k in _kernels(report) if k.name == name), None)
+    found = links(report)
+    kernel = found.kernels.get(name)
     if kernel is None:
         return Highlight(text=f"kernel {name} (not in this run)")
     inner = list(_walk(kernel))
     labels = frozenset(label for k in inner for label in kernel_labels(k))
-    eqn_lines = _eqn_lines(report)
     lines = {line for k in inner for line in _kernel_lines(k, report.filename)}
-    lines |= {eqn_lines[label] for label in labels if label in eqn_lines}
+    lines |= {found.eqn_lines[label] for label in labels if label in found.eqn_lines}
     return Highlight(labels, frozenset(k.name for k in inner), frozenset(lines),
                      f"kernel {name}")
 
 
 def for_line(report, line: int) -> Highlight:
     """A cell line, the equations traced from it and the kernels they went into."""
-    labels = frozenset(label for label, at in _eqn_lines(report).items() if at == line)
-    kernels = frozenset(k.name for k in _kernels(report)
-                        if line in _kernel_lines(k, report.filename)
-                        or labels.intersection(kernel_labels(k)))
-    return Highlight(labels, kernels, frozenset({line}), f"line {line}")
+    found = links(report)
+    labels = frozenset(found.line_labels.get(line, ()))
+    kernels = set(found.line_kernels.get(line, ()))
+    kernels.update(name for label in labels for name in found.label_kernels.get(label, ()))
+    return Highlight(labels, frozenset(kernels), frozenset({line}), f"line {line}")
 
 
 _LINE_QUERY = re.compile(r"^\s*(?:line\s*)?(\d+)\s*$", re.I)
@@ -114,7 +99,7 @@ def for_query(report, query: str) -> Highlight:
     found = Highlight(text=f"search {query.strip()!r}")
     for label in _matching_labels(report, needle):
         found = found | _for_label(report, label)
-    for kernel in _kernels(report):
+    for kernel in links(report).kernels.values():
         if _kernel_matches(kernel, needle):
             found = found | for_kernel(report, kernel.name)
     return found
@@ -133,33 +118,40 @@ def _kernel_matches(kernel, needle: str) -> bool:
 
 
 def _for_label(report, label: str) -> Highlight:
-    kernels = frozenset(k.name for k in _kernels(report) if label in kernel_labels(k))
-    line = _eqn_lines(report).get(label)
+    found = links(report)
+    kernels = frozenset(found.label_kernels.get(label, ()))
+    line = found.eqn_lines.get(label)
     return Highlight(frozenset({label}), kernels,
                      frozenset({line}) if line is not None else frozenset())
 
 
 # ---------------------------------------------------------------------------------------------
-# The options the explorer's lists offer
+# The same choices, made in the browser: the page's data
 # ---------------------------------------------------------------------------------------------
 
-def kernel_choices(report, sort_by: str = "bytes") -> list[tuple[str, str]]:
-    """(option text, kernel name), costliest first: `add_tanh_fusion · loop · 4.7 KiB · 600
-    flop` (the text stays the same from run to run: measured times are in the table, and
-    `sort_by="time"` orders by them)."""
-    if report.kernels is None:
-        return []
-    return [(f"{k.name} · {k.kind} · {fmt_bytes(k.bytes_estimate)} · "
-             f"{fmt_count(k.flops_estimate, 'flop')}", k.name)
-            for k in kernels_by_cost(report.kernels, sort_by, measured_times(report))]
+def _choice(highlight: Highlight, index: dict[str, int]) -> dict[str, Any]:
+    return {"kernels": sorted(index[name] for name in highlight.kernels if name in index),
+            "nodes": sorted({eqn_node_id(label) for label in highlight.labels}),
+            "lines": sorted(highlight.lines)}
 
 
-def line_choices(report, width: int = 60) -> list[tuple[str, int]]:
-    """(option text, line number) for each non-blank line of the cell."""
+def page_data(report) -> dict[str, Any]:
+    """What the page's script needs to highlight without Python: for each kernel (by index),
+    each cell line and each equation node, the kernels, equation nodes and lines that go with
+    it (the same `Highlight`s as `for_kernel`, `for_line` and a search for the label), and
+    the words a search matches."""
+    index = kernel_index(report)
+    seconds = kernel_seconds(report) or {}
+    kernels = []
+    for kernel in links(report).kernels.values():
+        taken = seconds.get(kernel.name)
+        kernels.append({"name": kernel.name, **_choice(for_kernel(report, kernel.name), index),
+                        "words": [kernel.name, kernel.kind, *dict.fromkeys(kernel.fused_ops)],
+                        "time": f"{fmt_seconds(taken)} of the median" if taken else None})
     numbered = enumerate(report.source.splitlines(), report.line_offset + 1)
-    return [(f"{number:>3}  {_clip(text.strip(), width)}", number)
-            for number, text in numbered if text.strip()]
-
-
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[:width - 1] + "…"
+    lines = {str(number): _choice(for_line(report, number), index)
+             for number, text in numbered if text.strip()}
+    labels = report.graph.labels().values() if report.graph is not None else ()
+    nodes = {eqn_node_id(label): {"label": label, **_choice(_for_label(report, label), index)}
+             for label in labels}
+    return {"name": report.name, "kernels": kernels, "lines": lines, "nodes": nodes}

@@ -6,18 +6,21 @@ and `svg_or_hint` shows that note in place of the drawing, so every other view s
 """
 from __future__ import annotations
 
-import functools
+import concurrent.futures
 import re
 import shutil
 import subprocess
+import time
+from collections import OrderedDict
 
 import graphviz
 from graphviz.backend import dot_command, execute
 
 from .markup import notice_html
+from .units import fmt_seconds
 
-__all__ = ["DotMissing", "dot_to_svg", "scale_svg", "svg_pane", "svg_or_hint", "INSTALL_HINT",
-           "LAYOUT_TIMEOUT_SECONDS"]
+__all__ = ["DotMissing", "dot_to_svg", "lay_out", "scale_svg", "svg_pane", "svg_or_hint",
+           "INSTALL_HINT", "LAYOUT_TIMEOUT_SECONDS", "LAYOUT_SECONDS"]
 
 
 INSTALL_HINT = (
@@ -35,30 +38,72 @@ class DotMissing(RuntimeError):
 
 
 LAYOUT_TIMEOUT_SECONDS = 60.0
+# A report's drawings get this long, all together; past it the page shows a simpler view.
+LAYOUT_SECONDS = 4.0
+LAYOUTS_KEPT = 64
 
 
 def dot_to_svg(dot: str, timeout: float = LAYOUT_TIMEOUT_SECONDS) -> str:
     """Lay out DOT with Graphviz's `dot` program; the `<svg>` element, ready to inline.
-    Layouts are cached by DOT text (re-highlighting the same graph is instant)."""
+    Layouts are cached by DOT text, and so are layouts that took too long (with how long they
+    were given): a re-run of a cell shows its last layout at once, or its simpler view."""
     if shutil.which("dot") is None:     # asked before the cache: a layout made earlier must
         raise DotMissing()              # not hide that `dot` has gone from the PATH
-    return _layout(dot, timeout)
+    found = _LAYOUTS.get(dot)
+    if found is None or isinstance(found[0], DotMissing) and found[1] < timeout:
+        found = (_layout(dot, timeout), timeout)
+        _LAYOUTS[dot] = found
+        while len(_LAYOUTS) > LAYOUTS_KEPT:
+            _LAYOUTS.popitem(last=False)
+    else:
+        _LAYOUTS.move_to_end(dot)
+    if isinstance(found[0], DotMissing):
+        raise found[0]
+    return found[0]
 
 
-@functools.lru_cache(maxsize=64)
-def _layout(dot: str, timeout: float) -> str:
+# DOT text -> (its SVG, or why there is none, and the seconds it was given)
+_LAYOUTS: OrderedDict[str, tuple[str | DotMissing, float]] = OrderedDict()
+
+
+def lay_out(dots: dict[str, str], limit: float = LAYOUT_SECONDS) -> dict[str, str | DotMissing]:
+    """Several drawings at once, each by its own `dot` process, two at a time, in the order
+    given, all within `limit` seconds: a drawing gets what is left of them when it starts.
+    name -> the SVG, or why there is none (cached like `dot_to_svg`)."""
+    deadline = time.monotonic() + limit
+
+    def one(dot: str) -> str | DotMissing:
+        left = min(limit, deadline - time.monotonic())
+        if left < MIN_LAYOUT_SECONDS and dot not in _LAYOUTS:
+            return DotMissing(hint=f"Not laid out: the report's {fmt_seconds(limit)} for its "
+                              "drawings went to the others")
+        try:
+            return dot_to_svg(dot, max(left, MIN_LAYOUT_SECONDS))
+        except DotMissing as error:
+            return error
+    if len(dots) <= 1:
+        return {name: one(dot) for name, dot in dots.items()}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {name: pool.submit(one, dot) for name, dot in dots.items()}
+        return {name: future.result() for name, future in futures.items()}
+
+
+MIN_LAYOUT_SECONDS = 0.1
+
+
+def _layout(dot: str, timeout: float) -> str | DotMissing:
     try:
         svg = _pipe_svg(dot, timeout)
-    except graphviz.ExecutableNotFound as error:
-        raise DotMissing() from error
-    except subprocess.TimeoutExpired as error:
-        raise DotMissing(hint=f"Graphviz took longer than {timeout:.0f} s to lay out this "
-                         "graph; collapse loops or kernels, or read the Text tab.") from error
+    except graphviz.ExecutableNotFound:
+        return DotMissing()
+    except subprocess.TimeoutExpired:
+        return DotMissing(hint=f"Graphviz took longer than {fmt_seconds(timeout)} to lay out "
+                          "this graph")
     except graphviz.CalledProcessError as error:
-        raise DotMissing(hint="Graphviz could not lay out this graph: "
-                         + (error.stderr or "").strip()[:300]) from error
+        return DotMissing(hint="Graphviz could not lay out this graph: "
+                          + (error.stderr or "").strip()[:300])
     except OSError as error:
-        raise DotMissing(str(error)) from error
+        return DotMissing(str(error))
     return svg[svg.find("<svg"):]
 
 

@@ -1,13 +1,10 @@
-"""The widget of one `%%psc_jit` run: a stock `ipywidgets.Tab`, and a progress bar shown while
-the run works.
+"""What a notebook shows of a run while it works: a progress bar (stock ipywidgets), replaced
+by the report when it is done, which is plain HTML (`report.mimebundle`), not a widget.
 
-Tabs (`report.TABS`, the same list the HTML report stacks): Summary, Explorer (the graphs
-before and after fusion side by side, cross-highlighted with the kernels and the cell's lines;
-`explorer.py`), Cache, Timing, Text. Every tab but the explorer is one `HTML` child holding
-its pure renderers' string (`summary.py`, ...). Where the
-Graphviz `dot` program is missing, the graph panes say how to install it and everything else
-still works. `mimebundle` is the same report for front ends without widgets (terminal
-IPython, nbconvert): plain text and every section stacked as HTML.
+The report is no widget: a widget's view needs its model, which dies with the kernel, and
+JupyterLab then shows "Error displaying widget: model not found" in place of everything else
+in the output. HTML with its own style sheet and script shows the same live, after the
+notebook is reopened, and in nbviewer or an exported file.
 """
 from __future__ import annotations
 
@@ -15,44 +12,7 @@ from typing import Sequence
 
 import ipywidgets
 
-from .explorer import Explorer
-from .report import EXPLORER, TAB_TITLES, TABS, report_html
-from .summary import report_text
-
-__all__ = ["RunView", "ProgressView", "mimebundle"]
-
-
-class RunView:
-    """The tabs of one run, one per entry of `report.TABS` (`.widget`, a Tab)."""
-
-    def __init__(self, report):
-        self.report = report
-        self.explorer = Explorer(report)
-        children = [self.explorer.widget if tab.title == EXPLORER
-                    else _html(tab.html(report), tab.title) for tab in TABS]
-        self.widget = ipywidgets.Tab(children=children, titles=TAB_TITLES)
-        self.widget.add_class("psc-run")
-
-    @property
-    def tab(self) -> ipywidgets.Tab:
-        return self.widget
-
-    def html(self) -> str:
-        """Every section stacked, for front ends that do not show widgets."""
-        return report_html(self.report)
-
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        """The widget where the front end has a widget manager, text/HTML elsewhere."""
-        bundle = {"text/plain": report_text(self.report), "text/html": self.html()}
-        widget_bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
-        widget_bundle.pop("text/plain", None)
-        return {**bundle, **widget_bundle}
-
-
-def _html(value: str, title: str) -> ipywidgets.HTML:
-    page = ipywidgets.HTML(value=value)
-    page.add_class(f"psc-tab-{title.lower()}")
-    return page
+__all__ = ["ProgressView"]
 
 
 class ProgressView:
@@ -77,7 +37,8 @@ class ProgressView:
         self.bar.bar_style = "danger" if failed else "success"
         self.label.value = text
 
+    def close(self) -> None:
+        """Close the bar's models: the output that showed it now shows the report."""
+        for widget in (self.widget, self.bar, self.label):
+            widget.close()
 
-def mimebundle(report) -> dict[str, str]:
-    """{'text/plain': the terminal summary, 'text/html': all the tabs stacked}."""
-    return {"text/plain": report_text(report), "text/html": report_html(report)}

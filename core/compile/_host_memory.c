@@ -19,7 +19,9 @@
  * client all reads in place goes to the dispatcher (a FastPath runs it in C++); a call with
  * a large argument it would copy (misaligned, or not C-contiguous) goes to the Python path,
  * which stages it: one memcpy into a reused aligned buffer, where jaxlib would allocate and
- * fill a fresh one on every call. The dispatcher cannot tell the two apart (its key is the
+ * fill a fresh one on every call. So does a call with an argument of a subclass (a masked
+ * array, a matrix, a float subclass), which the dispatcher would take for its base type and
+ * the Python path refuses to compile. The dispatcher cannot tell these apart (its key is the
  * arguments' shapes and dtypes), and a Python check before it would cost microseconds. It
  * also checks the guards the instance lists (a global or closure value, and attributes from
  * it, that the hits' traces read: `np`, `np.sum`, a helper function) by identity, so that a
@@ -182,6 +184,19 @@ writable_array(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 }
 
 static int
+plain_argument(PyObject *item)
+{
+    /* whether the dispatcher's key types this argument as what it is: not an instance of a
+     * strict subclass of ndarray, float or complex (a masked array, a matrix, a NumPy scalar, a
+     * subclass of the user's), which its key would take for the base type; psc_jit compiles
+     * none of them as their base (tracing.plain_base), so such a call takes the Python path */
+    if (PyArray_CheckExact(item) || PyFloat_CheckExact(item) || PyComplex_CheckExact(item)) {
+        return 1;
+    }
+    return !(PyArray_Check(item) || PyFloat_Check(item) || PyComplex_Check(item));
+}
+
+static int
 read_in_place(PyObject *item, Py_ssize_t from_bytes)
 {
     /* whether jaxlib's CPU client reads this argument in place, or it is not an ndarray of
@@ -274,12 +289,13 @@ guard_holds(PyObject *guard)
 }
 
 /* Whether the dispatcher may take a call: the instance's guards all hold (what its hits read
- * beyond the arguments) and the CPU client reads every argument in place. -1 on error. */
+ * beyond the arguments), every argument is of the type the dispatcher's key takes it for and
+ * the CPU client reads every argument in place. -1 on error. */
 static int
 dispatchable_call(Router *router, PyObject *const *args, Py_ssize_t count)
 {
     for (Py_ssize_t i = 1; i < count; i++) {
-        if (!read_in_place(args[i], router->from_bytes)) {
+        if (!plain_argument(args[i]) || !read_in_place(args[i], router->from_bytes)) {
             return 0;
         }
     }

@@ -15,6 +15,7 @@ import numpy as np
 from ..frontend.reads import check_error_state
 from ..frontend.sources import Guard, value_key
 from ..numpy.base import ERROR_STATE
+from ..numpy.subclasses import plain_base
 from ..tracing import current_trace
 from ..tree_util import LEAF
 from . import xla
@@ -49,9 +50,21 @@ def install_dispatcher(cls) -> Callable:
         return cls._python_call
     TRACE_CACHE.on_drop(lambda: xla.clear_dispatcher(dispatch))
     _DISPATCHERS[cls] = dispatch
-    cls.__call__ = dispatch if router is None else \
+    cls.__call__ = subclass_router(dispatch, cls._python_call) if router is None else \
         router(dispatch, cls._python_call, STAGE_FROM_BYTES, GUARDS)
     return cls.__call__
+
+
+def subclass_router(dispatch: Callable, python_call: Callable) -> Callable:
+    """Without the C router (`hostmemory.router`, which does this too): a call with an
+    argument of a subclass (a masked array, a matrix, a float subclass) goes to the Python
+    path, which refuses it, as the dispatcher would take it for its base type."""
+    def route(self, *args, **kwargs):
+        if any(plain_base(a) is not None for a in args) or \
+                any(plain_base(a) is not None for a in kwargs.values()):
+            return python_call(self, *args, **kwargs)
+        return dispatch(self, *args, **kwargs)
+    return route
 
 
 def cache_miss(jitted, args, kwargs) -> tuple:

@@ -125,8 +125,19 @@ class Compiled:
         return self._hlo_text
 
     def cost_analysis(self) -> dict[str, float]:
+        """XLA's cost analysis of the executable (bytes accessed, ...), with `flops` and
+        `transcendentals` the sums of its kernels' (`kernels`: each kernel counted alone by
+        XLA, psc_jit's custom calls by their shapes, loops by their iterations), which the
+        whole-executable count gets wrong for those; `flops` is absent when a loop's
+        iterations are not known before it runs."""
         if self._cost is None:
-            self._cost = self.executable.cost_analysis()
+            cost = self.executable.cost_analysis()
+            cost.pop("flops", None)
+            flops = self.kernels.flops
+            if flops is not None:
+                cost["flops"] = flops
+            cost["transcendentals"] = float(sum(k.transcendentals for k in self.kernels.kernels))
+            self._cost = cost
         return dict(self._cost)
 
     def memory_stats(self):
@@ -136,7 +147,7 @@ class Compiled:
     def kernels(self):
         """The fused kernels (psc_jit.core.kernels.FusionModel) of the optimized module."""
         if self._kernels is None:
-            self._kernels = parse_optimized_hlo(self.as_text())
+            self._kernels = parse_optimized_hlo(self.as_text(), xla.module_cost)
         return self._kernels
 
     @functools.cached_property
@@ -146,9 +157,12 @@ class Compiled:
 
     @property
     def timings(self) -> dict[str, float]:
-        last = "load from disk" if self.from_disk is not None else "compile"
+        if self.from_disk is not None:      # one figure for the load, where it is told
+            last, seconds = "load from disk", self.from_disk.load_seconds
+        else:
+            last, seconds = "compile", self.compile_seconds
         return {"trace": self.lowered.traced.result.trace_seconds,
-                "lower": self.lowered.lower_seconds, last: self.compile_seconds}
+                "lower": self.lowered.lower_seconds, last: seconds}
 
     @functools.cached_property
     def reads(self) -> Reads:

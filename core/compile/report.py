@@ -4,12 +4,13 @@
 """
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..ir import Graph
-from .units import fmt_seconds
+from .units import fmt_seconds, fmt_speedup
 
 
 @dataclass(frozen=True)
@@ -47,11 +48,16 @@ class CallBreakdown:
     def dominant(self) -> tuple[str, float]:
         return max(self.parts, key=lambda part: part[1])
 
-    def advice(self, plain_seconds: float) -> str | None:
-        """When the compiled call is slower than plain Python: which part dominates, and
-        what would help (None when it is not slower)."""
-        if self.measured <= plain_seconds:
-            return None
+    def scaled(self, seconds: float) -> CallBreakdown:
+        """The same call with every part scaled so that the whole is `seconds` (the compiled
+        median): the parts' shares, in the measurement the verdict comes from."""
+        factor = seconds / self.measured if self.measured else 0.0
+        return CallBreakdown(self.dispatch * factor, self.transfer * factor,
+                             self.execute * factor, self.outputs * factor, seconds, self.copies)
+
+    def advice(self, plain_seconds: float) -> str:
+        """Why this call is slower than plain Python's `plain_seconds`: which part dominates,
+        and what would help. (Asked only when the verdict says slower.)"""
         name, seconds = self.dominant()
         share = f"{name} takes {fmt_seconds(seconds)} of the {fmt_seconds(self.measured)} call"
         if self.measured < SMALL_CALL and not self.copies:
@@ -84,18 +90,86 @@ _HELP = {
 }
 
 
+# With fewer runs than this on a side, its spread is not read from its runs: it is taken
+# as UNKNOWN_SPREAD of its median either way (a machine's run-to-run noise, seen here).
+FEW_RUNS = 3
+UNKNOWN_SPREAD = 0.10
+
+
+def spread_of(runs: tuple[float, ...]) -> tuple[float, float]:
+    """Where the middle of the runs lie: the quartiles from 4 runs on, else the extremes
+    (with fewer than FEW_RUNS, the median ± UNKNOWN_SPREAD)."""
+    if len(runs) < FEW_RUNS:
+        middle = statistics.median(runs)
+        return middle * (1 - UNKNOWN_SPREAD), middle * (1 + UNKNOWN_SPREAD)
+    if len(runs) < 4:
+        return min(runs), max(runs)
+    low, _, high = statistics.quantiles(runs, n=4, method="inclusive")
+    return low, high
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Plain against compiled in words that hold from run to run: `faster` or `slower` when
+    the runs say so beyond their spread (`ratio`: plain median / compiled median), else
+    `same`, with `within` the largest relative difference the spread allows (0.04: ±4%).
+
+    Runs timed in turns (`timing.time_interleaved`) are read in pairs: a round's compiled
+    time over its plain time, each pair timed under the same load, so that a busy spell of
+    the machine moves both and not their ratio. The verdict is `faster` when the middle half
+    of those ratios (their quartiles) lies below 1, `slower` when above, `same` when it
+    holds 1. Runs that are not pairs are read by each side's spread (`spread_of`)."""
+    kind: str                   # "faster", "slower" or "same"
+    ratio: float
+    within: float = 0.0
+
+    @classmethod
+    def of(cls, plain: tuple[float, ...], compiled: tuple[float, ...]) -> Verdict:
+        plain_median, compiled_median = statistics.median(plain), statistics.median(compiled)
+        ratio = plain_median / compiled_median if compiled_median > 0 else float("inf")
+        low, high = _relative_spread(plain, compiled)
+        if high < 1 and ratio > 1:
+            return cls("faster", ratio)
+        if low > 1 and ratio < 1:
+            return cls("slower", ratio)
+        return cls("same", ratio, max(high - 1, 1 - low, 0.0))
+
+    def text(self, versus: str = " than plain Python") -> str:
+        """`3.2× faster than plain Python`, `2.5× slower …`, `about the same as plain Python
+        (±4%)`."""
+        if self.kind == "same":
+            against = versus.replace(" than ", " as ", 1) if versus else ""
+            return f"about the same{against} (±{max(math.ceil(round(self.within * 100, 6)), 1)}%)"
+        return fmt_speedup(self.ratio, versus)
+
+
+def _relative_spread(plain: tuple[float, ...], compiled: tuple[float, ...]
+                     ) -> tuple[float, float]:
+    """Where compiled / plain lies: the quartiles of the rounds' ratios when the runs are
+    pairs, else the extremes the two sides' spreads allow."""
+    if len(plain) == len(compiled) >= FEW_RUNS and min(plain) > 0:
+        return spread_of(tuple(c / p for p, c in zip(plain, compiled, strict=True)))
+    (plain_low, plain_high), (low, high) = spread_of(plain), spread_of(compiled)
+    if plain_low <= 0:
+        return 0.0, float("inf")
+    return low / plain_high, high / plain_low
+
+
 @dataclass(frozen=True)
 class Timings:
-    """Plain Python against compiled, each on copies of the inputs (seconds)."""
+    """Plain Python against compiled, each on copies of the inputs (seconds): the two sides
+    timed in turns, round after round (`timing.time_interleaved`). Every figure a report
+    shows is read from these runs: the verdict from their medians and spreads, the parts of
+    a compiled call and each kernel's time as their shares of the compiled median."""
     plain_seconds: tuple[float, ...]          # one entry per timed run
     compiled_seconds: tuple[float, ...]       # cache-hit runs of the executable, same inputs
     first_call_seconds: float                 # the first compiled run (after compile)
-    compile_seconds: float                    # trace + lower + XLA compile
+    compile_seconds: float | None             # trace + lower + XLA compile (None: a hit)
     largest_difference: float | None          # max |plain - compiled| over all outputs
     differences: dict[str, float] = field(default_factory=dict)   # per output name
-    flops: float | None = None                # XLA's cost analysis, per compiled run
+    flops: float | None = None                # per compiled run: the kernels' count
     bytes_accessed: float | None = None
-    breakdown: CallBreakdown | None = None    # one compiled call, part by part
+    breakdown: CallBreakdown | None = None    # one compiled call, part by part (its shares)
     kernel_times: Any = None                  # profile.KernelTimes of one profiled call
 
     @property
@@ -110,9 +184,42 @@ class Timings:
     def speedup(self) -> float:
         return self.plain_median / self.compiled_median if self.compiled_median else float("inf")
 
+    @property
+    def verdict(self) -> Verdict:
+        return Verdict.of(self.plain_seconds, self.compiled_seconds)
+
     def spread(self, which: str) -> tuple[float, float]:
-        runs = self.plain_seconds if which == "plain" else self.compiled_seconds
-        return min(runs), max(runs)
+        """The middle of one side's runs (quartiles; see `spread_of`)."""
+        return spread_of(self.plain_seconds if which == "plain" else self.compiled_seconds)
+
+    @property
+    def median_call(self) -> CallBreakdown | None:
+        """The compiled median split into dispatch, transfer, execution and outputs by the
+        shares of the clocked call (None when there is none)."""
+        if self.breakdown is None:
+            return None
+        return self.breakdown.scaled(self.compiled_median)
+
+    def kernel_seconds(self, name: str) -> float | None:
+        """A kernel's part of the compiled median: its share of the profiled call's XLA
+        execution times the median's XLA execution (None: not measured)."""
+        measured, call = self.kernel_times, self.median_call
+        if measured is None or measured.of(name) is None:
+            return None
+        execute = call.execute if call is not None else self.compiled_median
+        return measured.share(name) * execute
+
+    def why_slower(self) -> str | None:
+        """When the verdict is `slower`: which part of the compiled median dominates and what
+        would help (None otherwise)."""
+        if self.verdict.kind != "slower":
+            return None
+        call = self.median_call
+        if call is None:
+            return (f"the compiled median {fmt_seconds(self.compiled_median)} is over plain "
+                    f"Python's {fmt_seconds(self.plain_median)}; no call was clocked part by "
+                    "part to say where its time goes")
+        return call.advice(self.plain_median)
 
 
 @dataclass

@@ -14,13 +14,25 @@ import numpy as np
 
 from ..frontend.sources import short_repr, value_key
 from ..ir import ShapedArray
+from ..numpy.subclasses import plain_base, subclass_message
 from ..tracing import is_traced_value
 from ..tree_util import flatten_with_paths, is_node
 from .cache import Signature, StaticLeaf, TracedLeaf, exact_key
 
 
+class SubclassArgument(TypeError):
+    """An argument leaf whose type is a strict subclass of what it would be traced as (a
+    masked array, a matrix, a subclass of the user's; `tracing.plain_base`): neither traced
+    (it would become a plain array) nor static (an array's key is its data alone)."""
+
+    def __init__(self, path: str, value):
+        super().__init__("; ".join(subclass_message(value, path)))
+
+
 def leaf_spec(path: str, value, force: str | None = None):
     """TracedLeaf or StaticLeaf for one argument leaf; force is "static" or "traced"."""
+    if plain_base(value) is not None and (force != "static" or isinstance(value, np.ndarray)):
+        raise SubclassArgument(path, value)
     traced = is_traced_value(value) if force is None else force == "traced"
     if traced:
         if isinstance(value, np.ndarray):

@@ -1,7 +1,9 @@
 """Timing plain against compiled, on copies of the inputs, within a time budget.
 
+The two sides take turns, round after round (`time_interleaved`), so that a verdict drawn
+from their medians and spreads (`report.Verdict`) holds from one run of a cell to the next.
 Copies are made before the clock starts, so their cost is not timed, and timing never
-changes the caller's data. The repeat count adapts to the cost of one run, like %timeit.
+changes the caller's data. The number of rounds adapts to the cost of one, like %timeit.
 """
 from __future__ import annotations
 
@@ -63,29 +65,50 @@ def copy_laid_out_like(array: np.ndarray) -> np.ndarray:
     return out
 
 
-def time_runs(run: Callable[[dict], Any], inputs: dict[str, Any], budget: float = 1.0,
-              max_runs: int = 50, min_runs: int = 3,
-              reset: Callable[[], None] = lambda: None) -> tuple[list[float], Any]:
-    """Run `run(copy of inputs)` repeatedly; return the seconds of each run and the last result.
-    At least one run; at least `min_runs` when they fit in the budget; never more than
-    `max_runs` or (after the first) more than the budget allows. `reset()` runs, untimed,
-    before each run (see `KeptArrays`)."""
-    times: list[float] = []
-    result = None
+Side = tuple[Callable[[dict], Any], dict[str, Any]]     # (run, the inputs it gets copies of)
+
+
+def time_interleaved(sides: dict[str, Side], budget: float = 1.0, max_rounds: int = 50,
+                     min_rounds: int = 5, reset: Callable[[], None] = lambda: None,
+                     clock: Callable[[], float] = time.perf_counter
+                     ) -> tuple[dict[str, list[float]], dict[str, Any]]:
+    """Time the sides in rounds, each side once per round, taking turns (the order flips
+    from round to round), so that whatever slows the machine for a while (another process,
+    a warm or cold cache, frequency scaling) touches both sides alike and their ratio holds.
+    Returns each side's seconds per run and its last result.
+
+    At least one round; at least `min_rounds` while they fit in `budget` seconds per side;
+    never more than `max_rounds`, nor a round that would take the whole past three times
+    the budget. The first round warms caches up: it is left out when `min_rounds` others
+    were run. Each run gets fresh copies of its inputs (made before the clock starts), and
+    `reset()` runs, untimed, before each run (see `KeptArrays`)."""
+    names = list(sides)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    results: dict[str, Any] = {}
+    limit = budget * len(names)
     spent = 0.0
-    while len(times) < max_runs:
-        fresh = copy_inputs(inputs)
-        reset()
-        start = time.perf_counter()
-        result = run(fresh)
-        elapsed = time.perf_counter() - start
-        times.append(elapsed)
-        spent += elapsed
-        if len(times) >= min_runs and spent + elapsed > budget:
+    while len(times[names[0]]) < max_rounds:
+        order = names if len(times[names[0]]) % 2 == 0 else names[::-1]
+        round_seconds = sum(_timed_run(sides[name], reset, clock, times[name], results, name)
+                            for name in order)
+        spent += round_seconds
+        rounds = len(times[names[0]])
+        if rounds >= min_rounds and spent >= limit or spent + round_seconds > 3 * limit:
             break
-        if len(times) >= 1 and elapsed > budget:
-            break
-    return times, result
+    if len(times[names[0]]) > min_rounds:
+        times = {name: runs[1:] for name, runs in times.items()}
+    return times, results
+
+
+def _timed_run(side: Side, reset, clock, into: list[float], results: dict, name: str) -> float:
+    run, inputs = side
+    fresh = copy_inputs(inputs)
+    reset()
+    start = clock()
+    results[name] = run(fresh)
+    elapsed = clock() - start
+    into.append(elapsed)
+    return elapsed
 
 
 class KeptArrays:

@@ -32,11 +32,8 @@ SUPPORTED_JAXLIB = ((0, 10, 2), (0, 11, 0))     # [lowest, first unsupported)
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
-    parts = []
-    for piece in text.split(".")[:3]:
-        digits = "".join(c for c in piece if c.isdigit())
-        parts.append(int(digits or 0))
-    return tuple(parts)
+    return tuple(int("".join(c for c in piece if c.isdigit()) or 0)
+                 for piece in text.split(".")[:3])
 
 
 @functools.cache
@@ -94,11 +91,9 @@ def platform() -> str:
     return _client(False).platform
 
 
-# XLA options beyond jaxlib's defaults: none. XLA:CPU's copy insertion by region analysis
-# (`xla_cpu_copy_insertion_use_region_analysis`) once saved a copy of a whole array per pass
-# of a loop reading an element the last pass wrote, but with jaxlib 0.10.2 it miscompiles
-# nested loops: an inner loop reading the outer loop's index saw the next pass's value
-# (`for i: for j: M[i, j] = i + j` gave i + j + 1; tests/core/compile/test_xla_loops.py).
+# XLA options beyond jaxlib's defaults: none (`xla_cpu_copy_insertion_use_region_analysis`
+# saved a loop's array copies, but with jaxlib 0.10.2 it miscompiles nested loops: an inner
+# loop read its outer index one pass ahead; tests/core/compile/test_xla_loops.py).
 COMPILE_OVERRIDES: tuple[tuple[str, object], ...] = ()
 
 
@@ -276,8 +271,7 @@ class Executable:
         return self._loaded.hlo_modules()[0].to_string()
 
     def cost_analysis(self) -> dict[str, float]:
-        raw = self._loaded.cost_analysis()
-        return {k: float(v) for k, v in raw.items() if "{" not in k}
+        return _totals(self._loaded.cost_analysis())
 
     def memory_stats(self) -> MemoryStats:
         s = self._loaded.get_compiled_memory_stats()
@@ -291,6 +285,17 @@ class Executable:
     def module_name(self) -> str:
         """The HLO module's name: the profiler tags each thunk's event with it."""
         return self._loaded.hlo_modules()[0].name
+
+
+def module_cost(text: str) -> dict[str, float]:
+    """XLA's cost analysis of an HLO module's text, uncompiled (`kernels`: one per kernel)."""
+    _, _jax, _ = _jaxlib()
+    from jaxlib import _hlo
+    return _totals(_jax.hlo_module_cost_analysis(_client(False), _hlo.hlo_module_from_text(text)))
+
+
+def _totals(raw: dict) -> dict[str, float]:
+    return {k: float(v) for k, v in raw.items() if "{" not in k}    # (not those per operand)
 
 
 # -- the profiler: what each thunk of XLA:CPU's runtime took ----------------------------------
@@ -327,9 +332,7 @@ def profiled(run: Callable[[], object], module: str, max_events: int
 
 def _start_session(_profiler):
     options = _profiler.ProfileOptions()
-    options.python_tracer_level = 0
-    options.host_tracer_level = 1
-    options.enable_hlo_proto = False
+    options.python_tracer_level, options.host_tracer_level, options.enable_hlo_proto = 0, 1, False
     try:
         return _profiler.ProfilerSession(options)
     except Exception as err:    # jaxlib raises its own JaxRuntimeError (ALREADY_EXISTS: ...)
@@ -347,9 +350,7 @@ def _thunk_trace(_profile_data, data: bytes, module: str, max_events: int) -> Th
 
 def _wait_for(result) -> None:
     """Block until a result is computed; XLA's error for a failed run (out of memory, a
-    kernel's error) as an XlaError, as when the launch itself fails.
-
-    XLA runs the program on its own threads; this thread waits by looking, then sleeping in
+    kernel's error) as an XlaError, as when the launch itself fails. XLA runs the program on its own threads; this thread waits by looking, then sleeping in
     short slices, never inside jaxlib's blocking wait, so that an interrupt (Kernel ->
     Interrupt: KeyboardInterrupt in the main thread) stops the wait within a slice. The
     abandoned run finishes in the background; its buffers are freed when it ends (jaxlib holds
@@ -529,12 +530,9 @@ def keeps_64_bit() -> bool:
     """Whether the C++ dispatcher keeps 64-bit inputs in this thread (jax's x64 off would make
     f64 inputs f32); x64 is part of every signature, so flipping it makes calls miss again."""
     _, _jax, _ = _jaxlib()
-    names = _jax.config.trace_context_names()
-    values = _jax.config.trace_context()
-    for name in (JAX_X64, OWN_X64):
-        if name in names:
-            return values[names.index(name)] is True
-    return False
+    names, values = _jax.config.trace_context_names(), _jax.config.trace_context()
+    return next((values[names.index(n)] is True for n in (JAX_X64, OWN_X64) if n in names),
+                False)
 
 
 @contextlib.contextmanager

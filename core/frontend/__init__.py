@@ -12,7 +12,12 @@ Modules, in the order a cell meets them:
     runtime.py         loop rolling, the helpers rewritten code calls at trace time (with
                        python_scalars.py, python_types.py, raising.py, unrolled.py)
     reads.py           what a trace reads from outside its arguments (with sources.py,
-                       seen.py, static_numbers.py, impure.py)
+                       seen.py, static_numbers.py, read_containers.py)
+    host_calls.py      calls whose result or effect changes between runs (files, clocks,
+                       the environment, global settings), told one call at a time
+    subclasses.py      calls that make a value of a subclass of ndarray (np.ma.array, ...)
+    refusals.py        refusals that stand even when traced code catches them; the audit
+                       events of host calls made inside libraries (with _audit_events.c)
     effects.py         the trace's effects on the caller's Python objects (with
                        helper_sinks.py, and contents.py: the items of containers, kept
                        and put back)
@@ -42,6 +47,10 @@ Words used throughout:
     rolled      a Python loop or `if` turned into one XLA loop or conditional at trace
                 time; unrolled when it cannot be, within the budget.
     region      a run of a cell's statements compiled as one XLA program.
+    host call   a call whose result or effect can change between runs with equal inputs
+                (a file read, the clock, os.environ, np.set_printoptions): traced, it would
+                run once; found while tracing and refused at its line
+                (`host_calls.host_call_reason`), until it can become a host step.
     host step   a statement of a cell that runs as plain Python between regions (a print,
                 a random draw, an operation whose result shape depends on data).
 

@@ -32,7 +32,6 @@ _IMPURE_MODULE_PREFIXES = {     # the first that matches gives the reason
                  "(rng = np.random.default_rng(seed); r = rng.standard_normal(shape))",
     "numpy.random": "the global random state is a side effect; draw the numbers before the cell",
     "time": "time.* reads the clock; time the cell from outside (psc_jit's Timing tab does)",
-    "os": "os.* talks to the operating system; do it outside the cell",
     "plt": "plotting is a side effect; plot after the cell",
     "np.save": "np.save writes a file; save after the cell",
     "np.load": "np.load reads a file; load before the cell",
@@ -181,9 +180,9 @@ def _walk_stmt(stmt, assigned, reads):
     if isinstance(stmt, (ast.For, ast.AsyncFor)):
         collect_loads(stmt.iter, assigned, reads)
         inner = assigned | _targets(stmt.target)
-        _walk_loop_body(stmt.body, inner, reads)
+        after_body = walk_block(stmt.body, inner, reads)
         walk_block(stmt.orelse, inner, reads)
-        return assigned
+        return after_body if _runs_through_at_least_once(stmt) else assigned
     if isinstance(stmt, ast.While):
         collect_loads(stmt.test, assigned, reads)
         _walk_loop_body(stmt.body, assigned, reads)
@@ -225,6 +224,47 @@ def _walk_stmt(stmt, assigned, reads):
         return assigned | {(a.asname or a.name).split(".")[0] for a in stmt.names}
     collect_loads(stmt, assigned, reads)
     return assigned | _walrus_targets(stmt)
+
+
+def _runs_through_at_least_once(loop: ast.For) -> bool:
+    """Whether the loop's body surely runs to its end at least once: it iterates over
+    `range` of int literals with at least one value, or a non-empty literal tuple or list,
+    and has no `break` or `continue` of its own. Then what the body always assigns is
+    assigned after the loop (`for i in range(3): a = x * i`, then `b = a + 1`: `a` is not
+    an input)."""
+    if any(isinstance(node, (ast.Break, ast.Continue)) for node in _own_statements(loop.body)):
+        return False
+    items = loop.iter
+    if isinstance(items, (ast.Tuple, ast.List)):
+        return bool(items.elts) and not any(isinstance(e, ast.Starred) for e in items.elts)
+    if not (isinstance(items, ast.Call) and isinstance(items.func, ast.Name)
+            and items.func.id == "range" and not items.keywords):
+        return False
+    bounds = [_int_literal(arg) for arg in items.args]
+    if None in bounds or not 1 <= len(bounds) <= 3 or 0 in bounds[2:]:
+        return False
+    return len(range(*bounds)) > 0
+
+
+def _int_literal(node) -> int | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = _int_literal(node.operand)
+        return None if value is None else -value
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None
+
+
+def _own_statements(body):
+    """The statements of a loop's body, not those of loops or functions nested in it (their
+    `break` is their own)."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef,
+                             ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            yield from _own_statements(getattr(stmt, field, ()))
 
 
 def _walk_loop_body(body, assigned, reads):

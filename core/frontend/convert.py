@@ -32,13 +32,14 @@ import numpy as np
 
 from ..numpy.creation import traced_creator
 from .cell import CellAnalysis, cell_function_ast
-from .impure import NEXT_FROM_OUTSIDE, impure_reason
-from ..tracing import Tracer, UnsupportedError, caller_source
+from .host_calls import NEXT_FROM_OUTSIDE
+from ..tracing import Tracer
 from . import reads
 from .helper_sinks import helper_sink_names
 from .reads import FunctionInfo, guard_globals, is_user_function, item, load, recording_active
 from .rewrite import roll_loops
 from .python_types import isinstance_of, isscalar_of, type_of  # noqa: F401 (and call)
+from .refusals import call_watched, refuse_call
 from .seen import globals_refused, seen_arguments, vars_of  # noqa: F401 (converted code)
 
 RD = "__psc_rd"           # this module, in converted code
@@ -52,9 +53,11 @@ __all__ = ["attr", "item", "load", "call", "update_attr", "update_item", "vars_o
 
 # Builtins that look at the calling frame: called directly, never through `call`.
 _FRAME_BUILTINS = frozenset({"super", "locals", "globals", "vars", "dir", "eval", "exec"})
-# Builtins that read an attribute (or advance an iterator): through `call`, which reads it as
-# `obj.name` does (or refuses an iterator from outside).
-_READING_BUILTINS = frozenset({"getattr", "hasattr", "next"})
+# Builtins that read an attribute (or advance an iterator), or may be host calls (a file, the
+# user, output, an array's text, which reads NumPy's print options): through `call`, which
+# reads it as `obj.name` does (or refuses an iterator from outside, or a host call).
+_READING_BUILTINS = frozenset({"getattr", "hasattr", "next", "open", "input", "print", "str",
+                               "repr", "format", "ascii"})
 
 
 # -- the helpers converted code calls ---------------------------------------------------------
@@ -65,18 +68,18 @@ def call(fn, *args, **kwargs):
       it is, its globals guarded by value), with a partial's stored arguments and the array
       defaults it takes read as any other read (`seen.seen_arguments`);
     - `getattr`/`hasattr` read as `obj.name` does (an attribute not there is guarded so);
-    - a call that makes a new value on every run (`random`, the clock, `next` of an
-      iterator from outside: frontend/impure.py) is refused at its line."""
+    - a host call, whose result or effect can change between runs with equal inputs (a
+      file, the clock, the environment, a global setting, a random draw, `next` of an
+      iterator from outside: frontend/host_calls.py), is refused at its line, also when a
+      library makes it inside (an audit event: `refusals`)."""
     recorder = reads.current_recorder()
     if recorder is None:
         return fn(*args, **kwargs)
     if (fn is builtins.getattr or fn is builtins.hasattr) and not kwargs and \
             len(args) in ((2, 3) if fn is builtins.getattr else (2,)) and type(args[1]) is str:
         return _getattr(recorder, fn, *args)
-    reason = impure_reason(fn) or (NEXT_FROM_OUTSIDE if fn is builtins.next and args and
-                                   recorder.source_of(args[0]) is not None else None)
-    if reason is not None:
-        raise UnsupportedError(reason, caller_source())
+    refuse_call(fn, args, kwargs, NEXT_FROM_OUTSIDE if fn is builtins.next and args and
+                recorder.source_of(args[0]) is not None else None)
     if fn is np.isscalar:
         return isscalar_of(*args, **kwargs)
     make = traced_creator(fn)           # (np.asarray under another name: `f(x, like=None)`)
@@ -86,7 +89,7 @@ def call(fn, *args, **kwargs):
     made = converted(fn)
     if made is fn and is_user_function(getattr(fn, "__func__", fn)):
         guard_globals(getattr(fn, "__func__", fn))
-    return made(*args, **kwargs)
+    return call_watched(fn, made, args, kwargs)
 
 
 def _getattr(recorder, fn, obj, name: str, *default):

@@ -23,7 +23,6 @@ import contextvars
 import enum
 import functools
 import inspect
-import operator
 import os
 import sys
 import sysconfig
@@ -37,6 +36,8 @@ from ..tracing import Trace, Tracer, UnsupportedError, adopting, context_value, 
 from .effects import (AttributeSnapshot, GlobalsSnapshot, WatchedDict, WatchedList,
                       is_psc_object, written_by_the_cell)
 from .helper_sinks import helper_sink
+from .read_containers import ReadDict, ReadList
+from .refusals import outside_value_error, refuse, watching
 from .sources import (FETCH_ERRORS, Guard, ImplicitInput, Missing, Source, describe_key,
                       key_aval, modes_text, short_repr, strict_error_modes, value_key)
 
@@ -216,6 +217,7 @@ class Recorder:
         """The value the code should see for a value read through `source`."""
         if isinstance(value, Tracer):
             return value
+        refuse(outside_value_error(value, source.text()))
         if written_by_the_cell(value):
             raise UnsupportedError(f"{source.text()} is read, and the cell writes to it: "
                                    "compiled code cannot replay those writes before the read",
@@ -329,67 +331,6 @@ class Recorder:
         return tracer
 
 
-class ReadList(WatchedList):
-    """A watched list read from outside whose items the code takes without an index (iterating,
-    `sum`, `max`, a slice) are read through the recorder (`_psc_item(index, value)`), as
-    `item` reads them."""
-
-    def __iter__(self):
-        for i in range(len(self)):
-            yield self._psc_item(i, list.__getitem__(self, i))
-
-    def __reversed__(self):
-        for i in reversed(range(len(self))):
-            yield self._psc_item(i, list.__getitem__(self, i))
-
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        value = list.__getitem__(self, index)
-        return self._psc_item(operator.index(index) % len(self), value)
-
-    def _compared(self) -> list:
-        """The items, each guarded by value: what follows compares them in C (`L.index(v)`,
-        `v in L`, `L == M`), where no read is seen."""
-        for i in range(len(self)):
-            self._psc_guard(i, list.__getitem__(self, i))
-        return list(list.__iter__(self))
-
-    def index(self, *args):
-        return self._compared().index(*args)
-
-    def count(self, value):
-        return self._compared().count(value)
-
-    def __contains__(self, value):
-        return value in self._compared()
-
-    def __eq__(self, other):
-        return self._compared() == other
-
-    def __ne__(self, other):
-        return self._compared() != other
-
-    __hash__ = None
-
-
-class ReadDict(WatchedDict):
-    """A watched dict read from outside: its values read through the recorder (its keys are
-    guarded already)."""
-
-    def __getitem__(self, key):
-        return self._psc_item(key, dict.__getitem__(self, key))
-
-    def get(self, key, default=None):
-        return self[key] if key in self else default
-
-    def values(self):
-        return [self[k] for k in dict.keys(self)]
-
-    def items(self):
-        return [(k, self[k]) for k in dict.keys(self)]
-
-
 SMALL_INDEX = 4096     # elements: integer and boolean arrays up to this size are guarded
 BAKED_CONTENT_BYTES = 1 << 16   # arrays read unseen: compared by contents up to this size
 UNSEEN_FUNCTIONS = 64      # functions whose globals one unconverted call takes, at most
@@ -499,7 +440,7 @@ def current_recorder() -> Recorder | None:
 
 @contextlib.contextmanager
 def recording(recorder: Recorder):
-    with context_value(_recorder, recorder), adopting(recorder.adopt):
+    with watching(), context_value(_recorder, recorder), adopting(recorder.adopt):
         yield recorder
 
 
@@ -547,13 +488,18 @@ def attr(obj, name: str):
     source = recorder.source_of(obj)
     if source is None and not isinstance(obj, type) and _class_attribute(obj, name):
         source = recorder.source_of(type(obj))     # an object made by the traced code itself
-    return value if source is None else recorder.read(value, source.then("attr", name))
+    if source is None:
+        refuse(outside_value_error(value, name))    # (`np.ma.masked`, `os.environ`)
+        return value
+    return recorder.read(value, source.then("attr", name))
 
 
 def item(obj, key):
     """`obj[key]` (a read)."""
     value = obj[key]
     recorder = _recorder.get()
+    if recorder is not None:                    # (`environ['HOME']`: the environment)
+        refuse(outside_value_error(obj, "the value subscripted"))
     if recorder is None or isinstance(obj, (Tracer, np.ndarray)) or isinstance(value, Tracer) \
             or not isinstance(key, (int, str, bytes, tuple)) or isinstance(key, bool):
         return value

@@ -39,6 +39,7 @@ from .cell import is_cell_code
 from ..control.carry import (INDEX_AVAL, UNBOUND, UNBOUND_INDEX, CannotConvert, Slot, coerce, contains_tracer,
                     slot_of_static, to_pred)
 from ..control.loops import LoopSpec, carried_by_value, roll_loop
+from .refusals import call_watched, refuse_call
 from .python_scalars import python_scalar  # noqa: F401 (rewritten code calls it)
 from .raising import BranchRaised, RaiseAgain, assert_, error, raising  # noqa: F401 (and these)
 from .unrolled import note_unrolled, unroll_notes  # noqa: F401 (unroll_notes: the reports')
@@ -111,12 +112,13 @@ def wants_while(site: Site, env) -> bool:
 
 def create(fn, *args, **kwargs):
     """A call of a NumPy creation function in rewritten code (see `creation_calls`): while
-    tracing, the array it makes is traced; otherwise it is the call as written."""
-    if current_trace() is not None:
-        make = traced_creator(fn)
-        if make is not None:
-            return make(*args, **kwargs)
-    return fn(*args, **kwargs)
+    tracing, the array it makes is traced; otherwise it is the call as written (a subclass of
+    ndarray made while tracing, `np.ma.array(...)`, is refused: see `subclasses`)."""
+    if current_trace() is None:
+        return fn(*args, **kwargs)
+    refuse_call(fn, args, kwargs)       # (a host call, a subclass: see `refusals`)
+    make = traced_creator(fn)
+    return make(*args, **kwargs) if make is not None else call_watched(fn, fn, args, kwargs)
 
 
 def is_traced(pred) -> bool:

@@ -1,6 +1,8 @@
 """The NumPy layer: NumPy's functions, ufuncs, operators, methods and indexing on tracers.
 
 Modules, each importing only the ones above it in this list:
+    subclasses     values of a subclass (a masked array, a matrix): refused, never traced as
+                   their base type
     base           operand facts (NEP 50 promotion asked of NumPy) and small builders
     affine         traced integers as affine functions of a loop index, with its range
     ufuncs         ufuncs, where, clip, out=, the arithmetic operators

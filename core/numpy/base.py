@@ -18,6 +18,7 @@ import numpy as np
 from ..primitives import (broadcast_in_dim_p, convert_element_type_p, dot_general_p, imag_p, real_p,
                           reduce_sum_p, reshape_p, slice_p, transpose_p)
 from ..tracing import Tracer, UnsupportedError, bind, caller_source, outside_input
+from .subclasses import refuse_subclasses
 
 NUMPY_FUNCTIONS: dict[Callable, Callable] = {}
 UFUNC_PRIMITIVES: dict[np.ufunc, str] = {}
@@ -196,6 +197,7 @@ def ensure_tracer(x) -> Tracer:
         adopted = outside_input(x)
         if adopted is not None:
             return adopted
+    refuse_subclasses((x,))         # (a constant of it would lose what its class adds)
     arr = np.asarray(x)
     t = _as_traced_const(arr) if arr.ndim else full((), arr, arr.dtype)
     return as_kind(t, "python" if is_weak(x) else ("array" if arr.ndim else "scalar"))

@@ -16,6 +16,7 @@ from .products import matmul
 from .shape import (flat_view, np_imag, np_real, np_reshape, np_swapaxes, np_transpose,
                     set_shape)
 from .sorting import sort_in_place
+from .subclasses import refuse_subclass_types, refuse_subclasses
 from .ufunc_methods import ufunc_method
 from .ufuncs import (COMPARISON_UFUNCS, OPERATOR_UFUNCS, binary_operator, call_ufunc,
                      inplace_binary)
@@ -24,12 +25,15 @@ from .ufuncs import (COMPARISON_UFUNCS, OPERATOR_UFUNCS, binary_operator, call_u
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if any(isinstance(x, MaskedSelection) for x in inputs):
         return NotImplemented           # the selection's own __array_ufunc__ handles it
+    out = kwargs.get("out")
+    refuse_subclasses(inputs + (out if isinstance(out, tuple) else (out,)))
     return ufunc_method(ufunc, method, *inputs, **kwargs)
 
 
 def _array_function(self, func, types, args, kwargs):
     if MaskedSelection in types:
         return NotImplemented
+    refuse_subclass_types(types)
     impl = NUMPY_FUNCTIONS.get(func)
     if impl is None:
         raise unsupported(numpy_name(func))

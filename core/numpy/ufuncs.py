@@ -11,6 +11,7 @@ import numpy as np
 from ..primitives import select_p, ufunc_primitives
 from ..tracing import DataDependentShapeError, Tracer, bind, current_trace
 from .affine import interval, track
+from .subclasses import refuse_subclasses
 from .base import (WEAK_PYTHON_TYPE, as_kind, assign_into, broadcast_to, convert, convert_result,
                    copy_of,
                    dtype_of, elementwise, ensure_tracer, implements, is_weak,
@@ -23,6 +24,7 @@ UFUNC_PRIMITIVES = ufunc_primitives()
 
 def call_ufunc(ufunc: np.ufunc, *inputs, **kwargs):
     refuse_raising_error_state()
+    refuse_subclasses(inputs)       # (a masked array's own operators would run in NumPy)
     out = kwargs.pop("out", None)
     dtype = kwargs.pop("dtype", None)
     where = kwargs.pop("where", True)

@@ -15,10 +15,12 @@ from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
 
+from ..compile.signature import SubclassArgument
 from ..frontend.convert import converted
 from ..control.subtrace import SubTrace
 from ..ir import Graph, Literal, ShapedArray, aval_of
 from ..numpy.base import as_kind, ensure_tracer
+from ..numpy.subclasses import plain_base
 from ..tracing import Buffer, Tracer, c_strides, current_trace, to_atom
 from ..tree_util import flatten, unflatten
 from .ops import Ops
@@ -119,6 +121,9 @@ def trace_flat(fun: Callable, args: Sequence, kwargs: dict, wrt: Sequence[int] =
     leaves, in_tree = flatten((tuple(args), dict(kwargs)))
     sub = SubTrace()
     inputs = [i for i, x in enumerate(leaves) if is_traced_leaf(x) or i in wrt]
+    for i in inputs:
+        if plain_base(leaves[i]) is not None:
+            raise SubclassArgument(f"argument leaf {i}", leaves[i])
     inner = list(leaves)
     for i in inputs:
         inner[i] = sub.input(*(avals.get(i) or leaf_aval(leaves[i])))

@@ -125,7 +125,8 @@ def test_timing_comparisons_table_has_every_timed_cell():
     text = runner.cell_text(_notebook_cells("timing_comparisons.ipynb", "%psc_timings")[0])
     for name in ("chain", "norms", "matmul"):
         assert f">{name}</td>" in text, f"%psc_timings lacks {name}:\n{text}"
-    assert "faster than plain Python" in text or "slower than plain Python" in text
+    assert any(verdict in text for verdict in ("faster than plain Python", "slower than plain "
+                                               "Python", "about the same as plain Python"))
 
 
 def test_gradients_notebook_binds_and_checks_the_gradients():

@@ -49,8 +49,11 @@ def test_a_progress_bar_shows_first_and_the_report_takes_its_place(shell, displa
     assert (first, second) == ("display", "update")
     assert first_kwargs["display_id"] is True and "psc-progress" in progress._dom_classes
     assert update_kwargs == {"raw": True}
-    assert WIDGET in bundle and "compiled with XLA" in bundle["text/plain"]
-    assert "<h3" in bundle["text/html"]                      # the widget-less report too
+    # the report is HTML and text, no widget: a reopened notebook shows it without a kernel
+    assert set(bundle) == {"text/plain", "text/html"} and WIDGET not in bundle
+    assert "compiled with XLA" in bundle["text/plain"]
+    assert 'class="psc-tab-input"' in bundle["text/html"]
+    assert progress.comm is None                             # the bar's model is closed
 
 
 def test_quiet_shows_nothing(shell, displayed):

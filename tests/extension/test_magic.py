@@ -50,6 +50,52 @@ def test_rerun_hits_and_shape_change_misses_naming_x_and_both_shapes(shell):
     assert shell.user_ns["h"].shape == (20,)
 
 
+@pytest.mark.parametrize("cell", [
+    "for i in range(3):\n    a = x * i\nb = a + 1\n",
+    "for scale in (0.5, 2.0):\n    a = x * scale\n    c = a.sum()\nb = a + c\n",
+    "for i in range(2, 8, 3):\n    if i > 4:\n        a = x * i\n    else:\n        a = x - i\n"
+    "b = a + 1\n",
+])
+def test_a_name_the_cell_always_assigns_before_reading_is_not_an_input(shell, cell):
+    """Issue 32's cell: after the first run `a` is in the namespace; the second run must hit
+    (not recompile with "first run of this cell" because `a` became an input)."""
+    for name in ("a", "b", "c", "i", "scale"):
+        shell.user_ns.pop(name, None)
+    run(shell, cell, "--quiet --name always-assigned")
+    first = psc_jit.last_report()
+    assert first.compiled and "a" not in first.inputs
+    expected = dict(shell.user_ns)
+    run(shell, cell, "--quiet --name always-assigned")
+    second = psc_jit.last_report()
+    assert second.compiled and second.cache_hit, second.miss_reason
+    for name in ("a", "b"):
+        np.testing.assert_array_equal(shell.user_ns[name], expected[name])
+    plain = {"x": shell.user_ns["x"], "np": np}
+    exec(cell, plain)
+    np.testing.assert_allclose(shell.user_ns["b"], plain["b"], rtol=1e-12)
+    for name in ("a", "b", "c", "i", "scale"):
+        shell.user_ns.pop(name, None)
+
+
+@pytest.mark.parametrize("cell", [
+    "for i in range(n):\n    a = x * i\nb = a + 1\n",
+    "for i in range(3):\n    if i == 1:\n        break\n    a = x * i\nb = a + 1\n",
+    "for i in range(0):\n    a = x * i\nb = a + 1\n",
+])
+def test_a_name_a_loop_may_not_assign_is_still_read_from_the_notebook(shell, cell):
+    """A loop that may not run (or may leave before the assignment) reads the notebook's
+    `a` after it, as plain Python does."""
+    shell.user_ns.update(a=np.full(50, 7.0), n=0)
+    run(shell, cell)
+    report = psc_jit.last_report()
+    assert "a" in report.inputs
+    plain = {"x": shell.user_ns["x"], "np": np, "a": np.full(50, 7.0), "n": 0}
+    exec(cell, plain)
+    np.testing.assert_allclose(shell.user_ns["b"], plain["b"], rtol=1e-12)
+    for name in ("a", "b", "i", "n"):
+        shell.user_ns.pop(name, None)
+
+
 def test_edited_cell_is_a_miss_for_new_source(shell):
     run(shell, CELL, "--quiet --name edited")
     run(shell, CELL + "y = h * 2\n", "--quiet --name edited")

@@ -224,8 +224,12 @@ def difference(want, got, where: str, rtol: float = 0.0) -> str | None:
             return f"{where}: keys {sorted(want, key=str)} != {sorted(got, key=str)}"
         return next((d for k in want
                      if (d := difference(want[k], got[k], f"{where}[{k!r}]", rtol))), None)
-    if isinstance(want, int) and not isinstance(want, np.generic):     # and bool
+    if isinstance(want, (int, str, bytes)) and not isinstance(want, np.generic):  # and bool
         return None if want == got else f"{where}: {want!r} != {got!r}"
+    if isinstance(want, np.ndarray) and type(want) is not np.ndarray:     # (a subclass)
+        found = _subclass_difference(want, got, where)
+        if found:
+            return found
     if isinstance(want, (np.ndarray, np.generic, float, complex)):
         if np.result_type(want) != np.result_type(got) or np.shape(want) != np.shape(got):
             return f"{where}: {np.result_type(want)}{list(np.shape(want))} != " \
@@ -268,6 +272,15 @@ def first_differing_line(want: str, got: str) -> str:
         if w != g:
             return f"line {number}: plain {w!r}, compiled {g!r}"
     return "the line endings"
+
+
+def _subclass_difference(want: np.ndarray, got: np.ndarray, where: str) -> str | None:
+    """What a subclass adds that differs: a masked array's mask, a user's attributes."""
+    if not np.array_equal(np.ma.getmaskarray(want), np.ma.getmaskarray(got)):
+        return f"{where}: mask {np.ma.getmaskarray(want)!r} != {np.ma.getmaskarray(got)!r}"
+    if type(want).__module__.startswith("numpy"):
+        return None
+    return difference(vars(want), vars(got), f"{where}.__dict__")
 
 
 def _value_difference(want: np.ndarray, got: np.ndarray, where: str, rtol: float,

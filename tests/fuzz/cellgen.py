@@ -114,7 +114,17 @@ def setups(draw, host_steps: bool = False) -> str:
         lines.append(f"np.random.seed({seed})\nrng = np.random.default_rng({seed})\n"
                      f"rs = np.random.RandomState({seed})")
     lines += EFFECTFUL
+    lines.append(SUBCLASS)
+    lines.append(draw(st.sampled_from(SUBCLASS_INPUTS[:1] * 4 + SUBCLASS_INPUTS[1:])))
     return "\n".join(lines)
+
+
+# `m`: a plain array, or one of a subclass (a masked array, a tagged subclass of the user's),
+# which psc_jit must never compile as a plain array (changes switch it between the two)
+SUBCLASS = ("class Tagged(np.ndarray):\n    def __array_finalize__(self, obj):\n"
+            "        self.tag = getattr(obj, 'tag', 'tagged')")
+SUBCLASS_INPUTS = ("m = w.copy()", "m = np.ma.masked_greater(w, 1)", "m = w.view(Tagged)",
+                   "m = np.ma.masked_array(w, mask=np.zeros(w.shape, bool))")
 
 
 def numeric_names(ns: dict) -> list[str]:
@@ -280,7 +290,8 @@ def cells(draw, setup: str, leave_out=(), host_steps: bool = False) -> str:
 
 CHANGES = ("a = a + 1", "a = (a * 2).astype(np.float32)", "a[0] = 5", "K = 3.0", "K = 4",
            "cfg.scale = 0.25", "n = 2", "s = 3", "s = -1.5", "b = a", "w = w[..., :2]",
-           "a = a.astype(np.int64)", "L.clear()", "d.clear()", "cfg.scale = np.float32(3)")
+           "a = a.astype(np.int64)", "L.clear()", "d.clear()", "cfg.scale = np.float32(3)",
+           "m = np.ma.masked_less(w, 0)", "m = w * 1", "m = w.view(Tagged)")
 
 
 @st.composite

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+import cellgen
 from cellgen import Scenario, scenarios
 from cell_oracle import VALUE, compare_step, difference, namespace_difference, rounding
 from cell_worker import Worker
@@ -65,6 +66,27 @@ def test_the_oracle_sees_dtype_type_and_value():
     assert difference(np.array([np.nan]), np.array([np.nan]), "y") is None
     assert difference({"k": [1.0]}, {"k": [1.0]}, "d") is None
     assert difference([1.0], [], "L") is not None
+
+
+def test_the_oracle_sees_a_mask_and_a_subclass_attribute():
+    masked = np.ma.masked_array([1.0, 2.0], mask=[0, 1])
+    assert "mask" in difference(masked, np.ma.masked_array([1.0, 2.0]), "m")
+    assert "type" in difference(masked, np.array([1.0, 2.0]), "m")
+    assert difference(masked, masked.copy(), "m") is None
+    scenario = Scenario("a = np.ones(3)", "", ())
+    ns: dict = {"np": np}
+    exec(scenario.setup + "\n" + cellgen.SUBCLASS, ns)
+    tagged, other = np.ones(2).view(ns["Tagged"]), np.ones(2).view(ns["Tagged"])
+    other.tag = "changed"
+    assert "tag" in difference(tagged, other, "m")
+
+
+@pytest.mark.parametrize("setup", cellgen.SUBCLASS_INPUTS)
+def test_a_cell_reading_a_subclass_input_ends_as_plain(worker, setup):
+    scenario = Scenario(f"w = np.array([0.5, 2.0, -1.0])\n{cellgen.SUBCLASS}\n{setup}",
+                        "y = m * 2\nt = m.sum()", ("m = np.ma.masked_less(w, 0)", "m = w * 1"))
+    outcome = worker.run(scenario)
+    assert outcome.failure is None, outcome.failure
 
 
 def test_the_oracle_sees_names_aliases_and_exceptions():

@@ -98,3 +98,14 @@ def test_overview_shows_the_disk_cache_or_why_it_is_off():
     assert "on disk: /c: 3 entries, 3 MiB of 1 GiB; 2 loaded from disk" in text
     off = DiskUsage("/c", False, "others may write to it", 0, 0, 1 << 30, 0, 0, 0, 0, 0)
     assert "on disk: off (/c): others may write to it" in cache_overview_html([], [], {}, off)
+
+
+@pytest.mark.pure
+def test_a_code_size_xla_does_not_report_is_unknown_not_zero():
+    """XLA:CPU reports no code size: the overview said "0 B of code"."""
+    counts = {"entries": 1, "hits": 0, "misses": 1, "evictions": 0, "maxsize": 8,
+              "executables": 1, "executable_maxsize": 8, "executable_bytes": 0}
+    html = cache_overview_html([], [], counts)
+    assert "0 B of code" not in html and "code size unknown" in html
+    counts["executable_bytes"] = 4096
+    assert "4 KiB of code in memory" in cache_overview_html([], [], counts)

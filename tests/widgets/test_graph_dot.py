@@ -100,3 +100,30 @@ def test_an_input_read_by_many_equations_is_drawn_next_to_each_reader():
     assert not any(tail == "in1" for tail, _ in edges)          # no long edges from w
     assert ("e0_arg1", "e0") in edges and ("in0", "e0") in edges  # x is read once: drawn once
     assert node_attributes(dot, "e2_arg1")["label"] == "w"
+
+
+@pytest.mark.pure
+def test_reshape_and_broadcast_steps_can_be_left_out_with_their_data_flow_kept():
+    """Issue 32: 19 of 36 primitives were reshapes and broadcasts; without them the producer
+    of a step's operand feeds the step's readers."""
+    from types import SimpleNamespace
+
+    import numpy as np
+    from psc_jit.core.ir import Eqn, Graph, ShapedArray
+
+    f64 = ShapedArray((3,), np.float64)
+    x, wide, out = Var(f64), Var(f64), Var(f64)
+    graph = Graph((x,), (Eqn(SimpleNamespace(name="broadcast_in_dim"), (x,), {}, (wide,)),
+                         Eqn(SimpleNamespace(name="sin"), (wide,), {}, (out,))), (out,))
+    full = graph_to_dot(graph)
+    assert nodes(full, r"e\d+") == ["e0", "e1"]
+    hidden = graph_to_dot(graph, hide_steps=True)
+    assert nodes(hidden, r"e\d+") == ["e1"]
+    assert {(t, h) for t, h, _ in dot_edges(hidden)} == {("in0", "e1"), ("e1", "out0")}
+
+
+@pytest.mark.pure
+def test_equation_nodes_carry_the_classes_they_are_given():
+    graph = loop_graph()
+    dot = graph_to_dot(graph, node_classes={"e3:neg": "psc-eq psc-k2"})
+    assert node_attributes(dot, "e3")["class"] == "psc-eq psc-k2"

@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from psc_jit.widgets.selection import (Highlight, for_kernel, for_line, for_query, kernel_choices,
-                                       line_choices)
+from psc_jit.widgets.selection import Highlight, for_kernel, for_line, for_query, page_data
 from widget_records import CELL, fallback_report, loop_report
 
 pytestmark = pytest.mark.pure
@@ -49,25 +48,22 @@ def test_highlights_combine():
     assert both == Highlight(frozenset({"a"}), frozenset({"k"}), frozenset({1, 2}), "x")
 
 
-def test_kernel_choices_are_costliest_first():
-    by_bytes = kernel_choices(loop_report())
-    assert [name for _, name in by_bytes] == ["neg.2", "body_fusion", "while.1"]
-    assert by_bytes[0][0] == "neg.2 · negate · 96 B · 4 flop"
-    by_flops = kernel_choices(loop_report(), "flops")
-    assert [name for _, name in by_flops] == ["body_fusion", "while.1", "neg.2"]
-
-
-def test_line_choices_number_the_cells_lines():
-    assert line_choices(loop_report()) == [
-        ("  2  for _ in range(10):", 2), ("  3  c = np.sin(c) * 0.5", 3), ("  4  r = -c", 4)]
-    long_line = fallback_report()
-    long_line.source = "y = " + "x + " * 40 + "1\n\n"
-    (text, number), = line_choices(long_line, width=20)
-    assert number == 2 and text.endswith("…") and len(text) == 25
+def test_the_pages_data_holds_the_same_highlights_for_the_browser():
+    report = loop_report()
+    data = page_data(report)
+    names = [kernel["name"] for kernel in data["kernels"]]
+    assert names == ["while.1", "body_fusion", "neg.2"]          # all_kernels() order
+    loop = data["kernels"][0]
+    assert loop["kernels"] == [0, 1] and loop["nodes"] == ["e0", "e1", "e2"]
+    assert loop["lines"] == [2, 3] and loop["words"][:2] == ["while.1", "while"]
+    assert data["lines"]["3"] == {"kernels": [0, 1], "nodes": ["e1", "e2"], "lines": [3]}
+    assert data["nodes"]["e3"] == {"label": "e3:neg", "kernels": [2], "nodes": ["e3"],
+                                   "lines": [4]}
+    assert loop["time"] is None                                  # not timed
 
 
 def test_a_fallback_report_offers_lines_but_no_kernels():
     report = fallback_report()
-    assert kernel_choices(report) == []
+    assert page_data(report)["kernels"] == []
     assert for_line(report, 2) == Highlight(lines=frozenset({2}), text="line 2")
     assert CELL == report.filename

@@ -1,13 +1,13 @@
 """The report of a split cell: one picture of its regions and host steps in the order they
-ran (a loop run by Python a cluster around its body, with its passes), the Summary saying
-how the cell was split, and each compiled region's own report in the HTML and the widget."""
+ran (a loop run by Python a cluster around its body, with its passes), the head line saying
+how the cell was split, a row per region, and each compiled region's own report page."""
 import re
 
 import numpy as np
 import psc_jit
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
-from psc_jit.widgets import SplitView, plan_dot, report_html, report_text
+from psc_jit.widgets import mimebundle, plan_dot, report_html, report_text
 
 pytestmark = [pytest.mark.ipython, pytest.mark.xla]
 
@@ -43,19 +43,16 @@ def test_the_summary_says_how_the_cell_was_split(split_report):
             "`print(a.sum())`; line 6 `print(i)`; run by Python: the `for` at line 4") in text
 
 
-def test_the_html_report_has_the_picture_and_each_regions_sections(split_report):
+def test_the_page_has_the_picture_a_row_per_region_and_each_regions_report(split_report):
     html = report_html(split_report)
-    assert "Regions and host steps" in html
-    for region in split_report.regions:
-        assert f"{region.name}: Graph" in html
+    assert "compiled around host steps" in html and "Regions and host steps" in html
+    assert html.count('<details class="psc-region"') == 3
+    assert html.count('class="psc-jit psc-report psc-run') == 3     # each region's own page
+    for first, last in (r.lines for r in split_report.regions):
+        assert f"line {first}" in html
+    assert "<svg" in html
 
 
-def test_the_widget_shows_the_chosen_regions_own_tabs(split_report):
-    view = SplitView(split_report)
-    assert view.widget.titles == ("Summary", "Regions")
-    names = [name for name, _ in view.choose.options]
-    assert names == [r.name for r in split_report.regions]
-    first = view.shown.children[0]
-    view.choose.value = 2
-    assert view.shown.children[0] is not first
-    assert "psc-run" in view.shown.children[0]._dom_classes
+def test_the_bundle_is_html_and_text_with_no_widget(split_report):
+    bundle = mimebundle(split_report)
+    assert set(bundle) == {"text/plain", "text/html"}

@@ -65,3 +65,39 @@ def test_zoom_scales_the_svg_and_fit_follows_its_box():
 def test_a_layout_that_takes_too_long_says_so():
     with pytest.raises(DotMissing, match="longer than"):
         dot_to_svg(graph_to_dot(loop_graph()) + "\n", timeout=1e-4)
+
+
+@needs_dot
+@pytest.mark.pure
+def test_layouts_are_cached_by_dot_text_failures_too(monkeypatch):
+    """A re-run that hits shows its last layout, or its simpler view, without asking `dot`
+    again (issue 32: a hit re-run with the report took 0.24-1.7 s)."""
+    import psc_jit.widgets.svg as svg
+    calls = []
+    real = svg._pipe_svg
+
+    def counting(dot, timeout):
+        calls.append(dot)
+        return real(dot, timeout)
+    monkeypatch.setattr(svg, "_pipe_svg", counting)
+    dot = graph_to_dot(loop_graph()) + "\n// cached layouts\n"
+    first = dot_to_svg(dot)
+    assert dot_to_svg(dot) == first and len(calls) == 1
+    slow = dot + "// too slow\n"
+    for _ in range(2):
+        with pytest.raises(DotMissing, match="longer than"):
+            dot_to_svg(slow, timeout=1e-4)
+    assert len(calls) == 2
+    assert dot_to_svg(slow, timeout=60).startswith("<svg")      # more time: laid out again
+    assert len(calls) == 3
+
+
+@needs_dot
+@pytest.mark.pure
+def test_several_drawings_are_laid_out_together_each_within_the_limit():
+    from psc_jit.widgets.svg import lay_out
+    drawings = lay_out({"loop": graph_to_dot(loop_graph()) + "\n// together\n",
+                        "fan": graph_to_dot(fanned_out_graph()) + "\n// together\n"})
+    assert all(svg.startswith("<svg") for svg in drawings.values())
+    late = lay_out({"loop": graph_to_dot(loop_graph()) + "\n// limit\n"}, limit=1e-4)
+    assert isinstance(late["loop"], DotMissing) and "Not laid out" in str(late["loop"])

@@ -66,18 +66,22 @@ def loop_graph() -> Graph:
     ), (result,))
 
 
-def kernel(name, kind, labels, bytes_estimate, body=(), lines=(2,), flops=8):
+def kernel(name, kind, labels, bytes_estimate, body=(), lines=(2,), flops=8, inputs=(),
+           trip_count=None):
     return Kernel(name=name, kind=kind, shape="f64[4]", fused_ops=("sine", "multiply"),
                   eqn_labels=labels, source_lines=tuple(SourceLine(CELL, n, 4) for n in lines),
-                  operand_shapes=("f64[4]",), bytes_estimate=bytes_estimate, flops_estimate=flops,
-                  body=body)
+                  operand_shapes=("f64[4]",), bytes_estimate=bytes_estimate, flops=flops,
+                  body=body, inputs=inputs, trip_count=trip_count)
 
 
 def loop_model() -> FusionModel:
-    inner = kernel("body_fusion", "loop", ("e1:sin", "e2:multiply"), 64, lines=(3,), flops=80)
+    """The loop's kernels, linked as an optimized module would link them: the input into the
+    loop, the loop into neg, neg to the output."""
+    inner = kernel("body_fusion", "loop", ("e1:sin", "e2:multiply"), 64, lines=(3,), flops=8)
     loop = kernel("while.1", "while", ("e1:sin", "e2:multiply", "e0:while_loop"), 32,
-                  body=(inner,), flops=80)
-    return FusionModel((loop, kernel("neg.2", "negate", ("e3:neg",), 96, lines=(4,), flops=4)))
+                  body=(inner,), flops=80, inputs=("parameter 0",), trip_count=10)
+    neg = kernel("neg.2", "negate", ("e3:neg",), 96, lines=(4,), flops=4, inputs=("while.1",))
+    return FusionModel((loop, neg), outputs=(("neg.2",),))
 
 
 def loop_report() -> RunReport:

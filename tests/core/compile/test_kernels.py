@@ -240,8 +240,9 @@ def test_sample_operand_shapes_bytes_and_flops():
     assert loop.operand_shapes == reduce.operand_shapes == ("f64[4]", "f64[4]")
     assert loop.bytes_estimate == 3 * 4 * 8
     assert reduce.bytes_estimate == 2 * 4 * 8 + 8
-    assert loop.flops_estimate == 4 * 2          # 4 elements, multiply and sine
-    assert reduce.flops_estimate == 1 * 3        # a scalar result, multiply, sine and reduce
+    # parsed without XLA's cost analysis, flops are estimated from the result's elements
+    assert loop.flops == 4 * 2          # 4 elements, multiply and sine
+    assert reduce.flops == 1 * 3        # a scalar result, multiply, sine and reduce
 
 
 @pytest.mark.pure
@@ -270,7 +271,7 @@ def test_hand_unfused_kernels_have_their_opcode_as_fused_ops():
     assert dot.eqn_labels == ("e10:matmul",)
     assert dot.operand_shapes == ("f32[16,32]", "f32[32,8]")
     assert dot.bytes_estimate == (16 * 32 + 32 * 8 + 16 * 8) * 4
-    assert dot.flops_estimate == 16 * 8
+    assert dot.flops == 16 * 8
     assert kernel_named(model, "custom-call.2").fused_ops == ("custom-call",)
 
 
@@ -299,7 +300,7 @@ def test_hand_while_body_holds_condition_and_body_kernels():
         ("lt", "compare"), ("next_i", "add"), ("exp_fusion", "loop")]
     assert loop.body[2].fused_ops == ("broadcast", "multiply", "exponential")
     assert loop.fused_ops == ("while",)
-    assert loop.flops_estimate == 1 + 1 + 8 * 2      # one iteration of the body
+    assert loop.flops == 10 * (1 + 1 + 8 * 2)      # its body, ten times (known_trip_count)
 
 
 @pytest.mark.pure
@@ -348,7 +349,7 @@ def test_long_form_operands_and_source_file_metadata():
     conditional = parse_optimized_hlo(HAND_CONDITIONAL).kernels[0]
     assert conditional.operand_shapes == ("pred[]", "f32[4]", "f32[4]")
     assert conditional.bytes_estimate == 1 + 2 * 16 + 16
-    assert conditional.flops_estimate == 4 + 4            # every branch once
+    assert conditional.flops == 4 + 4            # every branch once
     assert conditional.source_lines == (
         SourceLine("cell_9", 2, 0), SourceLine("cell_9", 3, 0), SourceLine("cell_9", 5, 0))
 
