@@ -48,7 +48,7 @@ def test_the_page_has_the_picture_a_row_per_region_and_each_regions_report(split
     assert "compiled around host steps" in html and "Regions and host steps" in html
     assert html.count('<details class="psc-region"') == 3
     assert html.count('class="psc-jit psc-report psc-run') == 3     # each region's own page
-    for first, last in (r.lines for r in split_report.regions):
+    for first, _ in (r.lines for r in split_report.regions):
         assert f"line {first}" in html
     assert "<svg" in html
 
