@@ -49,8 +49,11 @@ from .compile.hostmemory import align_new_arrays
 from .compile.freedmemory import TRIM_INTERVAL, keep_freed_memory, trim_freed_memory
 from .compile.hostmemory import aligned_copy as aligned
 from .control.api import cond, fori_loop, scan, switch, while_loop
-from .frontend.cell import (PRESENT, CellAnalysis, analyze_cell, bind_outputs, effect_sinks,
-                           make_cell_function, parse_cell)
+from .frontend.cell import (PRESENT, CellAnalysis, analyze_cell, bind_outputs, block_at,
+                            effect_sinks, make_cell_function, parse_cell, region_analysis)
+from .frontend.regions import (HostBlock, HostStep, Region, failure_line, host_steps_of,
+                               is_split, loop_names, plan_cell, plan_part, regions_of,
+                               static_plan)
 from .frontend.convert import cell_function
 from .frontend.definitions import with_definitions
 from .frontend.effects import (KeptObjects, Sink, replay_effects, sink_fits, with_effects,
@@ -85,8 +88,11 @@ __all__ = [
     "KeptArrays",
     "largest_difference", "copy_inputs",
     "fmt_seconds", "fmt_bytes", "fmt_count", "fmt_speedup",
-    "PRESENT", "bind_outputs", "CellAnalysis", "analyze_cell", "make_cell_function", "parse_cell",
-    "roll_loops",
+    "PRESENT", "bind_outputs", "CellAnalysis", "analyze_cell", "make_cell_function",
+    "parse_cell", "roll_loops",
+    "block_at", "region_analysis", "HostBlock", "HostStep", "Region", "failure_line",
+    "host_steps_of", "is_split", "loop_names", "plan_cell", "plan_part", "regions_of",
+    "static_plan",
     "effect_sinks", "Sink", "replay_effects", "sink_fits", "with_effects", "written_names",
     "with_definitions",
     "KeptObjects",

@@ -59,6 +59,24 @@ says which input changed and how."""),
     ("code", "x = x[:500]"),
     ("code", JIT_CELL),
     ("code", "psc_jit.last_report().miss_reason"),
+    ("markdown", """\
+Cells print, draw random numbers and pick values by a mask. Such a statement cannot be part
+of an XLA program, so it runs as plain Python, as a *host step*, and the statements around it
+are compiled as *regions*, each cached on its own. The printed text and the random numbers are
+NumPy's own (the generator advances exactly as in plain Python), and the report draws the
+regions and host steps in the order they ran."""),
+    ("code", """\
+%%psc_jit
+rng = np.random.default_rng(42)
+noise = rng.standard_normal(x.shape) * 0.1
+z = np.tanh(x + noise)
+print("mean", z.mean().round(6), "share above 0.5:", (z > 0.5).mean().round(6))
+big = z[z > 0.5]
+score = np.sqrt((big ** 2).mean())"""),
+    ("code", """\
+report = psc_jit.last_report()
+print(report.split_summary())
+report.split, [region.compiled for region in report.regions]"""),
     ("markdown", "`%psc_cache` lists every cached entry with its hits, misses and reasons."),
     ("code", "%psc_cache"),
     ("markdown", """\

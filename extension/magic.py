@@ -2,6 +2,7 @@
 call the runner, display the view."""
 from __future__ import annotations
 
+import ast
 import functools
 
 from IPython.core.error import UsageError
@@ -33,6 +34,26 @@ def _settings(shell) -> PscJit:
     settings = PscJit(parent=shell)
     shell.configurables.append(settings)
     return settings
+
+
+def _python_source(shell, cell: str) -> str:
+    """The cell as Python: as written when it parses, else as IPython would run it (line
+    magics `%timeit ...` and shell escapes `!ls` become calls, which run as host steps)."""
+    if _parses(cell):
+        return cell
+    transformed = shell.transform_cell(cell)
+    same_lines = len(transformed.splitlines()) == len(cell.splitlines())
+    return transformed if same_lines else cell      # (reports quote the cell's lines)
+
+
+@functools.lru_cache(maxsize=256)
+def _parses(cell: str) -> bool:
+    """Whether the cell is Python as written (asked on every run: remembered per cell)."""
+    try:
+        ast.parse(cell)
+    except SyntaxError:
+        return False
+    return True
 
 
 @magics_class
@@ -76,9 +97,11 @@ class PscJitMagics(Magics):
         """
         __tracebackhide__ = True    # IPython shows the cell's line, not ours
         options = self._options(line, self.settings.timing_budget)
+        written, cell = cell, _python_source(self.shell, cell)
         from .display import progress_display, show_report
         with progress_display(enabled=not options.quiet) as progress:
             report, value = self.runner.run(cell, options, cell_id=self._cell_id(),
+                                            written=written if written != cell else None,
                                             progress=progress)
         trim_freed_memory(TRIM_INTERVAL)
         if not options.quiet:

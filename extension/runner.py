@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 import contextlib
 import copy
+import dataclasses
+import functools
 import io
 import logging
 import time
@@ -17,12 +19,15 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .core import (PRESENT, TRACE_CACHE, CellAnalysis, Compiled, DataDependentShapeError, Jitted,
-                   KeptArrays, KernelTimes, RunReport, Sink, SubclassArgument, Timings,
-                   analyze_cell, bind_outputs, cell_function, KeptObjects, copy_inputs,
-                   effect_sinks, largest_difference, parse_cell, replay_effects, sink_fits,
-                   time_interleaved, with_definitions, with_effects, written_names)
+from .core import (PRESENT, TRACE_CACHE, CellAnalysis, Compiled, DataDependentShapeError,
+                   HostBlock, Jitted, KeptArrays, KernelTimes, RunReport, Sink,
+                   SubclassArgument, Timings, analyze_cell, bind_outputs, cell_function,
+                   KeptObjects, copy_inputs, effect_sinks, failure_line, host_steps_of,
+                   is_split, largest_difference, loop_names, plan_cell, region_analysis,
+                   replay_effects, sink_fits, static_plan, time_interleaved, with_definitions,
+                   with_effects, written_names)
 from .gradcell import gradient_cell, gradient_name, gradient_problem
+from .regions import HostCode, PlanRun, SplitAt
 
 
 log = logging.getLogger("psc_jit")
@@ -139,16 +144,29 @@ class CellRunner:
     reports: ReportLog = field(default_factory=ReportLog)
     _programs: OrderedDict[tuple, _CellProgram] = field(default_factory=OrderedDict)
     _latest_digest: dict[str, str] = field(default_factory=dict)
+    _host_code: HostCode = field(default_factory=HostCode)
+    _static_loop_regions: set = field(default_factory=set)   # see _run_region
 
     def run(self, source: str, options: Options = Options(), cell_id: str | None = None,
-            progress: Callable[[str], None] | None = None) -> tuple[RunReport, Any]:
+            progress: Callable[[str], None] | None = None, written: str | None = None
+            ) -> tuple[RunReport, Any]:
         """(report, value of the cell's last expression or None). `progress(stage)`, if given,
-        is called as each of PROGRESS_STAGES that this run needs starts."""
+        is called as each of PROGRESS_STAGES that this run needs starts. `written`: the cell as
+        the user wrote it, when `source` is IPython's Python for it (line magics made calls,
+        line for line): the report shows what the user wrote."""
         __tracebackhide__ = True    # IPython shows the cell's line, not ours
         self._progress = progress or _no_progress
-        analysis = analyze_cell(source)
+        try:
+            analysis = analyze_cell(source)
+        except SyntaxError as err:      # plain Python raises it too: the report says so
+            _set_last_report(RunReport(
+                name=options.name or "cell", source=source, filename="<psc_jit cell>",
+                line_offset=1, compiled=False,
+                fallback_reason=f"the cell is not Python: {type(err).__name__}: {err}"))
+            raise
         identity = options.name or cell_id or analysis.digest
-        report = RunReport(name=options.name or f"cell {analysis.digest[:8]}", source=source,
+        report = RunReport(name=options.name or f"cell {analysis.digest[:8]}",
+                           source=written or source,
                            filename=analysis.filename, line_offset=analysis.line_offset,
                            compiled=False, inputs=analysis.inputs,
                            outputs=analysis.outputs + _gradient_names(options))
@@ -156,18 +174,124 @@ class CellRunner:
         _set_last_report(report)
         if options.grad is not None:
             self._check_gradient(analysis, options)
+        whole = options.grad is not None or options.strict     # never split
+        if not whole and is_split(static_plan(analysis)):
+            return self._run_split(report, analysis, identity, options, {})
         if analysis.findings:
             return self._fallback(report, analysis, analysis.findings[0].explain(), options)
         try:
             return self._run_compiled(report, analysis, identity, options)
         except _Fallback as fb:
-            reason = fb.reason
+            reason, line = fb.reason, fb.line
         # outside the handler: the plain run's own error is not shown chained to the fallback
-        return self._fallback(report, analysis, reason, options)
+        if line is None or whole:
+            return self._fallback(report, analysis, reason, options)
+        return self._run_split(report, analysis, identity, options, {line: reason})
 
     def clear_programs(self) -> None:
         """Forget the cells' programs (with the caches cleared, their memos point nowhere)."""
         self._programs.clear()
+        self._static_loop_regions.clear()
+
+    # -- a cell of regions and host steps ------------------------------------------------------
+    @staticmethod
+    def _plan(analysis, host_lines: dict[int, str]) -> tuple:
+        if not host_lines:
+            return static_plan(analysis)
+        return plan_cell(analysis.tree, host_lines, analysis.filename)
+
+    def _run_split(self, report, analysis, identity, options, host_lines: dict[int, str]):
+        """Run the cell as compiled regions and host steps (extension/regions.py), with
+        `host_lines` (line -> reason) on the host too, and those where a region's trace stops
+        in this run (a region whose trace stopped at a line before finds that in its cache
+        entry, for its signature, and is split again); the report gets one report per region,
+        and the host steps."""
+        __tracebackhide__ = True    # IPython shows the cell's line, not ours
+        regions: dict[tuple, RunReport] = {}
+        quiet = _uncompared(options)
+
+        def run_region(region, plain=None):
+            __tracebackhide__ = True
+            part = region_analysis(analysis, region.path, region.start, region.stop,
+                                   region.ends_cell)
+            first = regions.get(region.key)     # (a host loop runs it on every pass: its
+            sub = RunReport(                    # first pass's report is kept, the run times
+                name=f"{report.name} {region.lines()}", source=analysis.source,   # added)
+                filename=analysis.filename, line_offset=analysis.line_offset, compiled=False,
+                inputs=part.inputs, outputs=part.outputs, part=region.key,
+                lines=(region.first_line, region.last_line))
+            regions.setdefault(region.key, sub)
+            if plain is None and not region.computes:
+                plain = NOTHING_TO_COMPUTE
+            if plain is not None:
+                sub.fallback_reason = plain
+                return run_plain(part, self.user_ns)
+            try:
+                value = self._run_region(sub, part, f"{identity} {region.key}", quiet,
+                                         loop_names(run.tree, region.path))
+            except _Fallback as fb:
+                if fb.line is not None:
+                    if first is None:
+                        del regions[region.key]
+                    raise SplitAt(fb.line, fb.reason) from None
+                sub.fallback_reason = fb.reason
+                return run_plain(part, self.user_ns)
+            if first is not None:
+                first.stage_seconds["run"] = first.stage_seconds.get("run", 0.0) + \
+                    sub.stage_seconds.get("run", 0.0)
+            return value
+
+        run = PlanRun(analysis, self.user_ns, run_region, dict(host_lines),
+                      self._host_code.of(analysis))
+        self._progress("run")
+        start = time.perf_counter()
+        try:
+            return report, run.run(self._plan(analysis, host_lines))
+        finally:
+            report.stage_seconds["run"] = time.perf_counter() - start
+            self._fill_split_report(report, analysis, regions, run)
+            inside = sum(r.stage_seconds.get(stage, 0.0) for r in report.regions if r.compiled
+                         for stage in ("run", *_BEFORE_RUN))
+            report.stage_seconds["host"] = max(report.stage_seconds["run"] - inside, 0.0)
+
+    def _run_region(self, report, part, identity, options, loop_vars):
+        """A region's compiled run. The ints a host loop binds on every pass (its `for`
+        target) are traced, so that each pass finds the same program; a region that needs
+        them as Python values is compiled for each value instead (remembered: the next pass
+        goes there straight)."""
+        __tracebackhide__ = True
+        ints = frozenset(n for n in loop_vars & set(part.inputs)
+                         if type(self.user_ns.get(n)) is int) - options.static
+        if ints and identity not in self._static_loop_regions:
+            try:
+                traced = dataclasses.replace(options, traced=options.traced | ints)
+                return self._run_compiled(report, part, identity, traced)[1]
+            except _Fallback:
+                self._static_loop_regions.add(identity)
+                report.cache_hit, report.miss_reason = False, None
+        return self._run_compiled(report, part, identity, options)[1]
+
+    def _fill_split_report(self, report, analysis, regions, run) -> None:
+        plan = self._plan(analysis, run.host_lines)
+        report.regions = tuple(regions[key] for key in sorted(regions, key=_source_order))
+        report.plan = plan
+        report.host_steps = tuple(host_steps_of(plan))
+        report.host_passes = dict(run.passes)
+        report.compiled = any(r.compiled for r in report.regions)
+        report.cache_hit = bool(report.regions) and all(r.cache_hit for r in report.regions
+                                                         if r.compiled)
+        misses = [f"{r.name}: {r.miss_reason}" for r in report.regions
+                  if r.compiled and not r.cache_hit and r.miss_reason]
+        report.miss_reason = "; ".join(misses) or None
+        if not report.compiled:     # why, as a cell that was not split says it
+            steps = [step.explain() for step in report.host_steps
+                     if not isinstance(step, HostBlock)]
+            report.fallback_reason = "; ".join(steps + [
+                r.fallback_reason for r in report.regions
+                if r.fallback_reason not in (None, NOTHING_TO_COMPUTE)])
+            log.info("%s runs as plain Python: %s", report.name, report.fallback_reason)
+        elif log.isEnabledFor(logging.INFO):
+            log.info("%s runs as %s", report.name, report.split_summary())
 
     # -- the compiled path ---------------------------------------------------------------------
     def _run_compiled(self, report, analysis, identity, options):
@@ -235,7 +359,9 @@ class CellRunner:
                 report.from_disk = call.compiled.from_disk
                 report.stage_seconds.update(call.compiled.timings)
         if call.fallback is not None:
-            raise _Fallback(call.fallback)
+            entry = call.record.entry if call.record is not None else None
+            frames = getattr(entry, "frames", ())
+            raise _Fallback(call.fallback, failure_line(frames, analysis) if frames else None)
         return call
 
     def _program(self, analysis, identity, options) -> _CellProgram:
@@ -401,7 +527,21 @@ def _gradient_names(options: Options) -> tuple[str, ...]:
     return tuple(gradient_name(options.grad, name) for name in options.wrt)
 
 
+NOTHING_TO_COMPUTE = "nothing to compute there (names bound to values): plain Python"
 _BEFORE_RUN = ("trace", "lower", "compile", "load from disk")   # a miss's stages
+
+
+@functools.lru_cache(maxsize=64)
+def _uncompared(options: Options) -> Options:
+    """The options of a split cell's regions: timed, if at all, as one cell."""
+    return dataclasses.replace(options, compare=False)
+
+
+def _source_order(key: tuple) -> tuple:
+    """Region keys (path, start, stop) in the order of the cell's source (paths alternate
+    statement indices and field names, so tuples compare like with like)."""
+    path, start, _ = key
+    return path + (start,)
 
 
 def _compile_seconds(report: RunReport) -> float | None:
@@ -411,9 +551,9 @@ def _compile_seconds(report: RunReport) -> float | None:
 
 
 class _Fallback(Exception):
-    def __init__(self, reason: str):
+    def __init__(self, reason: str, line: int | None = None):
         super().__init__(reason)
-        self.reason = reason
+        self.reason, self.line = reason, line   # line: of the cell, where its trace stopped
 
 
 def _is_numeric(value) -> bool:
@@ -422,16 +562,17 @@ def _is_numeric(value) -> bool:
 
 
 def _plain_code(analysis: CellAnalysis):
-    tree = parse_cell(analysis.source, analysis.filename, analysis.line_offset)
+    tree = ast.Module(body=analysis.statements(), type_ignores=[])
     return compile(tree, analysis.filename, "exec", dont_inherit=True)
 
 
 def run_plain(analysis: CellAnalysis, user_ns: dict):
-    """Run the cell as plain Python in the namespace; return its last expression's value."""
+    """Run the cell (or its region) as plain Python in the namespace; return its last
+    expression's value."""
     __tracebackhide__ = True    # IPython shows the cell's line, not ours
-    tree = parse_cell(analysis.source, analysis.filename, analysis.line_offset)
+    tree = ast.Module(body=analysis.statements(), type_ignores=[])
     last = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
+    if analysis.has_last_expr:
         last = ast.Expression(tree.body.pop().value)
     exec(compile(tree, analysis.filename, "exec", dont_inherit=True), user_ns)
     if last is not None:   # (dont_inherit: this module's `annotations` future is not the cell's)

@@ -13,6 +13,8 @@ One module per tab on top of shared ones (imports go one way, down this list):
                                          the Explorer tab
     report                               the one list of tabs, the page (report.css, report.js)
                                          and its mime bundle
+    plan_dot, split                      a cell split into regions and host steps: the
+                                         picture of its parts, its page
     view                                 the progress bar
 
 ipywidgets is imported only when `ProgressView` is first used.
@@ -20,6 +22,7 @@ ipywidgets is imported only when `ProgressView` is first used.
 from .cache import cache_overview_html, cache_overview_text
 from .graph_dot import graph_to_dot
 from .kernel_dot import kernels_to_dot
+from .plan_dot import plan_dot
 from .report import mimebundle, report_html
 from .summary import report_text
 from .svg import DotMissing, dot_to_svg
@@ -27,7 +30,7 @@ from .timing import timings_overview_html, timings_overview_text
 
 __all__ = ["DotMissing", "dot_to_svg", "graph_to_dot", "kernels_to_dot", "report_html",
            "report_text", "cache_overview_html", "cache_overview_text", "timings_overview_html",
-           "timings_overview_text", "ProgressView", "mimebundle"]
+           "timings_overview_text", "ProgressView", "mimebundle", "plan_dot"]
 
 
 def __getattr__(name: str):

@@ -61,7 +61,11 @@ TAB_TITLES = tuple(tab.title for tab in TABS)
 def report_html(report, drawings: dict | None = None) -> str:
     """The whole report: head line, tabs (Lines first for a compiled cell, Summary for one
     that ran as plain Python), the page's data and script. `drawings` (`report_drawings`)
-    are laid out here when not given."""
+    are laid out here when not given. A cell split into regions and host steps: its own page
+    (`split.py`), each region's report in it."""
+    if getattr(report, "split", False):
+        from .split import split_html
+        return split_html(report)
     if drawings is None:
         drawings = report_drawings(report)
     uid = f"psc-{uuid.uuid4().hex[:12]}"

@@ -31,6 +31,8 @@ def title_text(report) -> str:
 
 
 def status_text(report) -> str:
+    if report.compiled and getattr(report, "split", False):
+        return f"compiled around host steps: {report.split_summary()}"
     if report.compiled:
         return "compiled with XLA"
     return f"not compiled, ran as plain Python: {report.fallback_reason or 'no reason given'}"

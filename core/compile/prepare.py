@@ -26,9 +26,12 @@ MEMO_SIZE = 256     # fast keys a jit function remembers (cleared when full)
 @dataclass(frozen=True)
 class Fallback:
     """The decision to run a call as plain Python, and why: cached like a compiled program,
-    valid while what its trace read (up to where it stopped) still holds."""
+    valid while what its trace read (up to where it stopped) still holds. `frames`: where
+    the trace was when it stopped ((file, line) of each frame, outermost first; the error's
+    own source last), so that a cell can be cut at that line (frontend/regions.py)."""
     reason: str
     reads: Reads
+    frames: tuple[tuple[str, int], ...] = ()
 
 
 class PreparedCall:
@@ -97,13 +100,13 @@ def _compile_or_decide(jitted, spec: CallSpec, first: str, reason: str | None,
     try:
         record, reason = jitted.compile_for(spec, first, reason, progress)
     except TraceError as err:
-        return _decided(_remember_fallback(jitted, spec, err.explain()))
+        return _decided(_remember_fallback(jitted, spec, err.explain(), trace_frames(err)))
     except (LoweringError, XlaError) as err:
         return _decided(_remember_fallback(
             jitted, spec, f"psc_jit could not compile {jitted.reader}: {err}"))
     except Exception as err:  # the code's own error: plain Python will raise it for real
         return _decided(_remember_fallback(
-            jitted, spec, f"tracing raised {type(err).__name__}: {err}"))
+            jitted, spec, f"tracing raised {type(err).__name__}: {err}", trace_frames(err)))
     try:
         leaves = _leaves_after_compile(record, spec)
     except UnsupportedError as err:
@@ -163,12 +166,26 @@ def _leaves_after_compile(record: CacheRecord, spec: CallSpec) -> list:
     return list(spec.leaves) + extra
 
 
-def _remember_fallback(jitted, spec: CallSpec, reason: str) -> CacheRecord:
+def _remember_fallback(jitted, spec: CallSpec, reason: str, frames=()) -> CacheRecord:
     """Cache the decision to run this signature as plain Python (with the guards its trace
-    recorded before it stopped)."""
+    recorded before it stopped, and where it stopped)."""
     reads = jitted.last_reads or Reads()
     return TRACE_CACHE.insert(jitted.owner_key, jitted.name, spec.signature,
-                              Fallback(reason, reads), reads.describe())
+                              Fallback(reason, reads, frames), reads.describe())
+
+
+def trace_frames(err: BaseException) -> tuple[tuple[str, int], ...]:
+    """(file, line) of each frame the error passed through, outermost first, then its own
+    source (a TraceError's `source`) when it names one."""
+    frames = []
+    tb = err.__traceback__
+    while tb is not None:
+        frames.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno))
+        tb = tb.tb_next
+    source = getattr(err, "source", None)
+    if source is not None and getattr(source, "file", None):
+        frames.append((source.file, source.line))
+    return tuple(frames)
 
 
 def _hit(record: CacheRecord, leaves: Sequence) -> PreparedCall:

@@ -239,6 +239,8 @@ class RunReport:
     stablehlo: str | None = None
     optimized_hlo: str | None = None
     stage_seconds: dict[str, float] = field(default_factory=dict)   # trace/lower/compile/run
+    #                                            (a split cell: "host", its run outside the
+    #                                            compiled regions' stages)
     cost: dict[str, float] = field(default_factory=dict)            # XLA cost analysis
     timings: Timings | None = None             # None when not compared
     inputs: tuple[str, ...] = ()
@@ -247,6 +249,47 @@ class RunReport:
     cache_entries: tuple[Any, ...] = ()        # CacheRecords of this cell
     cache_events: tuple[Any, ...] = ()         # CacheEvents of this cell, oldest first
     notes: tuple[str, ...] = ()                # e.g. "line 3: 1,000 equations from an unrolled loop"
+    # A cell split into compiled regions and host steps (frontend/regions.py): a report per
+    # region (its graph, kernels, cache entry, fallback), in source order; the host steps and
+    # host blocks (loops run by Python); and how many passes each host loop made.
+    regions: tuple[RunReport, ...] = ()
+    host_steps: tuple[Any, ...] = ()
+    host_passes: dict[tuple, int] = field(default_factory=dict)
+    plan: tuple = ()                           # the parts (frontend/regions.py), as they ran
+    part: tuple = ()                           # of a region's report: its key in the plan
+    lines: tuple[int, int] | None = None       # ... and its first and last line
+
+    @property
+    def split(self) -> bool:
+        """Whether the cell ran as compiled regions and host steps."""
+        return bool(self.host_steps)
+
+    @property
+    def plain_reasons(self) -> str | None:
+        """Why any of the cell ran as plain Python: the fallback reason, or each host step's
+        (None when all of it compiled)."""
+        if self.fallback_reason is not None:
+            return self.fallback_reason
+        steps = [step.explain() for step in self.host_steps]
+        return "; ".join(steps) if steps else None
+
+    def split_summary(self) -> str:
+        """"2 compiled regions, 1 host step: line 5 `print(i)`; run by Python: the `for` at
+        line 3" (empty when not split)."""
+        if not self.split:
+            return ""
+        compiled = sum(1 for r in self.regions if r.compiled)
+        plain = len(self.regions) - compiled
+        parts = [_count(compiled, "compiled region")]
+        if plain:
+            parts.append(_count(plain, "region") + " as plain Python")
+        steps = [step for step in self.host_steps if not hasattr(step, "bodies")]
+        blocks = [step for step in self.host_steps if hasattr(step, "bodies")]
+        text = ", ".join(parts) + f", {_count(len(steps), 'host step')}"
+        text += (": " + "; ".join(step.describe() for step in steps)) if steps else ""
+        if blocks:
+            text += "; run by Python: " + ", ".join(block.describe() for block in blocks)
+        return text
 
     @property
     def breakdown(self) -> CallBreakdown | None:
@@ -276,3 +319,7 @@ class RunReport:
     @property
     def n_kernels(self) -> int:
         return len(self.kernels.kernels) if self.kernels is not None else 0
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")

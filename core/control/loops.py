@@ -23,6 +23,7 @@ import numpy as np
 from ..ir import Graph, ShapedArray, Var
 from ..numpy.affine import interval, set_range, share_range
 from ..numpy.base import as_kind, ensure_tracer
+from ..numpy.indexing import setitem
 from ..numpy.ufuncs import call_ufunc
 from ..primitives import select_p, while_loop_p
 from ..tracing import (Buffer, DataDependentShapeError, Tracer, bind, c_strides,
@@ -166,31 +167,63 @@ class _Loop:
         return unflatten(types[name][0], p.slot_inputs[name])
 
     # checks --------------------------------------------------------------------------------
-    def check_aliasing(self, body: _Pass) -> None:
+    def check_aliasing(self, body: _Pass) -> set[str]:
         """Rebound names are carried by value: an array one of them holds on entry must not be
-        updated in place if anything else can see it (its other holders would miss it)."""
+        updated in place if anything else can see it (its other holders would miss it). A
+        name the pass binds back to the very array it held (`Z = step(Z)`, where step updates
+        Z in place and returns it) is one array all along, as in plain Python: its final value
+        is written back into that array after the loop (the names returned), unless another
+        name of the loop holds that array too."""
         if self.observed is None:
-            return
-        slot_mutated = any(t._buffer.mutated for inputs in body.slot_inputs.values()
-                           for t in (inputs or ()) if isinstance(t, Tracer))
+            return set()
         fixed_mutated = {i for i, buf in body.inner.items() if buf.mutated}
-        for name in self.spec.assigned:
-            if self.entry[name] is None:
-                continue
-            for leaf in flatten(self.env[name])[0]:
-                if isinstance(leaf, Tracer) and (id(leaf._buffer) in fixed_mutated or (
-                        slot_mutated and self.observed(leaf))):
+        entries = {name: [leaf for leaf in flatten(self.env[name])[0]
+                          if isinstance(leaf, Tracer)]
+                   for name in self.spec.assigned if self.entry[name] is not None}
+        mutated = {id(leaf._buffer) for name, leaves in entries.items()
+                   for leaf, slot in zip(leaves, self._slot_tracers(body, name), strict=False)
+                   if slot._buffer.mutated}
+        rebound = self.self_rebound(body, entries)
+        for name, leaves in entries.items():
+            for leaf in leaves:
+                if id(leaf._buffer) in fixed_mutated or (
+                        name not in rebound and id(leaf._buffer) in mutated and
+                        self.observed(leaf)):
                     raise CannotConvert(
                         f"`{name}` is rebound in the loop while the array it holds on entry "
                         "is updated in place and seen from outside the loop",
                         f"copy it before the loop ({name} = {name}.copy())", peel=True)
+        return rebound
+
+    @staticmethod
+    def _slot_tracers(body: _Pass, name: str) -> list[Tracer]:
+        return [t for t in body.slot_inputs[name] or () if isinstance(t, Tracer)]
+
+    def self_rebound(self, body: _Pass, entries: dict[str, list]) -> set[str]:
+        """The names whose every array leaf the pass leaves bound to its own input (the same
+        object, not a view nor a copy), each holding arrays no other name of the loop holds on
+        entry."""
+        holders: dict[int, int] = {}
+        for leaves in entries.values():
+            for leaf in leaves:
+                holders[id(leaf._buffer)] = holders.get(id(leaf._buffer), 0) + 1
+        found = set()
+        for name, value in zip(self.spec.assigned, body.result, strict=True):
+            slots = self._slot_tracers(body, name)
+            leaves = [leaf for leaf in flatten(value)[0] if isinstance(leaf, Tracer)]
+            if name in entries and slots and len(leaves) == len(slots) and all(
+                    leaf is slot and slot.kind == "array" for leaf, slot in
+                    zip(leaves, slots, strict=True)) and all(
+                    holders[id(leaf._buffer)] == 1 for leaf in entries[name]):
+                found.add(name)
+        return found
 
     # emitting ------------------------------------------------------------------------------
     def run(self, snapshot: Snapshot) -> dict[str, Any]:
         types, body = self.settle()
         snapshot.check()
-        self.check_aliasing(body)
-        same = self.result_aliases(body)
+        rebound = self.check_aliasing(body)
+        same = self.result_aliases(body, rebound)
         checks = list(body.sub.checks)
         check_ins = [body.sub.input(s.aval, s.kind) for s in CHECK_SLOTS * len(checks)]
         stacked = stack_writes(body.sub, body.writes, body.index, self.index, self.trip_count())
@@ -211,6 +244,12 @@ class _Loop:
         for name, how in same.items():
             result[name] = result[how[1]] if how[0] == "name" else \
                 Tracer(how[1], how[2], kind=how[3])
+        for name in rebound:        # one array all along: its final value, written into it
+            for entry, final in zip(flatten(self.env[name])[0], flatten(result[name])[0],
+                                    strict=True):
+                if isinstance(entry, Tracer):
+                    setitem(entry, Ellipsis, final)
+            result[name] = self.env[name]
         self.require_a_pass()
         return result
 
@@ -233,7 +272,7 @@ class _Loop:
         """Whether the loop may make no pass (a traced test, or traced range bounds)."""
         return self.cond_fn is not None or any(isinstance(v, Tracer) for v in self.index[:2])
 
-    def result_aliases(self, body: _Pass) -> dict[str, tuple]:
+    def result_aliases(self, body: _Pass, rebound: set[str]) -> dict[str, tuple]:
         """Names bound to one array at the end of the body are one array after the loop, as
         in plain Python ({later name: ("name", first name)}); a name bound to an array from
         outside the loop, or a view of one that does not depend on the pass, is that array
@@ -246,6 +285,8 @@ class _Loop:
             return {}
         for name in self.spec.kept:
             entry = self.env.get(name, UNBOUND)
+            if name in rebound:
+                continue
             if isinstance(entry, Tracer) and entry.kind == "array" and self.observed(entry):
                 raise CannotConvert(
                     f"`{name}` may keep the array it holds before the loop, which another name "
@@ -256,7 +297,7 @@ class _Loop:
         by_buffer: dict[int, str] = {}
         same: dict[str, tuple] = {}
         for name, value in zip(self.spec.assigned, body.result, strict=True):
-            if not isinstance(value, Tracer) or value.kind != "array":
+            if not isinstance(value, Tracer) or value.kind != "array" or name in rebound:
                 continue
             if id(value._buffer) in outside:
                 if not self.may_skip() and not any(step.operands for step in value._path):

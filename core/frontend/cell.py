@@ -82,6 +82,9 @@ class CellAnalysis:
     has_last_expr: bool
     findings: tuple[Finding, ...]
     deletable: tuple[str, ...] = ()     # names it may unbind (`del`, `except ... as`)
+    # A region of the cell (frontend/regions.py): (path of its block, first statement, end);
+    # () for the whole cell.
+    part: tuple = ()
 
     def parameters(self, namespace) -> tuple[str, ...]:
         """The cell function's parameters in this namespace: the inputs bound there, then the
@@ -92,7 +95,22 @@ class CellAnalysis:
 
     @functools.cached_property
     def digest(self) -> str:
-        return source_digest(self.source)
+        return source_digest(self.source + (repr(self.part) if self.part else ""))
+
+    @functools.cached_property
+    def tree(self) -> ast.Module:
+        """The cell's (the region's) statements parsed once, to be read, never changed (for a
+        tree to transform, `statements()`)."""
+        return ast.Module(body=self.statements(), type_ignores=[])
+
+    def statements(self) -> list[ast.stmt]:
+        """The cell's statements (the region's, for a region), freshly parsed at the lines
+        the user sees."""
+        tree = parse_cell(self.source, self.filename, self.line_offset)
+        if not self.part:
+            return tree.body
+        path, start, stop = self.part
+        return block_at(tree, path)[start:stop]
 
 
 def source_digest(source: str) -> str:
@@ -140,6 +158,34 @@ def parse_cell(source: str, filename: str, line_offset: int) -> ast.Module:
         raise
     ast.increment_lineno(tree, line_offset)
     return tree
+
+
+def block_at(tree: ast.Module, path: tuple) -> list[ast.stmt]:
+    """The statements of the block at `path` in a parsed cell: () is the top level, (i,
+    "body") the body of its i-th statement, (i, "body", j, "orelse") the `else` of the j-th
+    statement in there, and so on."""
+    body = tree.body
+    for index, field in zip(path[::2], path[1::2], strict=True):
+        body = getattr(body[index], field)
+    return body
+
+
+def region_analysis(analysis: CellAnalysis, path: tuple, start: int, stop: int,
+                    ends_cell: bool) -> CellAnalysis:
+    """The analysis of statements [start, stop) of the block at `path`, as a cell of its own:
+    its inputs are what they read before assigning, its outputs what they assign."""
+    return _region_analysis(analysis, (path, start, stop), ends_cell)
+
+
+@functools.lru_cache(maxsize=1024)
+def _region_analysis(analysis, part, ends_cell) -> CellAnalysis:
+    path, start, stop = part
+    tree = parse_cell(analysis.source, analysis.filename, analysis.line_offset)
+    stmts = block_at(tree, path)[start:stop]
+    last = ends_cell and isinstance(stmts[-1], ast.Expr)
+    return CellAnalysis(analysis.source, analysis.filename, analysis.line_offset,
+                        tuple(_reads_before_assignment(stmts)), tuple(assigned_names(stmts)),
+                        last, (), tuple(deletable_names(stmts)), part)
 
 
 # -- inputs: names read where they may not have been assigned yet -----------------------------
@@ -443,14 +489,13 @@ def _snippet(filename: str, node) -> str:
 
 def cell_function_ast(analysis: CellAnalysis, inputs: list[str]) -> ast.Module:
     """`def cell(<inputs>): <body>; return {assigned outputs}, <last expression>`."""
-    tree = parse_cell(analysis.source, analysis.filename, analysis.line_offset)
-    body = list(tree.body)
+    body = analysis.statements()
     if analysis.has_last_expr:
         last = body[-1]
         body[-1] = ast.copy_location(ast.Assign(
             targets=[ast.Name(LAST_VALUE, ast.Store())], value=last.value), last)
-    end = body[-1] if body else tree
-    body += _return_outputs(analysis.outputs, analysis.deletable, getattr(end, "end_lineno", 1))
+    end_line = body[-1].end_lineno if body else 1
+    body += _return_outputs(analysis.outputs, analysis.deletable, end_line)
     args = ast.arguments(posonlyargs=[], args=[ast.arg(n) for n in inputs], kwonlyargs=[],
                          kw_defaults=[], defaults=[])
     fn = ast.FunctionDef(name=CELL_FUNCTION, args=args, body=body, decorator_list=[], returns=None,

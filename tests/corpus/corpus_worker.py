@@ -95,10 +95,16 @@ def report_fields(report, before, body: str) -> dict:
         return {"kind": "no report", "reason": "last_report() is not this run's"}
     host_steps = getattr(report, "host_steps", None)
     regions, n_host_steps = counted(getattr(report, "regions", None)), counted(host_steps)
-    compiled_regions = regions if regions is not None else int(bool(report.compiled))
+    compiled_regions = sum(1 for region in report.regions if region.compiled) if regions \
+        else int(bool(report.compiled))
     kind = "plain" if not compiled_regions else \
         "split" if (n_host_steps or 0) > 0 or compiled_regions > 1 else "whole"
     stages = {k: float(v) for k, v in report.stage_seconds.items()}
+    if regions:             # a split run's compile stages are its regions'
+        for region in report.regions:
+            for stage in ("trace", "lower", "compile"):
+                if stage in region.stage_seconds:
+                    stages[stage] = stages.get(stage, 0.0) + float(region.stage_seconds[stage])
     return {"kind": kind, "reason": report.fallback_reason, "compiled": bool(report.compiled),
             "cache_hit": bool(report.cache_hit), "regions": regions,
             "host_steps": n_host_steps,

@@ -140,3 +140,9 @@ def test_gradients_notebook_binds_and_checks_the_gradients():
     assert "((256, 8, 32), True, True)" in per_example, per_example
     newton = runner.cell_text(_notebook_cells("gradients.ipynb", "vmap(newton_sqrt)")[0])
     assert "1000." in newton and "array([" in newton, newton
+
+
+def test_quickstart_cell_with_a_print_and_draws_runs_as_regions_around_host_steps():
+    text = runner.cell_text(quickstart_cells("report.split_summary()")[0])
+    assert text.startswith("2 compiled regions, 4 host steps: line 2 `rng = "), text
+    assert text.rstrip().endswith("(True, [True, True])"), text

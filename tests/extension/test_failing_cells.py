@@ -59,4 +59,5 @@ def test_a_failing_cell_ends_as_the_plain_cell_ends(magic_shell, cell):
         want = run(lambda: exec(source, plain), plain)
         assert want[0] is not None
         assert got == want, attempt
-        assert not psc_jit.last_report().compiled
+        report = psc_jit.last_report()      # the lines before the error may have compiled
+        assert not report.compiled or report.split

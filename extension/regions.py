@@ -1,0 +1,160 @@
+"""Running a cell planned as compiled regions and host steps (core's frontend/regions.py).
+
+Each region runs as a cell of its own through the runner (compiled, or plain when it cannot
+be), reading its inputs from the user's namespace and writing its outputs there; each host
+step runs as plain Python in that namespace, at module level as the plain cell would; a
+host block (a `for`, `while` or `if` holding a host step) is run by Python, its bodies run
+part by part on every pass. A region whose trace fails at a line of the cell, before
+anything ran (`SplitAt`), is planned again with that line on the host (on the next run its
+cache entry for the same signature says so again, without a trace).
+"""
+from __future__ import annotations
+
+import ast
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .core import HostBlock, HostStep, Region, block_at, plan_part
+
+
+class SplitAt(Exception):
+    """A region's trace failed at `line` of the cell, before anything ran."""
+
+    def __init__(self, line: int, reason: str):
+        super().__init__(f"line {line}: {reason}")
+        self.line, self.reason = line, reason
+
+
+@dataclass
+class HostCode:
+    """The compiled Python of a cell's host steps and host blocks (a cell re-run, or a host
+    loop's next pass, compiles nothing again), for the last MAX_CELLS cells."""
+    MAX_CELLS = 64
+    _cells: OrderedDict = field(default_factory=OrderedDict)
+
+    def of(self, analysis) -> dict:
+        code = self._cells.pop(analysis.digest, None)
+        code = {} if code is None else code
+        self._cells[analysis.digest] = code
+        while len(self._cells) > self.MAX_CELLS:
+            self._cells.popitem(last=False)
+        return code
+
+
+class PlanRun:
+    """One run of a planned cell in `namespace`. `run_region(region)` runs a region (and
+    returns its last expression's value, or None); it raises SplitAt when the region's trace
+    failed at a line; `run_region(region, plain=reason)` runs it as plain Python.
+    `host_lines` (line -> reason): the lines run on the host, those found in this run added
+    (at most MAX_SPLITS)."""
+    MAX_SPLITS = 32
+
+    def __init__(self, analysis, namespace: dict, run_region: Callable[[Region], object],
+                 host_lines: dict[int, str], code: dict):
+        self.analysis = analysis
+        self.tree = analysis.tree
+        self.namespace, self.run_region = namespace, run_region
+        self.host_lines, self.code = host_lines, code
+        self.splits = 0
+        self.passes: dict[tuple, int] = {}      # host block -> passes its body made (last run)
+
+    def run(self, plan: tuple):
+        """Run the parts in order; the value of the cell's last expression, or None."""
+        __tracebackhide__ = True    # IPython shows the cell's line, not ours
+        value = None
+        for part in plan:
+            value = self._part(part)
+        return value
+
+    def _part(self, part):
+        __tracebackhide__ = True
+        if isinstance(part, Region):
+            return self._region(part)
+        if isinstance(part, HostStep):
+            return self._host_step(part)
+        self._host_block(part)
+        return None
+
+    def _region(self, region: Region):
+        __tracebackhide__ = True
+        try:
+            return self.run_region(region)
+        except SplitAt as split:
+            if self.splits >= self.MAX_SPLITS or split.line in self.host_lines:
+                reason = f"{split.reason} (psc_jit could not split the region there)"
+                return self.run_region(region, plain=reason)
+            self.splits += 1
+            self.host_lines[split.line] = split.reason
+        return self.run(plan_part(self.tree, region, self.host_lines, self.analysis.filename))
+
+    # -- host steps ---------------------------------------------------------------------------
+    def _host_step(self, step: HostStep):
+        """Run the statement as the plain cell runs it: at module level in the namespace (the
+        cell's last expression is evaluated, and its value shown)."""
+        __tracebackhide__ = True
+        stmt = self._statement(step.path, step.index)
+        filename = self.analysis.filename
+        if step.ends_cell and isinstance(stmt, ast.Expr):
+            code = self._code(("eval", step.path, step.index), lambda: compile(
+                ast.Expression(stmt.value), filename, "eval"))
+            return eval(code, self.namespace)
+        code = self._code(("exec", step.path, step.index), lambda: compile(
+            ast.Module(body=[stmt], type_ignores=[]), filename, "exec"))
+        exec(code, self.namespace)
+        return None
+
+    # -- host blocks --------------------------------------------------------------------------
+    def _host_block(self, block: HostBlock) -> None:
+        __tracebackhide__ = True
+        body, orelse = block.bodies
+        key = (block.path, block.index)
+        passes = 0
+        if block.kind == "if":
+            self.run(body if self._eval(block, "test") else orelse)
+            return
+        if block.kind == "while":
+            while self._eval(block, "test"):
+                self.run(body)
+                passes += 1
+        else:
+            assign = self._code(("assign", *key), lambda: self._assign_code(block))
+            for item in self._eval(block, "iter"):
+                assign(item)
+                self.run(body)
+                passes += 1
+        self.passes[key] = passes
+        self.run(orelse)        # (no break: the plan keeps loops that break on the host whole)
+
+    def _eval(self, block: HostBlock, field_name: str):
+        __tracebackhide__ = True
+        code = self._code((field_name, block.path, block.index), lambda: compile(
+            ast.Expression(getattr(self._statement(block.path, block.index), field_name)),
+            self.analysis.filename, "eval"))
+        return eval(code, self.namespace)
+
+    def _assign_code(self, block: HostBlock):
+        """A function binding a `for` loop's target to one item, as the plain cell's loop
+        binds it: names in the namespace, items and attributes of the objects named."""
+        target = self._statement(block.path, block.index).target
+        names = sorted({n.id for n in ast.walk(target) if isinstance(n, ast.Name)
+                        and isinstance(n.ctx, ast.Store)})
+        item = ast.Name("__psc_item", ast.Load())
+        body = ([ast.Global(names)] if names else []) + [ast.Assign([target], item)]
+        arguments = ast.arguments([], [ast.arg("__psc_item")], None, [], [], None, [])
+        fn = ast.copy_location(ast.FunctionDef("__psc_assign", arguments, body, [], None,
+                                               type_params=[]), target)
+        module = ast.fix_missing_locations(ast.Module(body=[fn], type_ignores=[]))
+        scope: dict = {}
+        exec(compile(module, self.analysis.filename, "exec"), self.namespace, scope)
+        return scope["__psc_assign"]
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _statement(self, path, index) -> ast.stmt:
+        return block_at(self.tree, path)[index]
+
+    def _code(self, key, make):
+        code = self.code.get(key)
+        if code is None:
+            code = self.code[key] = make()
+        return code

@@ -1,0 +1,182 @@
+"""Cells with host steps (print, random draws, data-dependent selections, star imports, line
+magics) run as compiled regions around them: each cell ends as the plain cell does (names,
+types, dtypes, values bit for bit, printed text byte for byte, the random generators' states,
+errors), on its first run and on a re-run that finds every region in the cache."""
+import contextlib
+import io
+
+import numpy as np
+import psc_jit
+import pytest
+
+pytestmark = [pytest.mark.ipython, pytest.mark.xla]
+
+
+def _state_of(value):
+    if isinstance(value, np.random.Generator):
+        return ("Generator", repr(value.bit_generator.state))
+    if isinstance(value, np.random.RandomState):
+        return ("RandomState", repr(value.get_state(legacy=False)))
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.dtype.str, value.shape, value.tobytes())
+    if isinstance(value, (np.generic, int, float, complex, str, bool, type(None))):
+        return (type(value).__name__, repr(value))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_state_of(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((k, _state_of(v)) for k, v in value.items()))
+    return (type(value).__name__,)
+
+
+def _run(shell, cells, magic):
+    """Run the cells in order; after each: (printed text, error, names -> state, global RNG)."""
+    seen = []
+    for cell in cells:
+        source = f"%%psc_jit --quiet\n{cell}" if magic else cell
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            result = shell.run_cell(source)
+        error = result.error_in_exec
+        names = {n: _state_of(v) for n, v in shell.user_ns.items()
+                 if not n.startswith("_") and n not in _BASE_NAMES}
+        seen.append((_without_traceback(out.getvalue(), error),
+                     (type(error).__name__, str(error)) if error is not None else None,
+                     names, repr(np.random.get_state(legacy=False)),
+                     repr(result.result) if not isinstance(result.result, np.ndarray)
+                     else _state_of(result.result)))
+    return seen
+
+
+_BASE_NAMES = {"np", "In", "Out", "get_ipython", "exit", "quit", "open", "psc_jit"}
+
+
+def _without_traceback(text, error):
+    return text.split("\x1b[")[0] if error is not None else text
+
+
+@pytest.fixture
+def compare(magic_shell, monkeypatch):
+    """compare(setup, *cells): run setup and the cells plain, then the same from the same
+    start with %%psc_jit on each cell; assert each cell ended the same. `reports` collects
+    the compiled runs' reports."""
+    monkeypatch.setattr(magic_shell, "showtraceback", lambda *a, **k: print("<traceback>"))
+    base = dict(magic_shell.user_ns)
+
+    def compare(setup, *cells, reports=None):
+        outcomes = []
+        for magic in (False, True):
+            magic_shell.user_ns.clear()
+            magic_shell.user_ns.update(base)
+            np.random.seed(12345)
+            magic_shell.run_cell(setup)
+            runs = []
+            for cell in cells:
+                runs.append(_run(magic_shell, [cell], magic)[0])
+                if magic and reports is not None:
+                    reports.append(psc_jit.last_report())
+            outcomes.append(runs)
+        plain, compiled = outcomes
+        for i, (p, c) in enumerate(zip(plain, compiled, strict=True)):
+            assert c[0] == p[0], f"cell {i}: printed text differs"
+            assert c[1] == p[1], f"cell {i}: errors differ"
+            assert c[2] == p[2], f"cell {i}: names differ"
+            assert c[3] == p[3], f"cell {i}: the global random state differs"
+            assert c[4] == p[4], f"cell {i}: the shown value differs"
+        return plain
+    return compare
+
+
+def test_a_print_between_statements_splits_the_cell_and_both_regions_compile(compare):
+    reports = []
+    cell = "a = x * 2.5\nprint('sum', a.sum(), a.dtype)\nb = a + 1\nb[:3]\n"
+    compare("x = np.arange(6.0)", cell, cell, reports=reports)
+    first, again = reports
+    assert first.split and first.compiled
+    assert [r.compiled for r in first.regions] == [True, True]
+    assert first.split_summary() == ("2 compiled regions, 1 host step: line 3 "
+                                     "`print('sum', a.sum(), a.dtype)`")
+    assert all(r.cache_hit for r in again.regions) and again.cache_hit
+
+
+def test_numpys_random_numbers_are_drawn_on_the_host_bit_for_bit(compare):
+    reports = []
+    cell = ("np.random.seed(0)\na = np.random.rand(3)\nb = a + np.random.normal(size=3)\n"
+            "rng = np.random.default_rng(1)\nc = rng.standard_normal(4) * b.sum()\n"
+            "rs = np.random.RandomState(2)\nd = rs.randn(2) + c[:2]\ne = d * 2\n")
+    compare("", cell, cell, "f = np.random.rand(2)\n", reports=reports)
+    assert reports[0].split and any(r.compiled for r in reports[0].regions)
+
+
+def test_a_generators_draws_advance_its_state_as_plain_python_does(compare):
+    compare("rng = np.random.default_rng(7)\nx = np.ones(3)",
+            "y = x * 2\nz = rng.normal(size=3) + y\nw = z.sum()\n",
+            "v = rng.integers(0, 10, 5)\n")
+
+
+def test_a_data_dependent_selection_is_a_host_step_between_compiled_regions(compare):
+    reports = []
+    cell = "y = x * 2\npos = y[y > 0]\nm = pos.mean() + y.sum()\nu = np.unique(np.round(y))\n"
+    compare("x = np.arange(-5.0, 6.0) / 2", cell, cell, reports=reports)
+    first, again = reports
+    assert first.split and sum(r.compiled for r in first.regions) >= 2
+    lines = [step.line for step in first.host_steps]
+    assert 3 in lines
+    assert again.split and all(r.cache_hit for r in again.regions if r.compiled)
+
+
+def test_a_loop_with_a_print_runs_in_python_with_its_body_compiled_once(compare):
+    reports = []
+    cell = ("acc = 0.0\nfor i in range(6):\n    acc = acc + x[i] * 2\n    if i % 2 == 0:\n"
+            "        print(i, acc)\nfin = acc * 3\n")
+    compare("x = np.arange(10.0)", cell, cell, reports=reports)
+    first, again = reports
+    body = [r for r in first.regions if r.name.endswith("line 4")]
+    assert body and body[0].compiled
+    assert first.host_passes == {((), 1): 6}
+    assert [r.compiled for r in first.regions] == [False, True, True]   # acc = 0.0: plain
+    assert all(r.cache_hit for r in again.regions if r.compiled)
+
+
+def test_star_imports_and_line_magics_are_host_steps_not_syntax_errors(compare):
+    reports = []
+    compare("x = np.arange(4.0)", "from numpy import *\ny = sqrt(x) * 2\n",
+            "%env PSC_REGIONS_TEST=1\nz = x + 1\nw = z * 2\n", reports=reports)
+    assert reports[0].split and reports[0].regions[0].compiled
+
+
+def test_an_error_in_a_later_region_leaves_the_names_assigned_before_it(compare):
+    compare("x = np.arange(3.0)\nk = np.ones((2, 2))",
+            "a = x * 2\nprint(a)\nb = a @ k\nc = b + 1\n")
+
+
+def test_an_error_in_a_host_step_leaves_the_names_assigned_before_it(compare):
+    compare("x = np.arange(3.0)",
+            "a = x * 2\nprint(a)\nr = np.random.rand(-1)\nc = a + 1\n")
+
+
+def test_a_cell_that_is_all_host_steps_runs_as_plain_python_with_the_reason(compare):
+    reports = []
+    compare("", "print('hello')\nnp.random.seed(3)\n", reports=reports)
+    report = reports[0]
+    assert report.split and not report.compiled
+    assert report.fallback_reason.startswith("line 2: 'print('hello')': print() is a side")
+    assert "line 3: 'np.random.seed(3)'" in report.fallback_reason
+
+
+def test_views_and_aliases_made_in_one_region_hold_across_a_host_step(compare):
+    compare("a = np.arange(6.0)",
+            "v = a[1:4]\nb = a\nprint(v.sum())\nv[0] = 100.0\nb[5] = -1.0\nt = a.sum()\n")
+
+
+def test_the_last_expression_is_shown_when_it_is_a_host_step(compare):
+    compare("x = np.arange(3.0)", "y = x + 1\nnp.random.seed(0)\nnp.random.rand(2) + y[:2]\n")
+
+
+def test_a_cell_that_is_not_python_raises_as_plain_and_its_report_is_the_last(magic_shell):
+    magic_shell.run_cell("%%psc_jit --quiet\ny = 1\n")
+    before = psc_jit.last_report()
+    result = magic_shell.run_cell("%%psc_jit --quiet\ny = (1 +\n")
+    assert isinstance(result.error_in_exec or result.error_before_exec, SyntaxError)
+    report = psc_jit.last_report()
+    assert report is not before and not report.compiled
+    assert "SyntaxError" in report.fallback_reason
