@@ -27,6 +27,7 @@ from .kernel_dot import kernel_class, kernel_colours, time_colours
 from .markup import style_html
 from .selection import page_data
 from .source import kernel_index, kernel_seconds, lines_html
+from .split import split_html, split_text
 from .summary import head_html, report_text, summary_html
 from .text import text_html
 from .timing import timing_html
@@ -64,8 +65,7 @@ def report_html(report, drawings: dict | None = None) -> str:
     are laid out here when not given. A cell split into regions and host steps: its own page
     (`split.py`), each region's report in it."""
     if getattr(report, "split", False):
-        from .split import split_html
-        return split_html(report)
+        return split_html(report, report_html)
     if drawings is None:
         drawings = report_drawings(report)
     uid = f"psc-{uuid.uuid4().hex[:12]}"
@@ -83,7 +83,8 @@ def report_html(report, drawings: dict | None = None) -> str:
 
 def mimebundle(report) -> dict[str, str]:
     """What a front end shows: {'text/plain': the terminal summary, 'text/html': the report}."""
-    return {"text/plain": report_text(report), "text/html": report_html(report)}
+    text = split_text(report) if getattr(report, "split", False) else report_text(report)
+    return {"text/plain": text, "text/html": report_html(report)}
 
 
 def _tab_input(uid: str, index: int, checked: bool) -> str:

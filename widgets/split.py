@@ -16,13 +16,13 @@ from .units import fmt_seconds
 __all__ = ["split_html", "split_head_html", "regions_table_html", "split_text"]
 
 
-def split_html(report) -> str:
-    from .report import report_html
+def split_html(report, region_html) -> str:
+    """The page; `region_html(region)`: a compiled region's own report (`report_html`)."""
     compiled = [r for r in report.regions if r.compiled]
     details = "".join(
         f'<details class="psc-region"{" open" if k == 0 else ""}><summary>'
         f"{escape(_lines(region))}: {escape(fusion_text(region))}</summary>"
-        f"{report_html(region)}</details>" for k, region in enumerate(compiled))
+        f"{region_html(region)}</details>" for k, region in enumerate(compiled))
     return (f'<div class="psc-jit psc-report psc-split">{style_html()}'
             f"{split_head_html(report)}{plan_html(report)}{regions_table_html(report)}"
             f"{details}</div>")

@@ -267,10 +267,12 @@ class RunReport:
     @property
     def plain_reasons(self) -> str | None:
         """Why any of the cell ran as plain Python: the fallback reason, or each host step's
-        (None when all of it compiled)."""
+        and each region's that ran as plain Python (None when all of it compiled)."""
         if self.fallback_reason is not None:
             return self.fallback_reason
-        steps = [step.explain() for step in self.host_steps]
+        steps = [step.explain() for step in self.host_steps] + [
+            f"lines {r.lines[0]}-{r.lines[1]}: {r.fallback_reason}" if r.lines else
+            r.fallback_reason for r in self.regions if r.fallback_reason is not None]
         return "; ".join(steps) if steps else None
 
     def split_summary(self) -> str:
