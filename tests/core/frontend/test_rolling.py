@@ -119,9 +119,6 @@ for i in range(n - 2, -1, -1):
 """
 
 
-@pytest.mark.xfail(strict=True, reason="XLA:CPU copies the arrays again since psc_jit stopped "
-                   "its copy insertion by region analysis, which miscompiled nested loops "
-                   "(tests/core/compile/test_xla_loops.py); to be won back by another route")
 def test_a_recurrence_updates_its_arrays_in_place_without_a_copy_per_iteration():
     """Each iteration reads an element the one before wrote (cp[i - 1]) and writes two
     arrays: XLA's program copies none of the 3000-element arrays inside its loops (it copied
