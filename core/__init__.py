@@ -50,7 +50,8 @@ from .compile.freedmemory import TRIM_INTERVAL, keep_freed_memory, trim_freed_me
 from .compile.hostmemory import aligned_copy as aligned
 from .control.api import cond, fori_loop, scan, switch, while_loop
 from .frontend.cell import (PRESENT, CellAnalysis, analyze_cell, bind_outputs, block_at,
-                            effect_sinks, make_cell_function, parse_cell, region_analysis)
+                            make_cell_function, parse_cell, region_analysis)
+from .frontend.sinks import effect_sinks
 from .frontend.regions import (HostBlock, HostStep, Region, failure_line, host_steps_of,
                                is_split, loop_names, plan_cell, plan_part, regions_of,
                                static_plan)

@@ -18,11 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import dis
 import itertools
 import linecache
 import operator
-import os
 import sys
 import weakref
 from dataclasses import dataclass, field
@@ -33,8 +31,8 @@ import numpy as np
 from . import budget
 from .ir import Eqn, Graph, Literal, ShapedArray, SourceInfo, Var, aval_of
 from .layout import Layout, ViewOp, c_strides_of
-
-_NUMPY_DIR = os.path.dirname(np.__file__)
+from .locations import caller_source, traceback_source  # noqa: F401 (imported from here too)
+from .locations import _storing_item, user_frame
 
 SUPPORTED_DTYPES = frozenset(np.dtype(t) for t in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
@@ -47,7 +45,6 @@ def is_traced_value(value) -> bool:
     if isinstance(value, (np.ndarray, np.generic)):
         return value.dtype in SUPPORTED_DTYPES
     return isinstance(value, (float, complex)) and not isinstance(value, bool)
-_SKIP_DIRS = (os.path.dirname(os.path.abspath(__file__)), _NUMPY_DIR)
 
 
 class TraceError(Exception):
@@ -255,64 +252,6 @@ def to_atom(x: Any):
     if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
         return Literal(np.asarray(x), aval_of(x))
     return Literal.of(np.asarray(x))
-
-
-# -- source locations -------------------------------------------------------------------------
-
-# The source positions of the code objects a trace runs (read once per code object, not per
-# operation), for the last POSITIONS_KEPT of them: a session makes a new code object for every
-# cell it compiles, and kept for ever they held 15 KiB per compile.
-_positions_cache: dict[Any, list] = {}
-POSITIONS_KEPT = 64
-
-
-def caller_source() -> SourceInfo | None:
-    """The innermost frame outside psc_jit's core and NumPy: the user's line."""
-    frame = user_frame(sys._getframe(1))
-    return _frame_source(frame) if frame is not None else None
-
-
-def user_frame(frame):
-    """The first frame from `frame` outwards that is the user's (not psc_jit's, not NumPy's)."""
-    while frame is not None:
-        if is_user_file(frame.f_code.co_filename):
-            return frame
-        frame = frame.f_back
-    return None
-
-
-def is_user_file(filename: str) -> bool:
-    return not filename.startswith(_SKIP_DIRS) and "<__array_function__" not in filename
-
-
-def traceback_source(tb) -> SourceInfo | None:
-    """The user's innermost line in a traceback (where their code raised, or called what did)."""
-    found = None
-    while tb is not None:
-        if is_user_file(tb.tb_frame.f_code.co_filename):
-            found = _frame_source(tb.tb_frame, tb.tb_lasti)
-        tb = tb.tb_next
-    return found
-
-
-def _storing_item(frame) -> bool:
-    """Whether the frame is storing into a subscript (`a[i] = v`, `a[i] += v`) right now."""
-    code = frame.f_code.co_code
-    return frame.f_lasti < len(code) and dis.opname[code[frame.f_lasti]] == "STORE_SUBSCR"
-
-
-def _frame_source(frame, lasti: int | None = None) -> SourceInfo:
-    code = frame.f_code
-    positions = _positions_cache.get(code)
-    if positions is None:
-        if len(_positions_cache) >= POSITIONS_KEPT:
-            del _positions_cache[next(iter(_positions_cache))]
-        positions = _positions_cache[code] = list(code.co_positions())
-    index = (frame.f_lasti if lasti is None else lasti) // 2
-    line, end_line, col, end_col = positions[index] if index < len(positions) else (
-        frame.f_lineno, None, 0, None)
-    return SourceInfo(code.co_filename, line or frame.f_lineno, (col or 0) + 1,
-                      end_line, (end_col + 1) if end_col is not None else None, code.co_name)
 
 
 # -- buffers and views ------------------------------------------------------------------------

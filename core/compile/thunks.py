@@ -40,3 +40,16 @@ def thunk_events(plane, module: str, max_events: int) -> ThunkTrace:
     note = f"{left:,} kernel runs past the budget of {max_events:,} were not read" \
         if left else None
     return ThunkTrace(tuple(events), note)
+
+
+CPU_PLANE = "/host:CPU"     # the plane of jaxlib's profile where XLA:CPU's thunks run
+
+
+def thunk_trace(read_xspace, data: bytes, module: str, max_events: int) -> ThunkTrace:
+    """The thunk events of HLO module `module` in a serialized profile (`read_xspace`: jaxlib's
+    reader of one, handed over by compile/xla.py), at most `max_events`."""
+    try:
+        plane = read_xspace(data).find_plane_with_name(CPU_PLANE)
+    except Exception as err:    # jaxlib's own error type for a profile it cannot read
+        return ThunkTrace(note=f"jaxlib's profile could not be read ({err})")
+    return thunk_events(plane, module, max_events)

@@ -9,6 +9,8 @@ import threading
 import time
 from typing import Callable, TypeVar
 
+from .errors import run_failed
+
 T = TypeVar("T")
 
 SPIN_SECONDS = 2e-4     # a run's wait first looks without sleeping (most calls end by then)
@@ -28,6 +30,36 @@ def poll_until_ready(result) -> None:
         time.sleep(delay)
         if time.perf_counter() - start > POLL_SHORT_FOR:
             delay = min(delay * 2, POLL_LONGEST)
+
+
+def wait_for_result(result) -> None:
+    """Block until an XLA result is computed; XLA's error for a failed run (out of memory, a
+    kernel's error) as an XlaError, as when the launch itself fails.
+
+    XLA runs the program on its own threads; this thread waits by looking, then sleeping in
+    short slices, never inside jaxlib's blocking wait, so that an interrupt (Kernel ->
+    Interrupt: KeyboardInterrupt in the main thread) stops the wait within a slice. The
+    abandoned run finishes in the background; its buffers are freed when it ends (jaxlib holds
+    them, and the inputs it reads, until then)."""
+    try:
+        if not result.is_ready():
+            poll_until_ready(result)
+        result.block_until_ready()
+    except Exception as err:      # jaxlib raises its own JaxRuntimeError; keep its text
+        raise run_failed(err) from err
+
+
+# XLA's asynchronous CPU client runs a program on the calling thread, not its own, when XLA's
+# cost analysis gives it fewer flops than this (jaxlib 0.10.2: a "cheap computation", < 1000;
+# a while loop's body counts once, whatever its trip count), where an interrupt waits for its
+# end. Tested in tests/core/compile/test_inline.py.
+XLA_RUNS_INLINE_BELOW_FLOPS = 1000
+
+
+def runs_where_called(loaded) -> bool:
+    """Whether XLA's asynchronous client runs this loaded executable on the calling thread."""
+    flops = loaded.cost_analysis().get("flops", 0.0)
+    return float(flops) < XLA_RUNS_INLINE_BELOW_FLOPS
 
 
 WAIT_SLICE = 0.05       # seconds between looks at a running compile (and at interrupts)

@@ -17,17 +17,19 @@ import threading
 import time
 import weakref
 from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..ir import ShapedArray
 from . import blas, hostkernels
 from .errors import XlaError, run_failed as _run_failed
+from .machine import host_machine
 from .hostmemory import (COPIED_AT_ONCE_BYTES, InputSlot, ResultView, large_ones_aligned,
                          release_staged)
-from .thunks import ThunkTrace, thunk_events
-from .waiting import poll_until_ready, run_on_worker, wait_for_thread
+from .fastpath import FastPath, Finished
+from .thunks import ThunkTrace, thunk_trace
+from .waiting import run_on_worker, runs_where_called, wait_for_result, wait_for_thread
 
 SUPPORTED_JAXLIB = ((0, 10, 2), (0, 11, 0))     # [lowest, first unsupported)
 
@@ -113,20 +115,9 @@ def compile_options(xla_client):
 @functools.cache
 def target_description() -> str:
     """What XLA's CPU code is generated for, beyond jaxlib's version and the platform: the
-    machine, the host CPU's feature flags (an executable built for AVX-512 must never run
-    where it is missing), XLA_FLAGS and psc_jit's own options. Part of a persistent
-    executable's key."""
-    import platform as host
-    flags = ""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith(("flags", "Features")):
-                    flags = " ".join(sorted(line.split(":", 1)[1].split()))
-                    break
-    except OSError:
-        flags = host.processor()
-    return "\n".join((_client(False).platform_version, host.machine(), flags,
+    machine and its CPU's feature flags (`machine.py`), XLA_FLAGS and psc_jit's own options.
+    Part of a persistent executable's key."""
+    return "\n".join((_client(False).platform_version, host_machine(),
                       os.environ.get("XLA_FLAGS", ""), repr(COMPILE_OVERRIDES)))
 
 
@@ -187,7 +178,7 @@ class Executable:
         self._collect_garbage = _jax.collect_garbage   # jaxlib drops NumPy arrays it held later
         self._zero_copy = _jax.HostBufferSemantics.ZERO_COPY
         self._run = loaded.execute_sharded
-        self.hands_off = not inline and _runs_where_called(loaded)
+        self.hands_off = not inline and runs_where_called(loaded)
         self._call = self._dispatched_call(self._results) if inline and not self._large else None
         self._aligned_call = self._dispatched_call(     # large inputs read in place: `execute`
             [ResultView.of(aval, True) for aval in self.out_avals]) \
@@ -233,7 +224,7 @@ class Executable:
         results = self._launch(buffers)
         if marks is not None:
             for result in results:
-                _wait_for(result)
+                wait_for_result(result)
             marks.append(time.perf_counter())
         outputs = [view(r) for view, r in zip(self._results, results, strict=True)]
         if self._large:
@@ -326,7 +317,6 @@ def _totals(raw: dict) -> dict[str, float]:
 # -- the profiler: what each thunk of XLA:CPU's runtime took ----------------------------------
 
 _PROFILE_LOCK = threading.Lock()
-_CPU_PLANE = "/host:CPU"
 
 
 def profiled(run: Callable[[], object], module: str, max_events: int
@@ -357,7 +347,8 @@ def profiled(run: Callable[[], object], module: str, max_events: int
                          daemon=True).start()
         raise
     data = _stop_session(session)
-    return result, _thunk_trace(_profile_data, data, module, max_events)
+    return result, thunk_trace(_profile_data.ProfileData.from_serialized_xspace, data, module,
+                               max_events)
 
 
 def _stop_session(session) -> bytes:
@@ -379,27 +370,10 @@ def _start_session(_profiler):
         return f"not profiled: jaxlib's profiler did not start ({err})"
 
 
-def _thunk_trace(_profile_data, data: bytes, module: str, max_events: int) -> ThunkTrace:
-    try:
-        plane = _profile_data.ProfileData.from_serialized_xspace(data) \
-            .find_plane_with_name(_CPU_PLANE)
-    except Exception as err:    # jaxlib's own error type for a profile it cannot read
-        return ThunkTrace(note=f"jaxlib's profile could not be read ({err})")
-    return thunk_events(plane, module, max_events)
 
 
-# XLA's asynchronous CPU client runs a program on the calling thread, not its own, when XLA's
-# cost analysis gives it fewer flops than this (jaxlib 0.10.2: a "cheap computation", < 1000;
-# a while loop's body counts once, whatever its trip count), where an interrupt waits for its
-# end. Tested in tests/core/test_xla_adapter.py.
-XLA_RUNS_INLINE_BELOW_FLOPS = 1000
+
 _STREAMS = itertools.count(1)   # execution streams of threads that abandoned a run
-
-
-def _runs_where_called(loaded) -> bool:
-    """Whether XLA's asynchronous client runs this executable on the calling thread."""
-    flops = loaded.cost_analysis().get("flops", 0.0)
-    return float(flops) < XLA_RUNS_INLINE_BELOW_FLOPS
 
 
 def wait_abandoned(err: BaseException) -> None:
@@ -412,23 +386,6 @@ def wait_abandoned(err: BaseException) -> None:
     if not isinstance(err, Exception):
         err.__traceback__ = None
     _jaxlib()[1].set_execution_stream_id(next(_STREAMS))
-
-
-def _wait_for(result) -> None:
-    """Block until a result is computed; XLA's error for a failed run (out of memory, a
-    kernel's error) as an XlaError, as when the launch itself fails.
-
-    XLA runs the program on its own threads; this thread waits by looking, then sleeping in
-    short slices, never inside jaxlib's blocking wait, so that an interrupt (Kernel ->
-    Interrupt: KeyboardInterrupt in the main thread) stops the wait within a slice. The
-    abandoned run finishes in the background; its buffers are freed when it ends (jaxlib holds
-    them, and the inputs it reads, until then)."""
-    try:
-        if not result.is_ready():
-            poll_until_ready(result)
-        result.block_until_ready()
-    except Exception as err:      # jaxlib raises its own JaxRuntimeError; keep its text
-        raise _run_failed(err) from err
 
 
 LAPACK_TARGET_PREFIX = "lapack_"
@@ -542,37 +499,11 @@ JAX_X64 = "jax_enable_x64"     # jax's setting, once jax is imported in the proc
 OWN_X64 = "psc_jit_enable_x64"
 
 
-class FastPath(NamedTuple):
-    """What jaxlib's C++ dispatcher keeps per call signature (the fields it reads, by name)."""
-    xla_executable: Any
-    out_pytree_def: Any
-    in_shardings: list
-    out_shardings: list
-    out_avals: list
-    out_committed: list
-    kept_var_bitvec: list
-    in_device_local_layouts: list
-    const_args: list
-
-
-class _Finished:
-    """The dispatcher's one pytree node: children a run's results, aux data the callable
-    (`finish`) the dispatcher calls on them through `operator.call` to make the return value."""
-    __slots__ = ("count", "finish")
-
-    def __init__(self, count: int, finish: Callable[[tuple], Any]):
-        self.count = count
-        self.finish = finish
-
-    def parts(self) -> tuple[tuple, Callable]:
-        return (0,) * self.count, self.finish
-
-
 @functools.cache
 def _registry():
     _, _jax, _ = _jaxlib()
     registry = _jax.pytree.PyTreeRegistry(False, False, False, False, False)   # all leaves
-    registry.register_node(_Finished, _Finished.parts, operator.call)
+    registry.register_node(Finished, Finished.parts, operator.call)
     return registry
 
 
@@ -661,7 +592,7 @@ def fast_path(executable: Executable, finish: Callable[[tuple], Any]) -> FastPat
     layout: a large misaligned input (`executable.stages_inputs`) would be copied by jaxlib
     afresh on every call, and its results must then be waited for."""
     n_in, n_out = len(executable.in_avals), len(executable.out_avals)
-    _, treedef = _registry().flatten(_Finished(n_out, finish))
+    _, treedef = _registry().flatten(Finished(n_out, finish))
     sharding = _sharding(executable.inline)
     return FastPath(executable._loaded, treedef, [sharding] * n_in, [sharding] * n_out,
                     list(executable.out_avals), [True] * n_out, [True] * n_in, [None] * n_in,

@@ -9,8 +9,9 @@ Modules, in the order a cell meets them:
                        returns gathered, loops and branches rolled
     definitions.py     the functions and classes a cell defines: the plain ones, made anew
                        from recipes on every run
-    rewrite.py         loop rolling, the AST pass (with blockers.py, scopes.py,
-                       creation_calls.py)
+    regions.py         a cell cut into compiled regions around its host steps: the plan
+    rewrite.py         loop rolling, the AST pass (with rewrite_expressions.py, blockers.py,
+                       scopes.py, creation_calls.py)
     runtime.py         loop rolling, the helpers rewritten code calls at trace time (with
                        python_scalars.py, python_types.py, raising.py, unrolled.py)
     reads.py           what a trace reads from outside its arguments (with sources.py,
@@ -20,7 +21,7 @@ Modules, in the order a cell meets them:
     subclasses.py      calls that make a value of a subclass of ndarray (np.ma.array, ...)
     refusals.py        refusals that stand even when traced code catches them; the audit
                        events of host calls made inside libraries (with _audit_events.c)
-    effects.py         the trace's effects on the caller's Python objects (with
+    effects.py         the trace's effects on the caller's Python objects (with sinks.py,
                        helper_sinks.py, and contents.py: the items of containers, kept
                        and put back)
 

@@ -40,6 +40,7 @@ from .definitions import (Definitions, defined, defining,  # noqa: F401 (convert
 from .helper_sinks import helper_sink_names
 from .reads import FunctionInfo, guard_globals, is_user_function, item, load, recording_active
 from .rewrite import roll_loops
+from .scopes import FUNCTIONS as _FUNCTIONS, outer_loads
 from .python_types import isinstance_of, isscalar_of, type_of  # noqa: F401 (and call)
 from .refusals import call_watched, refuse_call
 from .seen import globals_refused, seen_arguments, vars_of  # noqa: F401 (converted code)
@@ -514,98 +515,6 @@ def _index_expr(index: ast.expr) -> ast.expr:
 
 
 make_slice = builtins.slice          # `a:b:c` in converted code
-
-
-# -- scopes: which names a function reads from outside ----------------------------------------
-
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-
-
-def outer_loads(fn) -> list[ast.Name]:
-    """The Name loads in fn (nested functions and comprehensions included, class bodies not)
-    that refer to no variable of fn or of a scope inside it: globals, builtins and fn's
-    closure variables, by Python's scoping rules."""
-    found: list[ast.Name] = []
-
-    def visit(node, scopes: list[set[str]]):
-        if isinstance(node, ast.Name):
-            if isinstance(node.ctx, ast.Load) and not any(node.id in s for s in scopes):
-                found.append(node)
-        elif isinstance(node, _FUNCTIONS):
-            args = node.args
-            for default in args.defaults + [d for d in args.kw_defaults if d is not None] + \
-                    getattr(node, "decorator_list", []):
-                visit(default, scopes)
-            inner = scopes + [bound_names(node)]
-            for stmt in (node.body if isinstance(node.body, list) else [node.body]):
-                visit(stmt, inner)
-        elif isinstance(node, _COMPREHENSIONS):
-            visit(node.generators[0].iter, scopes)
-            inner = scopes + [bound_names(node)]
-            for child in ast.iter_child_nodes(node):
-                if child is not node.generators[0]:
-                    visit(child, inner)
-            first = node.generators[0]
-            for child in [first.target, *first.ifs]:
-                visit(child, inner)
-        elif not isinstance(node, ast.ClassDef):
-            for child in ast.iter_child_nodes(node):
-                visit(child, scopes)
-
-    visit(fn, [])
-    return found
-
-
-def bound_names(scope) -> set[str]:
-    """The names a function, lambda or comprehension binds itself (parameters, assignments,
-    imports, defs, except names, match captures; walrus targets of its comprehensions), less
-    those it declares global."""
-    if isinstance(scope, _COMPREHENSIONS):
-        return {n.id for g in scope.generators for n in ast.walk(g.target)
-                if isinstance(n, ast.Name)}
-    args = scope.args
-    bound = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
-    bound |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
-    declared = set()
-    for node in _scope_nodes(scope.body if isinstance(scope.body, list) else [scope.body]):
-        bound |= _binds(node)
-        if isinstance(node, ast.Global):
-            declared |= set(node.names)
-    return bound - declared
-
-
-def _binds(node) -> set[str]:
-    if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-        return {node.id}
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {node.name}
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return {(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"}
-    if isinstance(node, ast.ExceptHandler) and node.name:
-        return {node.name}
-    if isinstance(node, ast.NamedExpr):
-        return {node.target.id}
-    if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-        return {node.name}
-    if isinstance(node, ast.MatchMapping) and node.rest:
-        return {node.rest}
-    return set()
-
-
-def _scope_nodes(stmts):
-    """The nodes of one scope: nested functions and classes not entered (their names are
-    bound here), comprehensions entered only for walrus targets (which bind here)."""
-    stack = list(stmts)
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
-            continue
-        if isinstance(node, _COMPREHENSIONS):
-            yield from (n for n in ast.walk(node) if isinstance(n, ast.NamedExpr))
-            continue
-        stack.extend(ast.iter_child_nodes(node))
 
 
 # -- one return at the end --------------------------------------------------------------------

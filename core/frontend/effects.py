@@ -223,7 +223,7 @@ EXTEND_LIMIT = 256       # values one L.extend(...) may write after the run
 
 class Sink:
     """Stands, while a cell is traced, for a list, dict or object of the user's that the cell
-    only writes to (`cell.effect_sinks`; or a helper of the notebook's, `helper_sinks`):
+    only writes to (`sinks.effect_sinks`; or a helper of the notebook's, `helper_sinks`):
     `L.append(v)`, `L.extend(vs)`, `d[k] = v`, `d.update(...)` and `obj.a = v` are recorded,
     in order, with the traced values, and `with_effects` returns the record as part of the
     cell's result, so that every run gives its own values and `replay` makes the same writes

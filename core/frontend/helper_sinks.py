@@ -4,7 +4,7 @@ own writes (an `effects.Sink` in the cell's log), made again with each run's val
 run, as the cell's own writes to such an object are.
 
 A global is such a sink when the helper's code only writes to it, by the statements a cell
-may use (`cell.effect_sinks`: at the helper's top level or in its `for` loops), and the helper
+may use (`sinks.effect_sinks`: at the helper's top level or in its `for` loops), and the helper
 is the notebook's (its globals are the namespace the cell runs in, where the writes are made
 again by name). The trace then guards the global's identity, and refuses, at the helper's
 line, a sink whose object the traced code read before (an input of the cell, a read of
@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 
 from ..tracing import UnsupportedError, caller_source
-from .cell import effect_sinks
+from .sinks import effect_sinks
 from .effects import CELL_EFFECTS, HINT, Sink, mark_written, sink_fits
 from .sources import Source
 

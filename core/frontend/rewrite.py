@@ -20,10 +20,8 @@ from . import runtime
 from .blockers import HINTS, drop_break, drop_continue, find_blocker
 from .cell import assigned_names, collect_loads, walk_block
 from .creation_calls import wrap_creation_calls
+from .rewrite_expressions import RT, IfExpressions, assert_call, raise_call, rewrite_test, rt_attr
 from .scopes import function_scope
-
-RT = "__psc_rt"
-
 
 def roll_loops(module: ast.Module) -> ast.Module:
     """A copy of `module` whose functions' loops and branches call the rolling helpers."""
@@ -50,7 +48,7 @@ class _Rewriter:
         doc = body[:1] if body and isinstance(body[0], ast.Expr) and isinstance(
             body[0].value, ast.Constant) and isinstance(body[0].value.value, str) else []
         imports = _at_line(_parse(f"import {runtime.__name__} as {RT}"), self.fn.lineno)
-        body = [_IfExpressions().visit(stmt) for stmt in body[len(doc):]]
+        body = [IfExpressions().visit(stmt) for stmt in body[len(doc):]]
         self.fn.body = doc + imports + self.block(wrap_creation_calls(body, RT))
 
     def block(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
@@ -69,9 +67,9 @@ class _Rewriter:
         if isinstance(stmt, (ast.With, ast.AsyncWith, ast.Try, ast.AsyncFor)):
             return [self.nested(stmt)]
         if isinstance(stmt, ast.Assert):
-            return [_assert_call(stmt)]
+            return [assert_call(stmt)]
         if isinstance(stmt, ast.Raise) and isinstance(stmt.exc, ast.Call):
-            return [_raise_call(stmt)]
+            return [raise_call(stmt)]
         return [stmt]
 
     def nested(self, stmt):
@@ -212,7 +210,7 @@ class _Rewriter:
                 it.func.id in ("enumerate", "zip") and not any(
                     isinstance(a, ast.Starred) for a in it.args) and not it.keywords:
             kind, args = it.func.id, [it.func, *it.args]
-        make = ast.Call(func=_rt_attr("Sequence"), args=[ast.Constant(kind), *args],
+        make = ast.Call(func=rt_attr("Sequence"), args=[ast.Constant(kind), *args],
                         keywords=[])
         rows = ast.For(target=ast.Name(index, ast.Store()), iter=ast.Call(
             func=ast.Name("range", ast.Load()),
@@ -241,7 +239,7 @@ class _Rewriter:
         body = drop_continue(node.body)
         blocker = self.blocker(body, "while")
         text = getattr(node, "psc_text", None) or f"while {ast.unparse(node.test)}"
-        test = _rewrite_test(node.test)
+        test = rewrite_test(node.test)
         if blocker[0]:
             site = self.site("while", node, text, self.names_of(body, [node.test]),
                              blocker=blocker)
@@ -274,7 +272,7 @@ class _Rewriter:
         k = next(self.counter)
         text = getattr(node, "psc_text", None) or f"if {ast.unparse(node.test)}"
         blocker = self.blocker(node.body + node.orelse, "if")
-        test = _rewrite_test(node.test)
+        test = rewrite_test(node.test)
         if blocker[0]:
             return self.blocked_test("if", node, self.site("if", node, text, blocker=blocker), test)
         both = node.body + node.orelse
@@ -574,118 +572,3 @@ def _reads(expr) -> set[str]:
     reads: list[str] = []
     collect_loads(expr, set(), reads)
     return set(reads)
-
-
-def _assert_call(stmt: ast.Assert) -> ast.stmt:
-    """`assert test, msg` -> `__psc_rt.assert_(test, lambda: msg)`: a traced test is checked by
-    the run (runtime.assert_)."""
-    args = [_rewrite_test(stmt.test)]
-    if stmt.msg is not None:
-        args.append(ast.Lambda(args=_no_args(), body=stmt.msg))
-    call = ast.Call(func=_rt_attr("assert_"), args=args, keywords=[])
-    return ast.copy_location(ast.Expr(ast.copy_location(call, stmt)), stmt)
-
-
-def _raise_call(stmt: ast.Raise) -> ast.stmt:
-    """`raise E(msg)` -> `raise __psc_rt.error(lambda: E(msg), lambda: E, 'msg')`: an error
-    whose message formats a traced value is still raised, by the run (runtime.error)."""
-    exc = stmt.exc
-    text = ", ".join(ast.unparse(a) for a in exc.args)
-    call = ast.Call(func=_rt_attr("error"), args=[
-        ast.Lambda(args=_no_args(), body=exc), ast.Lambda(args=_no_args(), body=exc.func),
-        ast.Constant(text)], keywords=[])
-    new = ast.Raise(exc=ast.copy_location(call, exc), cause=stmt.cause)
-    return ast.copy_location(new, stmt)
-
-
-def _rewrite_test(test: ast.expr) -> ast.expr:
-    """`a and b`, `a or b`, `not a` in a test: evaluated on traced values too."""
-    if isinstance(test, ast.BoolOp):
-        op = "and_" if isinstance(test.op, ast.And) else "or_"
-        thunks = [ast.Lambda(args=_no_args(), body=_rewrite_test(v)) for v in test.values[1:]]
-        call = ast.Call(func=_rt_attr(op), args=[_rewrite_test(test.values[0])] + thunks,
-                        keywords=[])
-        return ast.copy_location(call, test)
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        call = ast.Call(func=_rt_attr("not_"), args=[_rewrite_test(test.operand)], keywords=[])
-        return ast.copy_location(call, test)
-    return test
-
-
-class _IfExpressions(ast.NodeTransformer):
-    """`a if test else b` -> `__psc_rt.if_exp(test, lambda: a, lambda: b)`: a traced test
-    traces both (runtime.if_exp). Nested functions are rewritten on their own."""
-
-    def visit_FunctionDef(self, node):
-        return node
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-
-    def visit_If(self, node):
-        """A test keeps its own `and`, `or` and `not`: only its truth counts (`_rewrite_test`)."""
-        _mark_tests(node.test)
-        return self.generic_visit(node)
-
-    visit_While = visit_Assert = visit_If
-
-    def visit_BoolOp(self, node: ast.BoolOp):
-        self.generic_visit(node)
-        if getattr(node, "psc_test", False) or _binds_inside(node):
-            return node
-        helper = "and_value" if isinstance(node.op, ast.And) else "or_value"
-        thunks = [ast.Lambda(args=_no_args(), body=v) for v in node.values[1:]]
-        call = ast.Call(func=_rt_attr(helper), args=[node.values[0], *thunks], keywords=[])
-        return ast.copy_location(call, node)
-
-    def visit_UnaryOp(self, node: ast.UnaryOp):
-        self.generic_visit(node)
-        if not isinstance(node.op, ast.Not) or getattr(node, "psc_test", False):
-            return node
-        return ast.copy_location(ast.Call(func=_rt_attr("not_value"), args=[node.operand],
-                                          keywords=[]), node)
-
-    def visit_Compare(self, node: ast.Compare):
-        self.generic_visit(node)
-        if len(node.ops) < 2 or _binds_inside(node):
-            return node
-        rest = []
-        for op, right in zip(node.ops, node.comparators, strict=True):
-            rest += [ast.Constant(type(op).__name__), ast.Lambda(args=_no_args(), body=right)]
-        call = ast.Call(func=_rt_attr("compare_chain"), args=[node.left, *rest], keywords=[])
-        return ast.copy_location(call, node)
-
-    def visit_IfExp(self, node: ast.IfExp):
-        _mark_tests(node.test)
-        self.generic_visit(node)
-        if _binds_inside(node):
-            return node
-        thunks = [ast.Lambda(args=_no_args(), body=b) for b in (node.body, node.orelse)]
-        call = ast.Call(func=_rt_attr("if_exp"), args=[_rewrite_test(node.test), *thunks],
-                        keywords=[])
-        return ast.copy_location(call, node)
-
-
-def _binds_inside(node) -> bool:
-    """Whether the expression has parts a lambda would change the meaning of."""
-    return any(isinstance(n, (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await))
-               for n in ast.walk(node))
-
-
-def _mark_tests(test) -> None:
-    """Mark the `and`/`or` of a test (through `not` and other `and`/`or`): left to
-    `_rewrite_test`, which asks only their truth."""
-    if isinstance(test, ast.BoolOp):
-        test.psc_test = True
-        for value in test.values:
-            _mark_tests(value)
-    elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        test.psc_test = True
-        _mark_tests(test.operand)
-
-
-def _no_args() -> ast.arguments:
-    return ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
-
-
-def _rt_attr(name: str) -> ast.Attribute:
-    return ast.Attribute(value=ast.Name(RT, ast.Load()), attr=name, ctx=ast.Load())

@@ -19,7 +19,7 @@ PACKAGES = {"psc_jit": ROOT / "extension", "psc_jit.core": ROOT / "core",
 
 # Layers of core, lowest first; a module may import its own layer's modules (no cycles) and
 # any lower layer. The top-level modules of core are one layer each, in pipeline order.
-LAYERS = ["psc_jit.core.ir", "psc_jit.core.budget", "psc_jit.core.tree_util",
+LAYERS = ["psc_jit.core.ir", "psc_jit.core.locations", "psc_jit.core.budget", "psc_jit.core.tree_util",
           "psc_jit.core.interpreter", "psc_jit.core.passes", "psc_jit.core.lowering",
           "psc_jit.core.layout", "psc_jit.core.tracing", "psc_jit.core.typecheck",
           "psc_jit.core.primitives", "psc_jit.core.numpy", "psc_jit.core.control",

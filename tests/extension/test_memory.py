@@ -82,7 +82,7 @@ def test_source_positions_are_kept_for_a_bounded_number_of_code_objects():
     """Tracing reads each code object's positions once; every compiled cell is a new code
     object, and they were kept for good (15 KiB a cell)."""
     from psc_jit.core import jit
-    from psc_jit.core.tracing import POSITIONS_KEPT, _positions_cache
+    from psc_jit.core.locations import POSITIONS_KEPT, _positions_cache
     for k in range(POSITIONS_KEPT + 10):
         jit(eval(f"lambda v: v * {k}.0 + 1.0")).trace(np.ones(3))
     assert len(_positions_cache) <= POSITIONS_KEPT

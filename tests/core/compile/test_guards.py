@@ -10,7 +10,8 @@ import textwrap
 import numpy as np
 import pytest
 from psc_jit.core import TRACE_CACHE, jit
-from psc_jit.core.frontend.convert import bound_names, outer_loads, single_exit
+from psc_jit.core.frontend.convert import single_exit
+from psc_jit.core.frontend.scopes import bound_names, outer_loads
 
 pytestmark = pytest.mark.xla
 
