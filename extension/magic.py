@@ -74,6 +74,8 @@ class PscJitMagics(Magics):
               help="time plain Python against compiled on every run (default: on a cache miss)")
     @argument("--no-compare", dest="compare", action="store_false",
               help="never time plain Python against compiled")
+    @argument("--force", action="store_true",
+              help="run compiled even where plain Python was measured faster for this cell")
     @argument("--strict", action="store_true",
               help="raise instead of running the cell as plain Python when it cannot compile")
     @argument("--quiet", action="store_true", help="show no report")
@@ -120,7 +122,8 @@ class PscJitMagics(Magics):
         if args.wrt and not args.grad:
             raise UsageError("--wrt names the inputs of a gradient: give --grad OUT too")
         return Options(static=static, traced=traced, compare=args.compare,
-                       strict=args.strict, quiet=args.quiet, name=args.name, grad=args.grad,
+                       strict=args.strict, force=args.force, quiet=args.quiet, name=args.name,
+                       grad=args.grad,
                        wrt=_ordered_names(args.wrt), budget=budget)
 
     def _cell_id(self) -> str | None:

@@ -24,8 +24,8 @@ from .core import (PRESENT, TRACE_CACHE, CellAnalysis, Compiled, DataDependentSh
                    SubclassArgument, Timings, analyze_cell, bind_outputs, cell_function,
                    KeptObjects, copy_inputs, effect_sinks, failure_line, host_steps_of,
                    is_split, largest_difference, loop_names, plan_cell, region_analysis,
-                   replay_effects, sink_fits, static_plan, time_interleaved, with_definitions,
-                   with_effects, written_names)
+                   fmt_seconds, replay_effects, sink_fits, static_plan, time_interleaved,
+                   with_definitions, with_effects, written_names)
 from .gradcell import gradient_cell, gradient_name, gradient_problem
 from .regions import HostCode, PlanRun, SplitAt
 
@@ -68,6 +68,7 @@ class Options:
     quiet: bool = False
     name: str | None = None
     budget: float = 1.0                # seconds per side for the timing comparison (PscJit)
+    force: bool = False                # compile even where plain Python was measured faster
     grad: str | None = None            # --grad OUT: also d{OUT}_d{NAME} for NAME in wrt
     wrt: tuple[str, ...] = ()
 
@@ -146,6 +147,9 @@ class CellRunner:
     _latest_digest: dict[str, str] = field(default_factory=dict)
     _host_code: HostCode = field(default_factory=HostCode)
     _static_loop_regions: set = field(default_factory=set)   # see _run_region
+    # (cell, source, signature) -> why its later runs run as plain Python (see _pick)
+    _plain_faster: OrderedDict[tuple, str] = field(default_factory=OrderedDict)
+    MAX_PLAIN_FASTER = 1024
 
     def run(self, source: str, options: Options = Options(), cell_id: str | None = None,
             progress: Callable[[str], None] | None = None, written: str | None = None
@@ -192,6 +196,7 @@ class CellRunner:
         """Forget the cells' programs (with the caches cleared, their memos point nowhere)."""
         self._programs.clear()
         self._static_loop_regions.clear()
+        self._plain_faster.clear()
 
     # -- a cell of regions and host steps ------------------------------------------------------
     @staticmethod
@@ -303,6 +308,11 @@ class CellRunner:
         report.signature = call.record.signature_text
         timed = options.compare or (options.compare is None and not report.cache_hit
                                     and options.grad is None)
+        picked = (identity, analysis.digest, report.signature)
+        faster = self._plain_faster.get(picked)
+        if faster is not None and not timed and not (options.force or options.strict or
+                                                     options.grad is not None):
+            raise _Fallback(faster)
         # timed runs start where the cell's own run started: its inputs as they were before
         before = dict(zip(program.inputs, values, strict=True))
         if timed and compiled.mutates:
@@ -330,11 +340,28 @@ class CellRunner:
             try:
                 report.timings = self._compare(analysis, program, compiled, before,
                                                call.leaves, report, options, kept_objects)
+                self._pick(picked, report)
             except Exception as err:    # the cell ran and its results are written: a timing
                 log.warning("psc_jit could not time %s", report.name, exc_info=True)  # that
                 report.notes += (f"not timed: a timing run raised {type(err).__name__}: "   # fails
                                  f"{err}",)                     # is told, never the cell's error
         return report, last
+
+    def _pick(self, picked: tuple, report) -> None:
+        """After a timed run: when plain Python was faster beyond the noise (the verdict of
+        the interleaved runs), the later runs of this cell with this signature run as plain
+        Python, and the report says so; otherwise they run compiled. A changed signature (or
+        source) is timed, and decides, anew; so does a run with --compare."""
+        timings = report.timings
+        self._plain_faster.pop(picked, None)
+        if timings is None or timings.verdict().kind != "slower":
+            return
+        why = (f"plain Python is faster here: {fmt_seconds(timings.plain_median)} vs "
+               f"{fmt_seconds(timings.compiled_median)} compiled; `--force` compiles anyway")
+        self._plain_faster[picked] = why
+        while len(self._plain_faster) > self.MAX_PLAIN_FASTER:
+            self._plain_faster.popitem(last=False)
+        report.notes += (f"{why}: later runs with this signature run as plain Python",)
 
     def _prepare(self, program, values, identity, analysis, report):
         """The call through the compiler's one door (`Jitted.prepare`, as `jit` makes it):

@@ -8,6 +8,7 @@ run ended in KeyboardInterrupt, whether the namespace was left as it was, and th
 time it ended (the clock is the system's, so the parent can subtract its own send time).
 """
 import json
+import signal
 import sys
 import time
 
@@ -41,4 +42,7 @@ def main(trip_count: int, rounds: int) -> None:
 
 
 if __name__ == "__main__":
+    # A kernel takes SIGINT as KeyboardInterrupt whatever it inherited: a test run started as a
+    # background job of a shell without job control ignores SIGINT, and so would this child.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     main(int(sys.argv[1]), int(sys.argv[2]))

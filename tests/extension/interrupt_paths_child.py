@@ -184,6 +184,9 @@ def next_line(lines: queue.Queue, start: str, seconds: float) -> str | None:
 
 
 if __name__ == "__main__":
+    # A kernel takes SIGINT as KeyboardInterrupt whatever it inherited: a test run started as a
+    # background job of a shell without job control ignores SIGINT, and so would this child.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     extra = sys.argv[2] if len(sys.argv) > 2 else None
     main(sys.argv[1], float(extra) if extra and not extra.startswith("n=") else None,
          float(extra[2:]) if extra and extra.startswith("n=") else None)
