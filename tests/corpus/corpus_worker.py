@@ -36,6 +36,9 @@ def corpus_shell():
     captured text, and differ by the frames the magic adds: the exception is compared)."""
     shell = fresh_shell()
     shell._showtraceback = lambda *args, **kwargs: None
+    # The plain worker's NumPy as a session that has compiled a cell has it: jaxlib's first
+    # compile imports ml_dtypes, which adds its types to np.sctypeDict (README, differences).
+    import ml_dtypes  # noqa: F401
     return shell
 
 

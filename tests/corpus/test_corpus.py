@@ -96,6 +96,13 @@ def test_values_compare_exactly_and_last_bits_are_counted_apart():
     assert value_difference(np.arange(3), np.arange(3).astype(np.int32), "x")[0] == DIFFERS
     assert value_difference("a", "b", "s")[0] == DIFFERS
     assert value_difference([1, 2.0], [1, 2.0 + 4e-16], "L")[0] == LAST
+    # an array's floats are measured against its largest: a sum in another order that
+    # cancels (err = pred - y) moves its small elements by the rounding of the large ones
+    cancelled = np.array([1.0, 1e-6])
+    assert value_difference(cancelled, cancelled + [0, 1e-17], "err")[0] == LAST
+    assert value_difference(cancelled, cancelled + [0, 1e-9], "err")[0] == DIFFERS
+    assert value_difference(np.array([1.0, np.inf]), np.array([1.0 + 4e-16, -np.inf]),
+                            "x")[0] == DIFFERS
     functions = Opaque("function", ("__main__", "f")), Opaque("function", ("__main__", "g.f"))
     assert value_difference(*functions, "f")[0] == DIFFERS
     drawn = np.random.default_rng(0)

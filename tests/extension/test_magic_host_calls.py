@@ -62,7 +62,7 @@ def plain(shell, cell: str, names) -> dict:
 def runs_as_python(report, mentions: str) -> bool:
     """Whether the call `mentions` names ran as plain Python (the whole cell, or the host
     step or region that holds it: the rest of the cell may compile around it), saying why."""
-    reasons = report.plain_reasons()
+    reasons = report.plain_reasons
     assert reasons is not None and mentions in reasons, reasons
     return True
 

@@ -81,7 +81,7 @@ def check_falls_back_as_plain(shell, setup: str, cell: str, names, mentions: str
         result = shell.run_cell(f"%%psc_jit --quiet --no-compare\n{textwrap.dedent(cell)}")
         assert result.success, result.error_in_exec
         report = psc_jit.last_report()
-        reasons = report.plain_reasons()      # (the whole cell, or the lines that hold it)
+        reasons = report.plain_reasons      # (the whole cell, or the lines that hold it)
         assert reasons and mentions in reasons and "subclass of" in reasons, reasons
         expected = plain_run(setup, cell, names)
         for name in names:
