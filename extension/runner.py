@@ -354,7 +354,7 @@ class CellRunner:
         source) is timed, and decides, anew; so does a run with --compare."""
         timings = report.timings
         self._plain_faster.pop(picked, None)
-        if timings is None or timings.verdict().kind != "slower":
+        if timings is None or timings.verdict.kind != "slower":
             return
         why = (f"plain Python is faster here: {fmt_seconds(timings.plain_median)} vs "
                f"{fmt_seconds(timings.compiled_median)} compiled; `--force` compiles anyway")

@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.ipython, pytest.mark.xla]
 def verdict(monkeypatch):
     """Set the verdict every timed run reaches: verdict[0] is its kind."""
     kind = ["slower"]
-    monkeypatch.setattr(Timings, "verdict", lambda self: Verdict(kind[0], 0.25))
+    monkeypatch.setattr(Timings, "verdict", property(lambda self: Verdict(kind[0], 0.25)))
     return kind
 
 
