@@ -5,7 +5,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from psc_jit import last_report
 from psc_jit.core import TRACE_CACHE
-from psc_jit.runner import ReportLog
+from psc_jit.reportlog import ReportLog
 
 pytestmark = [pytest.mark.ipython, pytest.mark.xla]
 
