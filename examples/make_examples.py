@@ -134,12 +134,12 @@ holding its condition and its body."""),
 # ---------------------------------------------------------------------------------------------
 
 LAYER = """\
-%%psc_jit --name layer
+%%psc_jit --force --name layer
 h = np.tanh(x @ w + 1.0)
 loss = (h ** 2).mean()"""
 
 POWER = """\
-%%psc_jit --name power
+%%psc_jit --force --name power
 p = x
 for _ in range(n):
     p = p * 0.5 + 1.0
@@ -152,7 +152,11 @@ CACHE_BEHAVIOUR = [
 A compiled cell is cached under its **signature**: the dtype and shape of every array it
 reads, and the value of every static input (Python ints, bools, strings, ...). The same
 signature again is a *hit*: nothing is traced or compiled. A new signature is a *miss*, and
-the report's **Cache** tab says what changed, in the cell's own names."""),
+the report's **Cache** tab says what changed, in the cell's own names.
+
+Where a timed first run finds plain Python faster, the magic runs the cell's later runs as
+plain Python and says so; these cells take `--force`, so that every run here is compiled
+and shows the cache at work."""),
     ("code", SETUP + """
 x = rng.standard_normal((1000, 200))
 w = np.ones(200)"""),

@@ -27,6 +27,11 @@ class PscJit(Configurable):
         "against plain Python (on a cache miss, or with --compare); 0 times one run of each."
     )).tag(config=True)
 
+    pick_faster = Bool(True, help=(
+        "After a %%psc_jit cell's timed run finds plain Python faster beyond the noise, run "
+        "its later runs with that signature as plain Python (the report says so; --force "
+        "compiles one run anyway). False: always run compiled.")).tag(config=True)
+
     max_equations = Int(current_budget().max_equations, min=1, help=(
         "The largest program a trace may record, in equations (an unrolled loop counts every "
         "iteration); past it the cell stops with the line and falls back.")).tag(config=True)

@@ -98,7 +98,7 @@ class PscJitMagics(Magics):
         is bound as dOUT_dNAME too.
         """
         __tracebackhide__ = True    # IPython shows the cell's line, not ours
-        options = self._options(line, self.settings.timing_budget)
+        options = self._options(line, self.settings.timing_budget, self.settings.pick_faster)
         written, cell = cell, _python_source(self.shell, cell)
         from .display import progress_display, show_report
         with progress_display(enabled=not options.quiet) as progress:
@@ -111,9 +111,10 @@ class PscJitMagics(Magics):
         return value
 
     @functools.lru_cache(maxsize=256)       # noqa: B019 (one magics object per shell)
-    def _options(self, line: str, budget: float = Options.budget) -> Options:
-        """The options of a magic line with the session's timing budget (parsed and built once
-        per distinct line and budget: re-runs skip both)."""
+    def _options(self, line: str, budget: float = Options.budget, pick_faster: bool = True
+                 ) -> Options:
+        """The options of a magic line with the session's timing budget and choice of the
+        faster (parsed and built once per distinct line and settings: re-runs skip both)."""
         args = parse_argstring(self.psc_jit, line)
         static, traced = _names(args.static), _names(args.traced)
         if static & traced:
@@ -122,8 +123,8 @@ class PscJitMagics(Magics):
         if args.wrt and not args.grad:
             raise UsageError("--wrt names the inputs of a gradient: give --grad OUT too")
         return Options(static=static, traced=traced, compare=args.compare,
-                       strict=args.strict, force=args.force, quiet=args.quiet, name=args.name,
-                       grad=args.grad,
+                       strict=args.strict, force=args.force or not pick_faster,
+                       quiet=args.quiet, name=args.name, grad=args.grad,
                        wrt=_ordered_names(args.wrt), budget=budget)
 
     def _cell_id(self) -> str | None:

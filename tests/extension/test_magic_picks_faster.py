@@ -14,8 +14,10 @@ pytestmark = [pytest.mark.ipython, pytest.mark.xla]
 
 
 @pytest.fixture
-def verdict(monkeypatch):
-    """Set the verdict every timed run reaches: verdict[0] is its kind."""
+def verdict(monkeypatch, brief_timing_shell):
+    """Set the verdict every timed run reaches: verdict[0] is its kind (the pick on, as a
+    session has it)."""
+    brief_timing_shell.run_line_magic("config", "PscJit.pick_faster = True")
     kind = ["slower"]
     monkeypatch.setattr(Timings, "verdict", property(lambda self: Verdict(kind[0], 0.25)))
     return kind
@@ -98,3 +100,13 @@ def test_strict_runs_compiled_where_plain_was_faster(brief_timing_shell, verdict
     run(shell, CELL)
     strict = run(shell, CELL, "--strict")
     assert strict.compiled and strict.cache_hit
+
+
+def test_the_pick_can_be_turned_off_for_the_session(brief_timing_shell, verdict):
+    shell = brief_timing_shell
+    shell.user_ns["x"] = np.arange(11.0)
+    run(shell, CELL)
+    shell.run_line_magic("config", "PscJit.pick_faster = False")
+    assert run(shell, CELL).compiled
+    shell.run_line_magic("config", "PscJit.pick_faster = True")
+    assert not run(shell, CELL).compiled
