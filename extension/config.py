@@ -9,6 +9,8 @@ so the settings live in core as plain values and this class only mirrors them).
 """
 from __future__ import annotations
 
+import os
+
 from traitlets import Bool, Float, Int, Unicode, observe
 from traitlets.config import Configurable
 
@@ -27,10 +29,11 @@ class PscJit(Configurable):
         "against plain Python (on a cache miss, or with --compare); 0 times one run of each."
     )).tag(config=True)
 
-    pick_faster = Bool(True, help=(
+    pick_faster = Bool(os.environ.get("PSC_JIT_PICK_FASTER", "1") != "0", help=(
         "After a %%psc_jit cell's timed run finds plain Python faster beyond the noise, run "
         "its later runs with that signature as plain Python (the report says so; --force "
-        "compiles one run anyway). False: always run compiled.")).tag(config=True)
+        "compiles one run anyway). False: always run compiled. Default: on, unless the "
+        "environment has PSC_JIT_PICK_FASTER=0.")).tag(config=True)
 
     max_equations = Int(current_budget().max_equations, min=1, help=(
         "The largest program a trace may record, in equations (an unrolled loop counts every "

@@ -22,6 +22,11 @@ _CACHE_DIR = tempfile.mkdtemp(prefix="psc_jit-test-cache-")
 os.environ["PSC_JIT_CACHE_DIR"] = _CACHE_DIR
 atexit.register(shutil.rmtree, _CACHE_DIR, True)
 
+# The tests of what compiled runs do re-run small cells, where plain Python is faster and the
+# magic would pick it (by a timing, so by the machine's load): here every run of a cell is
+# compiled unless a test turns the pick on (tests/extension/test_magic_picks_faster.py).
+os.environ["PSC_JIT_PICK_FASTER"] = "0"
+
 
 @pytest.fixture(scope="module")
 def compile_cached():

@@ -11,12 +11,9 @@ def magic_shell():
     ip = InteractiveShell.instance()
     ip.run_line_magic("load_ext", "psc_jit")
     ip.run_cell("import numpy as np")
-    # The tests of what a compiled re-run does re-run tiny cells, where plain Python is
-    # faster and would be picked: they run compiled (test_magic_picks_faster tests the pick).
-    ip.run_line_magic("config", "PscJit.pick_faster = False")
     before = dict(ip.user_ns)
     yield ip
-    ip.run_line_magic("config", "PscJit.pick_faster = True")
+    ip.run_line_magic("config", "PscJit.pick_faster = False")    # (tests/conftest.py)
     for name in set(ip.user_ns) - set(before):
         del ip.user_ns[name]
     ip.user_ns.update(before)

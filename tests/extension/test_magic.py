@@ -61,11 +61,11 @@ def test_a_name_the_cell_always_assigns_before_reading_is_not_an_input(shell, ce
     (not recompile with "first run of this cell" because `a` became an input)."""
     for name in ("a", "b", "c", "i", "scale"):
         shell.user_ns.pop(name, None)
-    run(shell, cell, "--quiet --name always-assigned")
+    run(shell, cell, "--quiet --force --name always-assigned")
     first = psc_jit.last_report()
     assert first.compiled and "a" not in first.inputs
     expected = dict(shell.user_ns)
-    run(shell, cell, "--quiet --name always-assigned")
+    run(shell, cell, "--quiet --force --name always-assigned")
     second = psc_jit.last_report()
     assert second.compiled and second.cache_hit, second.miss_reason
     for name in ("a", "b"):
