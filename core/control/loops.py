@@ -202,8 +202,9 @@ class _Loop:
     def self_rebound(self, body: _Pass, entries: dict[str, list]) -> set[str]:
         """The names whose every array leaf the pass leaves bound to its own input (the same
         object, not a view nor a copy), each holding arrays no other name of the loop holds on
-        entry."""
-        holders: dict[int, int] = {}
+        entry, whether the loop assigns it or only reads it (`b = w` before `w += b`: the pass
+        must read what the pass before wrote through `w`)."""
+        holders: dict[int, int] = {id(buf): 1 for buf in self.fixed}
         for leaves in entries.values():
             for leaf in leaves:
                 holders[id(leaf._buffer)] = holders.get(id(leaf._buffer), 0) + 1

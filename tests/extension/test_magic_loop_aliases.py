@@ -53,3 +53,25 @@ def test_a_run_of_no_pass_runs_the_cell_as_plain_python(magic_shell):
     np.testing.assert_array_equal(magic_shell.user_ns["x"], np.zeros(5))
     np.testing.assert_array_equal(magic_shell.user_ns["x_new"], np.full(5, 2.0))
     assert magic_shell.user_ns["same"] is False
+
+
+@pytest.mark.parametrize("alias", ["w", "w[:]", "w[::-1]", "w.reshape(2, 2).ravel()"])
+@pytest.mark.parametrize("update", ["w += b", "w *= 2\n    w -= b", "w[:] += b"])
+def test_a_loop_updating_an_array_in_place_reads_it_through_its_aliases(magic_shell, alias,
+                                                                        update):
+    """Found by `make fuzz`: with `b = w` before the cell, `for i in range(3): w += b` gave
+    [0, 0, 0, 4] compiled, [0, 0, 0, 8] plain: the loop read `b` as it was on entry, not as
+    the pass before left it through `w`."""
+    cell = f"for i in range(3):\n    {update}\n"
+    for run in ("first run", "re-run"):
+        w = np.array([0, 2, 0, 1], dtype=np.int32)
+        plain = {"np": np, "w": w.copy()}
+        exec(f"b = {alias}\n{cell}", plain)
+        magic_shell.user_ns["w"] = w
+        magic_shell.run_cell(f"b = {alias}")
+        assert magic_shell.run_cell(f"%%psc_jit --quiet --no-compare\n{cell}").success
+        for name in ("w", "b"):
+            np.testing.assert_array_equal(magic_shell.user_ns[name], plain[name],
+                                          err_msg=f"{run}: {name}")
+            assert magic_shell.user_ns[name].dtype == plain[name].dtype
+        assert np.shares_memory(magic_shell.user_ns["w"], magic_shell.user_ns["b"])
