@@ -105,8 +105,11 @@ def _trace_once(call, spec: CallSpec, on_reads, static: frozenset) -> TraceResul
             with tracing(trace), recording(recorder), tracing_in_progress():
                 result = call(arguments)
         replay_or_refuse_warnings(warned)
-        changed = attributes.restore() + recorder.attributes.restore() + \
-            recorder.bindings.restore()
+        # the latest snapshots first: an object the trace wrote to before a helper read it
+        # (`cfg.scale += 1`, then `g()` reads `cfg`) is snapshot by the recorder holding the
+        # trace's value; the snapshot of the arguments, taken before the trace, wins
+        later = recorder.attributes.restore()
+        changed = attributes.restore() + later + recorder.bindings.restore()
         if changed:
             raise refuse_attribute_changes(changed)
     except BudgetExceeded as err:
@@ -124,8 +127,8 @@ def _trace_once(call, spec: CallSpec, on_reads, static: frozenset) -> TraceResul
             "(np.zeros, np.empty_like(x), ...) so that psc_jit traces it, or pass it in as an "
             "argument") from err
     finally:
-        attributes.restore()
         recorder.attributes.restore()
+        attributes.restore()
         recorder.bindings.restore()
         on_reads(recorder.finish())
     n = len(spec.leaves)

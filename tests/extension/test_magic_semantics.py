@@ -389,3 +389,36 @@ def test_a_timed_run_starts_from_the_inputs_the_cell_started_from(shell):
     result, report = run(shell, cell, "--quiet --compare")
     assert result.success and report.compiled and report.timings is not None
     assert shell.user_ns["x0"] == 2 and shell.user_ns["b"].tolist() == [2.5, 2.5, 2.5]
+
+
+OBJECT_SETUP = """
+class Cfg:
+    pass
+cfg = Cfg()
+cfg.scale = 0.5
+def g(v):
+    return v - cfg.scale
+"""
+
+
+@pytest.mark.parametrize("cell", [
+    "cfg.scale += 1\nx0 = g(2)\n",
+    "cfg.scale = cfg.scale + 1\nx0 = g(2)\n",
+    "cfg.scale *= 2.0\ny = g(np.ones(2))\n",
+])
+def test_an_attribute_the_cell_sets_before_a_helper_reads_it_ends_as_plain(shell, cell):
+    """Found by `make fuzz`: the cell sets cfg.scale to a traced value, then a helper reads
+    cfg; the trace is refused (its change cannot be replayed), and the cell ran as plain
+    Python on an object still holding the trace's value: RuntimeError "add was bound outside
+    of a trace", and a Tracer left in cfg.scale."""
+    plain = {"np": np}
+    exec(OBJECT_SETUP + cell, plain)
+    for run_ in ("first run", "re-run"):
+        assert shell.run_cell(OBJECT_SETUP).success
+        result, report = run(shell, cell)
+        assert result.success, (run_, result.error_in_exec)
+        assert type(shell.user_ns["cfg"].scale) is type(plain["cfg"].scale)
+        assert shell.user_ns["cfg"].scale == plain["cfg"].scale
+        name = "x0" if "x0" in cell else "y"
+        np.testing.assert_array_equal(shell.user_ns[name], plain[name])
+        assert type(shell.user_ns[name]) is type(plain[name])
