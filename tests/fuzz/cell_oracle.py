@@ -144,6 +144,8 @@ def rounded_names(cell: str, groups: dict[str, set[str]]) -> frozenset[str]:
             value, targets = _value_and_targets(stmt)
             if value is None:
                 continue
+            targets = targets | {n.target.id for n in ast.walk(value)     # (`(t := x.sum())`
+                                 if isinstance(n, ast.NamedExpr)}          # binds t too)
             reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
             if isinstance(stmt, ast.AugAssign):
                 reads |= targets

@@ -141,6 +141,8 @@ def test_only_names_an_inexact_operation_reached_may_be_rounded():
     assert rounding("", "x0 = 2\nnp.exp(a)").names == {VALUE}     # a NumPy call as the value
     assert rounding("", "x0 = 2\nnp.add(a, 1)").names == frozenset()
     assert rounding("", "cfg.out = a.mean()\nL.append(a)").names == {"cfg"}
+    # a walrus binds its name inside the value (found by make fuzz: t's sum, 1 ulp apart)
+    assert rounding("", "x2 = (t := (a * a).sum()) * 2").names == {"x2", "t"}
 
 
 def test_the_oracle_replays_roundings_through_cancellation_and_nothing_more():
