@@ -137,7 +137,10 @@ def _getattr(recorder, fn, obj, name: str, *default):
 
 def attr(obj, name: str):
     """`obj.name`; while tracing, a property of a user class runs converted (what its getter
-    reads is seen, as for any user function)."""
+    reads is seen, as for any user function). A traced Python number has only its type's
+    attributes (`m.shape` of a float raises AttributeError, as plain Python does)."""
+    if isinstance(obj, Tracer) and obj.kind == "python" and not hasattr(type_of(obj), name):
+        raise AttributeError(f"'{type_of(obj).__name__}' object has no attribute '{name}'")
     if recording_active() and not isinstance(obj, Tracer):
         found = inspect.getattr_static(type(obj), name, None)
         if isinstance(found, property) and found.fget is not None and \

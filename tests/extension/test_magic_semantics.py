@@ -422,3 +422,38 @@ def test_an_attribute_the_cell_sets_before_a_helper_reads_it_ends_as_plain(shell
         name = "x0" if "x0" in cell else "y"
         np.testing.assert_array_equal(shell.user_ns[name], plain[name])
         assert type(shell.user_ns[name]) is type(plain[name])
+
+
+@pytest.mark.parametrize("start", [4, 4.0])      # (a float m is traced)
+@pytest.mark.parametrize("cell", [
+    # found by `make fuzz`: the first run's capture binds m to an int, the re-run's loop
+    # makes it a float, and `m.shape` of a float raises (compiled, the traced float had one)
+    "for i in range(3):\n    m = m * 0.5 + i\nprint(a)\nmatch m.shape:\n    case (m,):\n"
+    "        x1 = m * m\n    case _:\n        x1 = 0\n",
+    "s = (m * 0.5 + 1).shape\n",
+    "s = getattr(m * 0.5 + 1, 'ndim', -1)\n",
+    "s = hasattr(m * 0.5 + 1, 'dtype')\n",
+    "s = (m * 0.5 + 1).real + (m > 1).imag\n",
+])
+def test_a_traced_python_number_has_only_its_types_attributes(shell, cell, start):
+    def plain_run(namespace):
+        try:
+            exec(cell, namespace)
+        except AttributeError as err:
+            return str(err)
+        return None
+    plain = {"np": np, "m": start, "a": np.zeros(2)}
+    shell.user_ns.update(m=start, a=np.zeros(2))
+    shell.user_ns.pop("s", None)
+    for run_ in ("first run", "re-run"):
+        want = plain_run(plain)
+        with contextlib.redirect_stdout(io.StringIO()):
+            result, report = run(shell, cell)
+        got = result.error_in_exec
+        assert (str(got) if got is not None else None) == want, (run_, got, want)
+        assert type(got) is (AttributeError if want is not None else type(None))
+        for name in ("m", "s", "x1"):
+            assert (name in shell.user_ns) == (name in plain), (run_, name)
+            if name in plain:
+                assert type(shell.user_ns[name]) is type(plain[name]), (run_, name)
+                assert shell.user_ns[name] == plain[name], (run_, name)
