@@ -124,7 +124,7 @@ VALUE = "<the cell's value>"
 def rounding(setup: str, cell: str, changes=()) -> Rounding:
     """Which names of the scenario went through an inexact operation in the cell (directly, by
     reading such a name, or as an alias of one), and in units of which float type."""
-    names = rounded_names(cell, alias_groups(setup, cell, *changes))
+    names = rounded_names(cell, alias_groups(setup, cell, *changes), changes)
     if not names:
         return EXACT
     context = "\n".join((setup, cell, *changes))
@@ -132,15 +132,18 @@ def rounding(setup: str, cell: str, changes=()) -> Rounding:
     return Rounding(INEXACT_ULPS * float(np.finfo(narrowest).eps), names)
 
 
-def rounded_names(cell: str, groups: dict[str, set[str]]) -> frozenset[str]:
+def rounded_names(cell: str, groups: dict[str, set[str]], changes=()) -> frozenset[str]:
     """The names bound or updated from an inexact operation or from a rounded name: statements
-    of loops and branches count whichever way they run, until nothing changes."""
+    of loops and branches count whichever way they run, until nothing changes. The changes
+    between runs run plain on both sides: what they bind from a rounded name is rounded too
+    (`m = np.ma.masked_less(w, 0)` after the cell's `w = np.exp(m)`)."""
     statements = list(_flat(ast.parse(cell).body))
+    replayed = [stmt for change in changes for stmt in _flat(ast.parse(change).body)]
     found: set[str] = set()
     grew = True
     while grew:
         grew = False
-        for stmt in statements:
+        for stmt in statements + replayed:
             value, targets = _value_and_targets(stmt)
             if value is None:
                 continue
@@ -149,7 +152,7 @@ def rounded_names(cell: str, groups: dict[str, set[str]]) -> frozenset[str]:
             reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
             if isinstance(stmt, ast.AugAssign):
                 reads |= targets
-            if INEXACT.search(ast.unparse(value)) or reads & found:
+            if (stmt not in replayed and INEXACT.search(ast.unparse(value))) or reads & found:
                 new = set().union(*(groups.get(t, {t}) for t in targets)) - found
                 found |= new
                 grew = grew or bool(new)
