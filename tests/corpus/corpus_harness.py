@@ -91,32 +91,10 @@ def number_difference(want, got, where: str) -> tuple[str, str] | None:
     exact = difference(want, got, where)
     if exact is None:
         return None
-    if np.result_type(want).kind in "fc" and (
-            difference(want, got, where, LAST_BITS) is None or last_bits_of_sums(want, got)):
+    if np.result_type(want).kind in "fc" and \
+            difference(want, got, where, LAST_BITS, of_largest=True) is None:
         return LAST, exact
     return DIFFERS, exact
-
-
-def last_bits_of_sums(want, got) -> bool:
-    """Whether two float arrays of one shape differ by at most LAST_BITS of the largest
-    magnitude in the plain one, their non-finite entries and zeros equal: the mark of sums added in
-    another order (XLA's, or another linear-algebra algorithm), whose rounding is of the
-    terms' size, not of the result's (`err = pred - y` near convergence cancels: its
-    elements differ 2.5e-12 of themselves where `pred` differs 1.6e-15)."""
-    want, got = np.asarray(want), np.asarray(got)
-    if want.shape != got.shape or want.dtype != got.dtype or want.size == 0:
-        return False
-    finite = np.isfinite(want)
-    if not np.array_equal(finite, np.isfinite(got)) or \
-            not np.array_equal(want[~finite], got[~finite], equal_nan=True):
-        return False
-    zero = want == 0        # (a zero stays a zero of its sign, as in `difference`)
-    if not (np.array_equal(got[zero], want[zero]) and all(
-            np.array_equal(np.signbit(part(got[zero])), np.signbit(part(want[zero])))
-            for part in (np.real, np.imag))):
-        return False
-    scale = np.max(np.abs(want[finite]), initial=0.0)
-    return bool(np.all(np.abs(want[finite] - got[finite]) <= LAST_BITS * scale))
 
 
 def short(value, limit: int = 120) -> str:

@@ -203,13 +203,16 @@ def alias_groups(*sources: str) -> dict[str, set[str]]:
     return groups
 
 
-def difference(want, got, where: str, rtol: float = 0.0) -> str | None:
-    """Why `got` is not `want` (None when they agree); `rtol`: the rounding allowed it."""
+def difference(want, got, where: str, rtol: float = 0.0, of_largest: bool = False
+               ) -> str | None:
+    """Why `got` is not `want` (None when they agree); `rtol`: the rounding allowed it, of
+    each float, or (`of_largest`) of the largest magnitude of the array it is in: sums added
+    in another order round by their terms' size, not the result's (`pred - y` cancels)."""
     if isinstance(want, types.ModuleType):
         return None if want is got else f"{where}: module {want!r} != {got!r}"
     if isinstance(want, types.FunctionType) and isinstance(got, types.FunctionType):
         return definition_difference(want, got, where) or \
-            difference(vars(want), vars(got), f"{where}.__dict__", rtol)   # (`f.runs`)
+            difference(vars(want), vars(got), f"{where}.__dict__", rtol, of_largest)   # (`f.runs`)
     if callable(want) and callable(got):
         return definition_difference(want, got, where)
     if type(want).__qualname__ != type(got).__qualname__ and \
@@ -221,16 +224,16 @@ def difference(want, got, where: str, rtol: float = 0.0) -> str | None:
         if len(want) != len(got):
             return f"{where}: length {len(want)} != {len(got)}"
         return next((d for i, (w, g) in enumerate(zip(want, got, strict=True))
-                     if (d := difference(w, g, f"{where}[{i}]", rtol))), None)
+                     if (d := difference(w, g, f"{where}[{i}]", rtol, of_largest))), None)
     if isinstance(want, (set, frozenset, bytearray)):
         return None if want == got else f"{where}: {want!r} != {got!r}"
     if isinstance(want, collections.deque):
-        return difference(list(want), list(got), where, rtol)
+        return difference(list(want), list(got), where, rtol, of_largest)
     if isinstance(want, dict):
         if set(want) != set(got):
             return f"{where}: keys {sorted(want, key=str)} != {sorted(got, key=str)}"
-        return next((d for k in want
-                     if (d := difference(want[k], got[k], f"{where}[{k!r}]", rtol))), None)
+        return next((d for k in want if (d := difference(want[k], got[k], f"{where}[{k!r}]",
+                                                         rtol, of_largest))), None)
     if isinstance(want, (int, str, bytes)) and not isinstance(want, np.generic):  # and bool
         return None if want == got else f"{where}: {want!r} != {got!r}"
     if isinstance(want, np.ndarray) and type(want) is not np.ndarray:     # (a subclass)
@@ -241,9 +244,10 @@ def difference(want, got, where: str, rtol: float = 0.0) -> str | None:
         if np.result_type(want) != np.result_type(got) or np.shape(want) != np.shape(got):
             return f"{where}: {np.result_type(want)}{list(np.shape(want))} != " \
                    f"{np.result_type(got)}{list(np.shape(got))}"
-        return _value_difference(np.asarray(want), np.asarray(got), where, rtol, (want, got))
+        return _value_difference(np.asarray(want), np.asarray(got), where, rtol, (want, got),
+                                 of_largest)
     if hasattr(want, "__dict__"):
-        return difference(vars(want), vars(got), f"{where}.__dict__", rtol)
+        return difference(vars(want), vars(got), f"{where}.__dict__", rtol, of_largest)
     return None
 
 
@@ -310,14 +314,15 @@ def definition_difference(want, got, where: str) -> str | None:
 
 
 def _value_difference(want: np.ndarray, got: np.ndarray, where: str, rtol: float,
-                      shown) -> str | None:
+                      shown, of_largest: bool = False) -> str | None:
     if want.dtype.kind not in "fc":
         return None if np.array_equal(want, got) else f"{where}: {shown[0]!r} != {shown[1]!r}"
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         exact = ~np.isfinite(want) | (want == 0)
+        atol = rtol * np.max(np.abs(want[~exact]), initial=0.0) if of_largest else 0.0
         same = np.array_equal(want[exact], got[exact], equal_nan=True) and (
-            np.allclose(got[~exact], want[~exact], rtol=rtol, atol=0) if rtol else
+            np.allclose(got[~exact], want[~exact], rtol=rtol, atol=atol) if rtol else
             np.array_equal(want[~exact], got[~exact]))
         if same and not all(np.array_equal(np.signbit(part(want)) & (want == 0),
                                            np.signbit(part(got)) & (got == 0))
