@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from traitlets import Bool, Float, Int, Unicode, observe
+from traitlets import Bool, Float, Int, Unicode, default, observe
 from traitlets.config import Configurable
 
 from .core import (DISK_CACHE, EXECUTABLE_CACHE, TRACE_CACHE, align_new_arrays,
@@ -29,11 +29,17 @@ class PscJit(Configurable):
         "against plain Python (on a cache miss, or with --compare); 0 times one run of each."
     )).tag(config=True)
 
-    pick_faster = Bool(os.environ.get("PSC_JIT_PICK_FASTER", "1") != "0", help=(
+    pick_faster = Bool(help=(
         "After a %%psc_jit cell's timed run finds plain Python faster beyond the noise, run "
         "its later runs with that signature as plain Python (the report says so; --force "
         "compiles one run anyway). False: always run compiled. Default: on, unless the "
         "environment has PSC_JIT_PICK_FASTER=0.")).tag(config=True)
+
+    @default("pick_faster")
+    def _pick_faster_default(self) -> bool:
+        """Read when the settings are made (a shell loads psc_jit), not when psc_jit is
+        imported: an environment set after the import still counts."""
+        return os.environ.get("PSC_JIT_PICK_FASTER", "1") != "0"
 
     max_equations = Int(current_budget().max_equations, min=1, help=(
         "The largest program a trace may record, in equations (an unrolled loop counts every "
