@@ -51,7 +51,7 @@ def traceback_source(tb) -> SourceInfo | None:
     return found
 
 
-def _storing_item(frame) -> bool:
+def storing_item(frame) -> bool:
     """Whether the frame is storing into a subscript (`a[i] = v`, `a[i] += v`) right now."""
     code = frame.f_code.co_code
     return frame.f_lasti < len(code) and dis.opname[code[frame.f_lasti]] == "STORE_SUBSCR"

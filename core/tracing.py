@@ -32,7 +32,7 @@ from . import budget
 from .ir import Eqn, Graph, Literal, ShapedArray, SourceInfo, Var, aval_of
 from .layout import Layout, ViewOp, c_strides_of
 from .locations import caller_source, traceback_source  # noqa: F401 (imported from here too)
-from .locations import _storing_item, user_frame
+from .locations import storing_item, user_frame
 
 SUPPORTED_DTYPES = frozenset(np.dtype(t) for t in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
@@ -521,7 +521,7 @@ class Tracer:
 
     def _array_hint(self) -> str:
         frame = user_frame(sys._getframe(2))
-        if frame is not None and _storing_item(frame):
+        if frame is not None and storing_item(frame):
             return ("a traced value is written into a NumPy array that is not traced (made "
                     "outside the traced code, or by a library function): make that array in "
                     "the cell or function itself (np.zeros, np.empty_like(x), ...) so that "
