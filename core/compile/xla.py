@@ -23,6 +23,7 @@ import numpy as np
 
 from ..ir import ShapedArray
 from . import blas, hostkernels
+from .backend_options import BACKEND_OPTIONS, with_backend_options
 from .errors import XlaError, run_failed as _run_failed
 from .machine import host_machine
 from .hostmemory import (COPIED_AT_ONCE_BYTES, InputSlot, ResultView, large_ones_aligned,
@@ -107,7 +108,11 @@ COMPILE_OVERRIDES: tuple[tuple[str, object], ...] = ()
 
 
 def compile_options(xla_client):
-    options = xla_client.CompileOptions()
+    """jaxlib's options with psc_jit's: COMPILE_OVERRIDES, and XLA:CPU's backend options
+    (backend_options.py), which only the serialized form of the options can carry."""
+    serialized = with_backend_options(xla_client.CompileOptions().SerializeAsString(),
+                                      BACKEND_OPTIONS)
+    options = xla_client.CompileOptions.ParseFromString(serialized)
     options.env_option_overrides = list(COMPILE_OVERRIDES)
     return options
 
@@ -118,7 +123,8 @@ def target_description() -> str:
     machine and its CPU's feature flags (`machine.py`), XLA_FLAGS and psc_jit's own options.
     Part of a persistent executable's key."""
     return "\n".join((_client(False).platform_version, host_machine(),
-                      os.environ.get("XLA_FLAGS", ""), repr(COMPILE_OVERRIDES)))
+                      os.environ.get("XLA_FLAGS", ""), repr(COMPILE_OVERRIDES),
+                      repr(BACKEND_OPTIONS)))
 
 
 @functools.cache
