@@ -524,6 +524,46 @@ def _masked_assign(x: Tracer, idx: tuple, value) -> None:
         view.assign(np_where(target.mask_in_data(), new, view))
 
 
+SELECTION_INDEX_HINT = ("index with the whole index arrays and keep the mask in the value: "
+                        "x[Xi, Yi] = np.where(mask, v, x[Xi, Yi]) when no position repeats")
+
+
+def _assign_through_selections(x: Tracer, idx: tuple, value) -> None:
+    """x[Xi[m], Yi[m]] = v: integer index arrays selected by one traced mask, one per axis of
+    x, and v a scalar or a selection by the same mask. A scatter of every element of the
+    index arrays, the unselected ones sent out of range (after the bounds check, so only the
+    selected ones can raise NumPy's IndexError) and dropped; repeated positions take the
+    value NumPy writes last."""
+    first = next(e for e in idx if isinstance(e, MaskedSelection))
+    if not _selections_index_every_axis(x, idx, first):
+        raise first.refuse("indexing with x[mask] beside other indices", SELECTION_INDEX_HINT)
+    if isinstance(value, MaskedSelection):
+        if not (value.same_mask(first) and value.ndim == 1):
+            raise first.refuse("assigning another selection through x[mask] indices",
+                               SELECTION_INDEX_HINT)
+        value = value.data
+    elif np.ndim(value) != 0:
+        raise first.refuse("assigning an array through x[mask] indices", SELECTION_INDEX_HINT)
+    in_bounds = tuple(np_where(first.mask, e.data, np.int64(0)) for e in idx)
+    positions = np_where(first.mask, flat_positions(x, in_bounds), np.int64(x.size))
+    count = first.mask.size
+    updates = reshape(fit_value(value, first.mask.shape, x.dtype, advanced=True), (count,))
+    positions = reshape(positions, (count,))
+    if np.ndim(value) != 0:
+        positions, updates = _last_writer(positions, updates)
+    out = bind(scatter_p, reshape(x, (x.size,)), reshape(positions, (count, 1)), updates,
+               num_indexed=1, mode="drop")
+    x.assign(reshape(out, x.shape))
+
+
+def _selections_index_every_axis(x: Tracer, idx: tuple, first: MaskedSelection) -> bool:
+    """Every entry an integer selection by first's mask over its whole index array, one per
+    axis of a non-empty x."""
+    return len(idx) == x.ndim and x.size > 0 and all(
+        isinstance(e, MaskedSelection) and e.same_mask(first) and e.ndim == 1
+        and e.dtype.kind in "iu" for e in idx)
+
+
 # -- writing ----------------------------------------------------------------------------------
 
 def fit_value(value, shape, dtype, advanced: bool = False, masked: bool = False) -> Tracer:
@@ -582,6 +622,9 @@ def _cast_for_setitem(value, dtype: np.dtype, advanced: bool = False) -> Tracer:
 
 def setitem(x: Tracer, idx, value) -> None:
     idx = index_tuple(idx)
+    if any(isinstance(e, MaskedSelection) for e in idx):
+        _assign_through_selections(x, idx, value)
+        return
     if _traced_mask_at(idx) is not None:
         _masked_assign(x, idx, value)
         return
