@@ -9,20 +9,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from numpy_compare import compare, raises_like
+from numpy_compare import compare, raises_like, small_integers
 from psc_jit.core import UnsupportedError, jit
 
 pytestmark = pytest.mark.xla
 
 DTYPES = [np.float64, np.float32, np.int64, np.int32, np.complex128]
-
-
-def _values(n, dtype, seed):
-    rng = np.random.default_rng(seed)
-    values = rng.integers(-4, 5, n)
-    if np.dtype(dtype).kind == "c":
-        return (values + 1j * rng.integers(-3, 4, n)).astype(dtype)
-    return values.astype(dtype)
 
 
 # -- one mask computed twice --------------------------------------------------------------------
@@ -39,12 +31,12 @@ def mixed_of_one_mask(a, b):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_a_mask_computed_twice_selects_like_numpy(dtype):
-    compare(power_of_positives, _values(40, dtype, 1), close=True)
+    compare(power_of_positives, small_integers(40, dtype, 1), close=True)
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.int32, np.float64])
 def test_several_selections_of_one_recomputed_mask(dtype):
-    compare(mixed_of_one_mask, _values(30, dtype, 2), _values(30, dtype, 3))
+    compare(mixed_of_one_mask, small_integers(30, dtype, 2), small_integers(30, dtype, 3))
 
 
 def test_two_different_masks_are_still_refused():
@@ -52,7 +44,7 @@ def test_two_different_masks_are_still_refused():
         a[a > 0] = a[a < 0] * 2
         return a
     with pytest.raises(UnsupportedError, match="another mask"):
-        jit(f)(_values(9, np.float64, 4))
+        jit(f)(small_integers(9, np.float64, 4))
 
 
 # -- index arrays selected by a mask ------------------------------------------------------------
@@ -84,8 +76,8 @@ def test_a_scatter_through_masked_index_arrays_labels_like_numpy(dtype, passes, 
 def test_repeated_positions_take_numpys_last_selected_value(dtype, seed):
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, 4, 12)                   # many repeats among 4 positions
-    compare(write_selected_values, _values(4, dtype, seed), idx, _values(12, dtype, seed + 1),
-            rng.random(12) > 0.5)
+    compare(write_selected_values, small_integers(4, dtype, seed), idx,
+            small_integers(12, dtype, seed + 1), rng.random(12) > 0.5)
 
 
 def test_an_unselected_index_out_of_range_raises_nothing():
