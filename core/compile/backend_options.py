@@ -31,6 +31,16 @@ _EXECUTABLE_BUILD_OPTIONS, _DEBUG_OPTIONS, _BACKEND_EXTRA_OPTIONS = 3, 3, 500
 _LENGTH_DELIMITED = 2
 
 
+def options_with(options_class, backend_options: tuple[tuple[str, str], ...],
+                 overrides: tuple[tuple[str, object], ...]):
+    """jaxlib's compile options (`options_class`, its CompileOptions) with these backend
+    options, which only their serialized form can carry, and these option overrides."""
+    serialized = with_backend_options(options_class().SerializeAsString(), backend_options)
+    options = options_class.ParseFromString(serialized)
+    options.env_option_overrides = list(overrides)
+    return options
+
+
 def with_backend_options(serialized: bytes,
                          options: tuple[tuple[str, str], ...] = BACKEND_OPTIONS) -> bytes:
     """Serialized CompileOptions with `options` added to its backend extra options."""

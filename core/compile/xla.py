@@ -23,7 +23,7 @@ import numpy as np
 
 from ..ir import ShapedArray
 from . import blas, hostkernels
-from .backend_options import BACKEND_OPTIONS, with_backend_options
+from .backend_options import BACKEND_OPTIONS, options_with
 from .errors import XlaError, run_failed as _run_failed
 from .machine import host_machine
 from .hostmemory import (COPIED_AT_ONCE_BYTES, InputSlot, ResultView, large_ones_aligned,
@@ -108,13 +108,7 @@ COMPILE_OVERRIDES: tuple[tuple[str, object], ...] = ()
 
 
 def compile_options(xla_client):
-    """jaxlib's options with psc_jit's: COMPILE_OVERRIDES, and XLA:CPU's backend options
-    (backend_options.py), which only the serialized form of the options can carry."""
-    serialized = with_backend_options(xla_client.CompileOptions().SerializeAsString(),
-                                      BACKEND_OPTIONS)
-    options = xla_client.CompileOptions.ParseFromString(serialized)
-    options.env_option_overrides = list(COMPILE_OVERRIDES)
-    return options
+    return options_with(xla_client.CompileOptions, BACKEND_OPTIONS, COMPILE_OVERRIDES)
 
 
 @functools.cache
