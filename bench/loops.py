@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/loops.py [--only NAME ...] [--batches B] [--timeout S]
                                     [--contenders psc jax numba] [--passes]
+                                    [--small-loop-bytes N]
 
 Each kernel below is a function written the way scientific codes write it (triangular
 factorizations and solves row by row, dynamic programming over a triangle, stencil sweeps,
@@ -28,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import subprocess
 import sys
 import time
@@ -471,6 +473,7 @@ def rebound(fn, numpy_module, wrap=None):
 def contender(kind: str, fn):
     if kind == "psc":
         from psc_jit import jit
+        small_loop_bytes_as_asked()
         return jit(fn)
     if kind == "jax":
         import jax
@@ -481,6 +484,22 @@ def contender(kind: str, fn):
     import numba
     warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
     return numba.njit(rebound(fn, np, numba.njit))
+
+
+SMALL_LOOP_BYTES_VAR = "PSC_BENCH_SMALL_LOOP_BYTES"
+
+
+def small_loop_bytes_as_asked() -> None:
+    """--small-loop-bytes N (passed to the children through the environment): XLA:CPU emits a
+    loop as one function when a pass touches under N bytes (psc_jit's choice is
+    backend_options.SMALL_LOOP_BYTES, jaxlib's own default 1024). Programs are then compiled
+    anew, not read from the persistent cache, which keys on psc_jit's choice."""
+    if SMALL_LOOP_BYTES_VAR not in os.environ:
+        return
+    from psc_jit.core.compile import xla
+    os.environ["PSC_JIT_CACHE_DIR"] = "off"
+    xla.BACKEND_OPTIONS = (("xla_cpu_small_while_loop_byte_threshold",
+                            os.environ[SMALL_LOOP_BYTES_VAR]),)
 
 
 def _static_positions(fn) -> tuple[int, ...]:
@@ -624,20 +643,34 @@ def scalar_sum(x):
     return acc
 
 
+def row_dot(L, b):
+    x = np.zeros_like(b)
+    for i in range(b.shape[0]):
+        x[i] = b[i] - L[i, :i] @ x[:i]
+    return x
+
+
 def passes_table(batches: int) -> None:
-    """Per pass of a rolled loop with a tiny body: time / passes, and the kernels XLA made of
-    the body (each one a thunk the CPU runtime dispatches on every pass)."""
+    """Per pass of a rolled loop with a tiny body: time / passes, the kernels XLA made of the
+    body (each one a thunk the CPU runtime dispatches on every pass, unless XLA emitted the
+    whole loop as one function: `how` says which) and the time per pass and kernel."""
     from psc_jit import jit
-    print(f"{'body':28} {'passes':>8} {'µs/call':>10} {'ns/pass':>8} {'kernels':>8}")
-    for label, fn in (("y[i] = 0.5 * y[i-1] + x[i]", recurrence),
-                      ("acc = acc + x[i] * x[i]", scalar_sum)):
-        for n in (1_000, 10_000, 100_000):
-            x = _rng().random(n)
+    small_loop_bytes_as_asked()
+    print(f"{'body':30} {'passes':>7} {'µs/call':>9} {'ns/pass':>8} {'kernels':>7} "
+          f"{'ns/kernel':>9}  how")
+    for label, fn, sizes in (("y[i] = 0.5 * y[i-1] + x[i]", recurrence, (1_000, 100_000)),
+                             ("acc = acc + x[i] * x[i]", scalar_sum, (1_000, 100_000)),
+                             ("x[i] = b[i] - L[i, :i] @ x[:i]", row_dot, (100, 1_000))):
+        for n in sizes:
+            args = (_lower(n), _rng().random(n)) if fn is row_dot else (_rng().random(n),)
             jitted = jit(fn)
-            jitted(x)
-            us = side_by_side([lambda: jitted(x)], batches)[0]      # noqa: B023
-            print(f"{label:28} {n:8} {us:10.1f} {us * 1e3 / n:8.1f} "
-                  f"{body_kernels(jitted.lower(x).compile().kernels):>8}", flush=True)
+            jitted(*args)
+            us = side_by_side([lambda: jitted(*args)], batches)[0]      # noqa: B023
+            compiled = jitted.lower(*args).compile()
+            kernels = body_kernels(compiled.kernels)
+            how = "one function" if "xla_cpu_small_call" in compiled.as_text() else "thunks"
+            print(f"{label:30} {n:7} {us:9.1f} {us * 1e3 / n:8.1f} {kernels:>7} "
+                  f"{us * 1e3 / n / kernels:9.1f}  {how}", flush=True)
 
 
 def body_kernels(model) -> int:
@@ -653,9 +686,13 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--contenders", nargs="*", default=["psc", "jax", "numba"])
     parser.add_argument("--passes", action="store_true")
+    parser.add_argument("--small-loop-bytes", type=int,
+                        help="XLA:CPU's small-loop threshold instead of psc_jit's (1024: jaxlib's)")
     parser.add_argument("--child", nargs=2, metavar=("KERNEL", "CONTENDER"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.small_loop_bytes is not None:
+        os.environ[SMALL_LOOP_BYTES_VAR] = str(args.small_loop_bytes)
     if args.child:
         print(json.dumps(run_one(*args.child, args.batches)))
         return 0

@@ -120,6 +120,10 @@ def cases():
         ("3-D @ 2-D matmul", matmul, (a3, c2), "matmul", False),
         ("cumsum of 1M", cumsum, (aligned(1_000_000),), "cumsum", False),
         ("M.T @ (M @ v), 2000²", normal_matvec, (m, v), "normal_matvec", False),
+        ("A @ x, 4000², aligned", matmul, (aligned(16_000_000).reshape(4000, 4000),
+                                           aligned(4000)), "matmul", False),
+        ("A @ x, 4000², misaligned", matmul, (aligned(16_000_000, 16).reshape(4000, 4000),
+                                              aligned(4000)), "matmul", False),
     ]
 
 

@@ -224,8 +224,49 @@ class Trace:
         for var, value in zip(outs, results if prim.multiple_results else [results], strict=True):
             self.known[var] = np.asarray(value, var.aval.dtype).reshape(var.aval.shape)
 
+    def same_value(self, a, b, depth: int = 6) -> bool:
+        """Whether atoms a and b hold the same value by construction: one variable, equal
+        literals, or results of the same primitive with equal parameters on atoms that hold the
+        same values (`a[a > 0] = a[a > 0] ** 2` computes its mask twice; variables are never
+        rebound, so equal computations on them give equal values). Looks `depth` equations
+        back at most; False when unsure."""
+        if a is b:
+            return True
+        if isinstance(a, Literal) or isinstance(b, Literal):
+            return isinstance(a, Literal) and isinstance(b, Literal) and a.aval == b.aval \
+                and np.array_equal(a.value, b.value)
+        if depth == 0 or a.aval != b.aval:
+            return False
+        eqn_a, eqn_b = self.producer(a), self.producer(b)
+        return (eqn_a is not None and eqn_b is not None and eqn_a.prim is eqn_b.prim
+                and eqn_a.outs.index(a) == eqn_b.outs.index(b)
+                and _same_params(eqn_a.params, eqn_b.params)
+                and len(eqn_a.inputs) == len(eqn_b.inputs)
+                and all(self.same_value(x, y, depth - 1)
+                        for x, y in zip(eqn_a.inputs, eqn_b.inputs, strict=True)))
+
+    def producer(self, var) -> Eqn | None:
+        """The equation of this trace (or an enclosing one) that made `var`."""
+        trace = self
+        while trace is not None:
+            for eqn in reversed(trace.eqns):
+                if var in eqn.outs:
+                    return eqn
+            trace = trace.parent
+        return None
+
     def to_graph(self, in_vars, out_atoms) -> Graph:
         return Graph(tuple(in_vars), tuple(self.eqns), tuple(out_atoms))
+
+
+def _same_params(a: dict, b: dict) -> bool:
+    """Equal parameters of two equations, sub-graphs (compared by identity) included."""
+    try:
+        return a == b
+    except ValueError:      # an array among the parameters
+        return a.keys() == b.keys() and all(
+            np.array_equal(a[k], b[k]) if isinstance(a[k], np.ndarray) else a[k] == b[k]
+            for k in a)
 
 
 def bind(prim, *args: Any, kind: str = "array", **params: Any):

@@ -13,6 +13,7 @@ understood.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ class Kernel:
     trip_count: int | None = None       # a loop's iterations, when XLA knows them
     inputs: tuple[str, ...] = ()        # kernel names, or `parameter N`
     transcendentals: float = 0.0        # exp, log, tanh, ... (XLA counts them apart)
+    thunk: str | None = None            # the runtime thunk running it, when not its own name
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,10 @@ def _index(kernels: Iterable[Kernel], keys_of: Callable) -> dict:
 # Kernels
 # ----------------------------------------------------------------------------------------
 
+# XLA:CPU's mark on a call that runs a small while loop as one compiled function (a thunk of
+# its own, named after the call: core/compile/backend_options.py).
+SMALL_CALL = "xla_cpu_small_call"
+
 _NO_WORK = frozenset({
     "parameter", "constant", "tuple", "get-tuple-element", "bitcast", "copy-start",
     "copy-done", "opt-barrier", "after-all", "add-dependency",
@@ -152,8 +158,11 @@ def _instruction_kernels(module: HloText, computation: Computation, inst: Instru
     if inst.opcode in _NO_WORK:
         return ()
     if inst.opcode == "call":       # XLA:CPU wraps e.g. a while loop in a call: see through it
-        return _callees_kernels(module, inst, path, _call_bindings(module, computation, inst,
-                                                                  params))
+        kernels = _callees_kernels(module, inst, path, _call_bindings(module, computation, inst,
+                                                                     params))
+        if SMALL_CALL in (inst.attr("frontend_attributes") or ""):
+            return tuple(dataclasses.replace(k, thunk=inst.name) for k in kernels)
+        return kernels
     return (_kernel(module, computation, inst, path, params),)
 
 

@@ -16,6 +16,7 @@ says why in one line instead of failing.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import zip_longest
@@ -91,17 +92,26 @@ def kernel_times(model: FusionModel, trace: ThunkTrace, execute: float) -> Kerne
     if not trace.events:
         return KernelTimes.unavailable(trace.note or "no kernel was measured", execute)
     names = {kernel.name for kernel in model.all_kernels()}
-    spans = _loop_spans(model, sorted(trace.events, key=lambda event: event.start_ns))
+    events = _by_kernel(model, trace.events)
+    spans = _loop_spans(model, sorted(events, key=lambda event: event.start_ns))
     seconds: dict[str, float] = {}
     runs: Counter[str] = Counter()
     others: dict[str, float] = {}
-    for event in trace.events:
+    for event in events:
         into = seconds if event.name in names else others
         duration = spans.get(id(event), event.duration_ns)
         into[event.name] = into.get(event.name, 0.0) + duration * 1e-9
         runs[event.name] += 1
     return KernelTimes(seconds, dict(runs), tuple(k.name for k in model.kernels), execute,
                        others, trace.note)
+
+
+def _by_kernel(model: FusionModel, events) -> list[ThunkEvent]:
+    """The events named after their kernels: a loop XLA:CPU runs as one compiled function
+    runs as the thunk of its `call` (its body's kernels then have no runs of their own)."""
+    kernel_of = {kernel.thunk: kernel.name for kernel in model.all_kernels() if kernel.thunk}
+    return [dataclasses.replace(event, name=kernel_of[event.name])
+            if event.name in kernel_of else event for event in events]
 
 
 def _loop_spans(model: FusionModel, events: list[ThunkEvent]) -> dict[int, int]:

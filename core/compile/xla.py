@@ -23,6 +23,7 @@ import numpy as np
 
 from ..ir import ShapedArray
 from . import blas, hostkernels
+from .backend_options import BACKEND_OPTIONS, options_with
 from .errors import XlaError, run_failed as _run_failed
 from .machine import host_machine
 from .hostmemory import (COPIED_AT_ONCE_BYTES, InputSlot, ResultView, large_ones_aligned,
@@ -107,9 +108,7 @@ COMPILE_OVERRIDES: tuple[tuple[str, object], ...] = ()
 
 
 def compile_options(xla_client):
-    options = xla_client.CompileOptions()
-    options.env_option_overrides = list(COMPILE_OVERRIDES)
-    return options
+    return options_with(xla_client.CompileOptions, BACKEND_OPTIONS, COMPILE_OVERRIDES)
 
 
 @functools.cache
@@ -118,7 +117,8 @@ def target_description() -> str:
     machine and its CPU's feature flags (`machine.py`), XLA_FLAGS and psc_jit's own options.
     Part of a persistent executable's key."""
     return "\n".join((_client(False).platform_version, host_machine(),
-                      os.environ.get("XLA_FLAGS", ""), repr(COMPILE_OVERRIDES)))
+                      os.environ.get("XLA_FLAGS", ""), repr(COMPILE_OVERRIDES),
+                      repr(BACKEND_OPTIONS)))
 
 
 @functools.cache

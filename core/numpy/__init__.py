@@ -11,6 +11,7 @@ Modules, each importing only the ones above it in this list:
     shape          reshape, transpose, concatenate, stack, ... (views where NumPy makes views)
     conversion     astype, copy, asarray, array, round
     masked         x[mask] for a traced boolean mask (reductions over it; x[mask] = v)
+    setitem_values the value of x[...] = v, cast and broadcast as NumPy's setitem does
     indexing       x[...] and x[...] = v
     spans          where an array of traced length sits on its axis: masks, shifts, alignment
     windows        arrays whose length is traced (x[:i] in a rolled loop): masked spans

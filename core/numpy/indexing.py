@@ -21,7 +21,6 @@ array is NumPy's TypeError), and broadcast it as NumPy does (leading length-1 ax
 from __future__ import annotations
 
 import operator
-import warnings
 
 import numpy as np
 
@@ -30,11 +29,12 @@ from ..primitives import (concatenate_p, cummin_p, dynamic_slice_p, dynamic_upda
 from ..layout import Layout, ViewOp
 from ..tracing import Tracer, ViewStep, bind
 from .affine import interval
-from .base import (as_kind, broadcast_to, convert, ensure_tracer, full, real_part, reshape,
+from .base import (as_kind, broadcast_to, convert, ensure_tracer, full, reshape,
                    unsupported)
-from .checks import require_in_bounds, require_int_convertible
+from .checks import require_in_bounds
 from .masked import MaskedSelection, in_data_coordinates, select_masked
 from .masked_writes import basic_positions, dynamic_positions, same_positions
+from .setitem_values import fit_value
 from .ufuncs import call_ufunc, np_where
 
 
@@ -524,64 +524,53 @@ def _masked_assign(x: Tracer, idx: tuple, value) -> None:
         view.assign(np_where(target.mask_in_data(), new, view))
 
 
+SELECTION_INDEX_HINT = ("index with the whole index arrays and keep the mask in the value: "
+                        "x[Xi, Yi] = np.where(mask, v, x[Xi, Yi]) when no position repeats")
+
+
+def _assign_through_selections(x: Tracer, idx: tuple, value) -> None:
+    """x[Xi[m], Yi[m]] = v: integer index arrays selected by one traced mask, one per axis of
+    x, and v a scalar or a selection by the same mask. A scatter of every element of the
+    index arrays, the unselected ones sent out of range (after the bounds check, so only the
+    selected ones can raise NumPy's IndexError) and dropped; repeated positions take the
+    value NumPy writes last."""
+    first = next(e for e in idx if isinstance(e, MaskedSelection))
+    if not _selections_index_every_axis(x, idx, first):
+        raise first.refuse("indexing with x[mask] beside other indices", SELECTION_INDEX_HINT)
+    if isinstance(value, MaskedSelection):
+        if not (value.same_mask(first) and value.ndim == 1):
+            raise first.refuse("assigning another selection through x[mask] indices",
+                               SELECTION_INDEX_HINT)
+        value = value.data
+    elif np.ndim(value) != 0:
+        raise first.refuse("assigning an array through x[mask] indices", SELECTION_INDEX_HINT)
+    in_bounds = tuple(np_where(first.mask, e.data, np.int64(0)) for e in idx)
+    positions = np_where(first.mask, flat_positions(x, in_bounds), np.int64(x.size))
+    count = first.mask.size
+    updates = reshape(fit_value(value, first.mask.shape, x.dtype, advanced=True), (count,))
+    positions = reshape(positions, (count,))
+    if np.ndim(value) != 0:
+        positions, updates = _last_writer(positions, updates)
+    out = bind(scatter_p, reshape(x, (x.size,)), reshape(positions, (count, 1)), updates,
+               num_indexed=1, mode="drop")
+    x.assign(reshape(out, x.shape))
+
+
+def _selections_index_every_axis(x: Tracer, idx: tuple, first: MaskedSelection) -> bool:
+    """Every entry an integer selection by first's mask over its whole index array, one per
+    axis of a non-empty x."""
+    return len(idx) == x.ndim and x.size > 0 and all(
+        isinstance(e, MaskedSelection) and e.same_mask(first) and e.ndim == 1
+        and e.dtype.kind in "iu" for e in idx)
+
+
 # -- writing ----------------------------------------------------------------------------------
-
-def fit_value(value, shape, dtype, advanced: bool = False, masked: bool = False) -> Tracer:
-    """value cast (as NumPy's setitem casts) and broadcast to shape, or NumPy's error (which
-    words it differently for advanced indices; a boolean mask casts as they do)."""
-    shape = tuple(shape)
-    value_shape = value.shape if isinstance(value, Tracer) else tuple(np.shape(value))
-    fitted = value_shape
-    while len(fitted) > len(shape) and fitted[0] == 1:
-        fitted = fitted[1:]
-    if not _broadcasts_to(fitted, shape):
-        if advanced:
-            raise ValueError(f"shape mismatch: value array of shape {_shape_text(value_shape)} "
-                             "could not be broadcast to indexing result of shape "
-                             f"{_shape_text(shape)}")
-        raise ValueError(f"could not broadcast input array from shape {_shape_text(value_shape)} "
-                         f"into shape {_shape_text(shape)}")
-    value = _cast_for_setitem(value, np.dtype(dtype), advanced or masked)
-    return broadcast_to(reshape(value, fitted), shape)
-
-
-def _broadcasts_to(value_shape, shape) -> bool:
-    if len(value_shape) > len(shape):
-        return False
-    return all(v in (1, n) for v, n in zip(reversed(value_shape), reversed(shape), strict=False))
-
-
-def _shape_text(shape) -> str:
-    return "(" + ",".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
-
-
-def _cast_for_setitem(value, dtype: np.dtype, advanced: bool = False) -> Tracer:
-    """value cast to dtype as NumPy's setitem casts it. A float scalar into an integer array
-    goes through int() (NaN, infinity and values out of range raise) when it is a Python
-    float, or a NumPy float written through a basic index into signed integers; other
-    values are cast as astype casts them."""
-    if not isinstance(value, Tracer):
-        if np.ndim(value) == 0 and not isinstance(value, np.ndarray) and \
-                not (advanced and isinstance(value, np.generic)):
-            np.empty((), dtype)[()] = value     # NumPy's own error (complex into real, nan into int)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
-            return ensure_tracer(np.asarray(value).astype(dtype))
-    if value.dtype.kind == "c" and dtype.kind != "c" and value.kind == "python":
-        np.empty((), dtype)[()] = 1j     # NumPy's TypeError for a Python complex into reals
-    if value.dtype.kind == "f" and dtype.kind in "iu" and (
-            value.kind == "python" or value.kind == "scalar" and dtype.kind == "i"
-            and not advanced):
-        require_int_convertible(value, dtype)
-    if value.dtype.kind == "c" and dtype.kind != "c":
-        warnings.warn("Casting complex values to real discards the imaginary part",
-                      np.exceptions.ComplexWarning, stacklevel=4)
-        value = real_part(value)
-    return ensure_tracer(convert(value, dtype))
-
 
 def setitem(x: Tracer, idx, value) -> None:
     idx = index_tuple(idx)
+    if any(isinstance(e, MaskedSelection) for e in idx):
+        _assign_through_selections(x, idx, value)
+        return
     if _traced_mask_at(idx) is not None:
         _masked_assign(x, idx, value)
         return

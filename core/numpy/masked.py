@@ -54,8 +54,13 @@ class MaskedSelection:
         return self.data.shape[self.lead + self.mask.ndim:]
 
     def same_mask(self, other: MaskedSelection) -> bool:
-        return (self.mask.ir_var is other.mask.ir_var and self.lead == other.lead
-                and self.mask.shape == other.mask.shape)
+        """The same mask: one variable, or one computation made twice (`a[a > 0] =
+        a[a > 0] ** -1.5`)."""
+        if self.lead != other.lead or self.mask.shape != other.mask.shape:
+            return False
+        trace = current_trace()
+        return self.mask.ir_var is other.mask.ir_var or (
+            trace is not None and trace.same_value(self.mask.ir_var, other.mask.ir_var))
 
     def mask_in_data(self) -> Tracer:
         """The mask broadcast to data's shape."""

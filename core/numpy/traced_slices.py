@@ -26,13 +26,13 @@ from .base import convert, ensure_tracer, unsupported
 from .indexing import expand_ellipsis, indexed_view, register_traced_slices
 from .masked_writes import offset_positions
 from .ufuncs import call_ufunc, np_where
-from .spans import INT, Span
+from .spans import INT, Span, mask_of
 from .windows import Window, write
 
 
 def has_traced_slice(idx: tuple) -> bool:
     return any(isinstance(e, slice) and any(isinstance(p, Tracer) for p in (e.start, e.stop, e.step))
-               for e in idx)
+               or isinstance(e, Window) for e in idx)
 
 
 # -- bounds -----------------------------------------------------------------------------------
@@ -114,6 +114,8 @@ def _candidates(span, facts, n: int) -> set[int]:
 
 def traced_getitem(x: Tracer, idx: tuple):
     """x[idx] where some slice bound is traced: an exact view, or a Window over it."""
+    if any(isinstance(e, Window) for e in idx):
+        return _gather_through_window(x, idx)
     full = expand_ellipsis(idx, x.ndim)
     starts, sizes, rest, spans = {}, {}, [], {}
     axis = 0
@@ -137,6 +139,25 @@ def traced_getitem(x: Tracer, idx: tuple):
     window = Window(view, _result_spans(rest, spans, view.ndim), _describe())
     window.source = (x, idx)
     return window
+
+
+def _gather_through_window(x: Tracer, idx: tuple) -> Window:
+    """x[w] for an integer array of traced length w (a CSR row's columns,
+    `x[A_col[A_row[i]:A_row[i + 1]]]`): x gathered at every position of w's whole axis, a
+    Window of w's span. Outside the span the index is 0, so that only the span's indices are
+    checked against x's length (NumPy's IndexError) and nothing outside is ever observed."""
+    window = next(e for e in idx if isinstance(e, Window))
+    if window.dtype.kind in "fc":
+        raise IndexError("arrays used as indices must be of integer (or boolean) type")
+    if len(idx) != 1 or window.ndim != 1 or window.dtype.kind not in "iu" or x.ndim == 0 \
+            or x.shape[0] == 0:
+        window.refuse("indexing an array (other than along its first axis, by one integer "
+                      "window)")
+    inside = mask_of(window.data, window.spans)
+    positions = np_where(inside, window.data, np.int64(0))
+    gathered = x[positions]
+    spans = window.spans + (None,) * (gathered.ndim - 1)
+    return Window(gathered, spans, f"an array indexed by {window.text}")
 
 
 def _plan_slice(entry: slice, n: int, axis: int, starts, sizes, spans, position: int):

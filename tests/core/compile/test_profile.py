@@ -95,16 +95,20 @@ def bumped_squares(w, n):
     return w
 
 
-def test_a_loop_the_profile_shows_no_run_of_is_measured_without_it():
-    """XLA:CPU may run a small loop as one `call` thunk: the loop kernel of the model has
-    no run in the trace, and the kernels that did run are still measured."""
+def test_a_loop_run_as_one_function_is_measured_by_its_call():
+    """XLA:CPU runs a small loop as one `call` thunk (core/compile/backend_options.py): the
+    loop kernel gets that thunk's time, one run, and its body's kernels none of their own
+    (the call's time was left unnamed, and the Explorer showed the loop unmeasured)."""
     f = jit(bumped_squares, static_argnums=(1,))
     w = np.array([2, 4, 2, 1], dtype=np.int32)
     f(w, 2)
     result, breakdown, times = f.profile_call(w, 2)
     np.testing.assert_array_equal(result, bumped_squares(w, 2))
     loop = next(k for k in f.last_call.compiled.kernels.kernels if k.kind == "while")
-    assert loop.name not in times.runs
+    assert loop.thunk is not None
+    assert times.runs[loop.name] == 1 and times.seconds[loop.name] > 0
+    assert not any(k.name in times.runs for k in loop.body)
+    assert not times.others
     assert times.available, times.note
     assert 0 < times.total <= breakdown.execute
 

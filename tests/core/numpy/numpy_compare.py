@@ -11,6 +11,16 @@ def copies(args):
     return [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
 
 
+def small_integers(n, dtype, seed):
+    """n small integers (-5..5, complex parts too) as `dtype`: sums of them are exact in every
+    dtype, so any order of summing gives NumPy's value."""
+    rng = np.random.default_rng(seed)
+    values = rng.integers(-5, 6, n)
+    if np.dtype(dtype).kind == "c":
+        return (values + 1j * rng.integers(-5, 6, n)).astype(dtype)
+    return values.astype(dtype)
+
+
 def assert_same(got, want, where="result", rtol=0.0, close=False):
     """got is want as NumPy users see it. Floats within rtol when given; `close`: within the
     reassociation tolerance of their dtype (sums in another order), as NumPy allows itself
