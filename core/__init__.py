@@ -21,7 +21,7 @@ The layout is the pipeline; each layer imports only the layers above it in this 
                        tracing (loops and branches rolled), what a trace reads (inputs and
                        guards) and its effects on Python objects
     compile/           jit and the staged API, the trace and executable caches, the one
-                       module that imports jaxlib (compile/xla.py), the fused kernels of the
+                       module that imports jaxlib (compile/xla/), the fused kernels of the
                        optimized module, run reports, timing and measured time per
                        kernel (jaxlib's profiler)
     transform/         grad, value_and_grad, vjp, jvp, jacfwd, jacrev, vmap: interpreters of

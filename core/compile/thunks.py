@@ -1,5 +1,5 @@
 """What each thunk of XLA:CPU's runtime took in one profiled call, read from the plane of
-jaxlib's profile that compile/xla.py hands over (no jaxlib import here)."""
+jaxlib's profile that compile/xla/ hands over (no jaxlib import here)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -47,7 +47,7 @@ CPU_PLANE = "/host:CPU"     # the plane of jaxlib's profile where XLA:CPU's thun
 
 def thunk_trace(read_xspace, data: bytes, module: str, max_events: int) -> ThunkTrace:
     """The thunk events of HLO module `module` in a serialized profile (`read_xspace`: jaxlib's
-    reader of one, handed over by compile/xla.py), at most `max_events`."""
+    reader of one, handed over by compile/xla/), at most `max_events`."""
     try:
         plane = read_xspace(data).find_plane_with_name(CPU_PLANE)
     except Exception as err:    # jaxlib's own error type for a profile it cannot read
