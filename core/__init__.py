@@ -44,7 +44,10 @@ from .compile.report import CallBreakdown, RunReport, Timings
 from .compile.signature import CallSpec, SubclassArgument
 from .compile.timing import KeptArrays, copy_inputs, largest_difference, time_interleaved
 from .compile.units import fmt_bytes, fmt_count, fmt_seconds, fmt_speedup
-from .compile.xla import XlaError
+from .compile.xla import XlaError, cpu_device_count, set_cpu_device_count
+from .compile.xla import devices
+from .compile.device_array import Array, device_put
+from .compile.sharding import Mesh, NamedSharding, PartitionSpec
 from .compile.hostmemory import align_new_arrays
 from .compile.freedmemory import TRIM_INTERVAL, keep_freed_memory, trim_freed_memory
 from .compile.hostmemory import aligned_copy as aligned

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -356,23 +357,43 @@ def _broadcast_view(x: np.ndarray, *, shape, broadcast_dimensions) -> np.ndarray
     return np.broadcast_to(np.reshape(x, expanded), shape)
 
 
-def lower(graph: Graph, name: str = "psc_jit", targets: frozenset[str] = frozenset()) -> str:
+@dataclass(frozen=True)
+class Partitioning:
+    """A program for `partitions` devices: the Shardy mesh it declares, and per argument and
+    result its sharding attribute (None: XLA chooses a result's)."""
+    partitions: int
+    mesh: str
+    in_shardings: tuple[str, ...]
+    out_shardings: tuple[str | None, ...]
+
+
+def lower(graph: Graph, name: str = "psc_jit", targets: frozenset[str] = frozenset(),
+          partitioning: Partitioning | None = None) -> str:
     """The StableHLO module text of a graph; its `main` takes and returns the graph's values.
     `targets`: the custom call targets of psc_jit's own the lowering may use (matrix-vector
-    products by BLAS, core/compile/_blas_calls.c), where they are there."""
+    products by BLAS, core/compile/_blas_calls.c), where they are there. `partitioning`:
+    a program for several devices, its arguments and results sharded as it says."""
     module = ModuleBuilder(name, graph, targets)
     ctx = LoweringContext(module)
     args = [f"%arg{i}" for i in range(len(graph.in_vars))]
     outs = ctx.lower_graph(graph, args)
     ctx.eqn = None
     ctx.emit(f'"func.return"({", ".join(outs)}) : ({", ".join(tensor_type(a) for a in graph.out_avals)}) -> ()')
-    params = ", ".join(f"{n}: {tensor_type(v.aval)}" for n, v in zip(args, graph.in_vars, strict=True))
-    results = ", ".join(tensor_type(a) for a in graph.out_avals)
+    part = partitioning or Partitioning(1, "", ("",) * len(args), (None,) * len(graph.out_avals))
+    params = ", ".join(f"{n}: {tensor_type(v.aval)}{_sharding_attr(s)}" for n, v, s in
+                       zip(args, graph.in_vars, part.in_shardings, strict=True))
+    results = ", ".join(f"{tensor_type(a)}{_sharding_attr(s)}" for a, s in
+                        zip(graph.out_avals, part.out_shardings, strict=True))
     header = [
-        f"module @{_symbol(name)} attributes {{mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32}} {{",
+        f"module @{_symbol(name)} attributes {{mhlo.num_partitions = {part.partitions} : i32, mhlo.num_replicas = 1 : i32}} {{",
+        *([f"  {part.mesh}"] if part.mesh else []),
         f"  func.func public @main({params}) -> ({results}) {{",
     ]
     return "\n".join(header + ctx.lines + ["  }", "}", ""])
+
+
+def _sharding_attr(sharding: str | None) -> str:
+    return f" {{sdy.sharding = {sharding}}}" if sharding else ""
 
 
 def _symbol(name: str) -> str:

@@ -8,7 +8,7 @@ and tested range. Its modules:
   and deserialize; one call under jaxlib's profiler (each thunk XLA:CPU ran, by its HLO
   instruction's name, with its time);
 - `dispatcher`: jaxlib's C++ dispatcher, for cache hits with no Python of psc_jit's;
-- `devices`: arrays that stay on the devices, asynchronous runs, SPMD-partitioned programs.
+- `spmd`: arrays that stay on the devices, asynchronous runs, SPMD-partitioned programs.
 """
 from __future__ import annotations
 
@@ -37,11 +37,12 @@ from .runtime import (DEVICES_ENV, SUPPORTED_JAXLIB, _client, _device, _jaxlib, 
 from .dispatcher import (DISPATCH_ENTRIES, PROGRAM_DISPATCH_ENTRIES, FastPath, clear_dispatcher,
                          dispatched_type, dispatcher, fast_path, keeps_64_bit,
                          tracing_in_progress)
+from . import spmd
 
 __all__ = ["DEVICES_ENV", "DISPATCH_ENTRIES", "SUPPORTED_JAXLIB", "XlaError", "clear_dispatcher",
            "cpu_device_count", "devices", "dispatched_type", "dispatcher", "fast_path",
            "jaxlib_version", "keeps_64_bit", "live_arrays", "platform", "set_cpu_device_count",
-           "tracing_in_progress", "FastPath"]
+           "spmd", "tracing_in_progress", "FastPath"]
 
 # XLA options beyond jaxlib's defaults: none (`xla_cpu_copy_insertion_use_region_analysis`
 # saved a loop's array copies, but with jaxlib 0.10.2 it miscompiles nested loops: an inner

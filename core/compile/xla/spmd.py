@@ -1,0 +1,151 @@
+"""Arrays that stay on the devices, and programs partitioned over them.
+
+A placed array is jaxlib's own array (one buffer per device, in the sharding's device order);
+psc_jit wraps it (`device_array.Array`) and hands it back here to run, read or wait on. A
+partitioned program is compiled with XLA's SPMD partitioner (Shardy) for the devices of one
+mesh, `num_partitions` = their number, partition p running on the mesh's p-th device. Its
+runs are asynchronous: `PartitionedExecutable.execute` returns the result arrays at once,
+while XLA's threads compute them; reading or waiting on them is what waits.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ...ir import ShapedArray
+from ..errors import XlaError, run_failed
+from ..waiting import wait_for_thread
+from .runtime import _client, _jaxlib
+
+
+@functools.cache
+def _placement(device_ids: tuple[int, ...], hlo_text: str):
+    """jaxlib's sharding object for an HLO sharding over these devices (by id, in partition
+    order)."""
+    _, _jax, xla_client = _jaxlib()
+    by_id = {d.id: d for d in _client(False).devices()}
+    return _jax.GSPMDSharding(tuple(by_id[i] for i in device_ids),
+                              xla_client.HloSharding.from_string(hlo_text))
+
+
+def _ids(devices: Sequence) -> tuple[int, ...]:
+    return tuple(d.id for d in devices)
+
+
+def put(value: np.ndarray, devices: Sequence, hlo_text: str,
+        slices: Sequence[tuple[slice, ...]]):
+    """`value` placed on `devices` (device i gets `value[slices[i]]`), copied: a later change
+    of `value` does not reach the placed array."""
+    _, _jax, _ = _jaxlib()
+    aval = ShapedArray(value.shape, value.dtype)
+    shards = [value[s] for s in slices]
+    return _jax.batched_device_put(aval, _placement(_ids(devices), hlo_text), shards,
+                                   list(devices), True, True,
+                                   _jax.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL, True)
+
+
+def shards(array) -> list[np.ndarray]:
+    """The per-device blocks of a placed array as NumPy arrays (waits for them), in its
+    sharding's device order."""
+    blocks = []
+    for single in array._arrays:
+        value, _copied = single._single_device_array_to_np_array_did_copy()
+        blocks.append(value)
+    return blocks
+
+
+def block_until_ready(array) -> None:
+    """Wait until the array's computation has ended; its error, if it failed."""
+    try:
+        array.block_until_ready()
+    except Exception as err:   # jaxlib raises its own JaxRuntimeError; keep its text
+        raise run_failed(err) from err
+
+
+def is_ready(array) -> bool:
+    return bool(array.is_ready())
+
+
+def same_sharding(first: str, second: str) -> bool:
+    """Whether two HLO shardings (as text, in either of XLA's notations) are one layout."""
+    return _hlo_sharding(first) == _hlo_sharding(second)
+
+
+@functools.cache
+def _hlo_sharding(text: str):
+    return _jaxlib()[2].HloSharding.from_string(text)
+
+
+def _shardings(xla_client, protos, count: int) -> list[str]:
+    """The HLO shardings XLA gives a program's parameters or results (none: a program of
+    one partition, whose values are whole on its device)."""
+    if protos is None:
+        return ["{replicated}"] * count
+    return [str(xla_client.HloSharding.from_proto(p)) for p in protos]
+
+
+class PartitionedExecutable:
+    """A program compiled for a mesh's devices; runs return placed arrays without waiting."""
+
+    def __init__(self, loaded, devices: Sequence, in_avals: Sequence[ShapedArray],
+                 out_avals: Sequence[ShapedArray]):
+        _, _jax, xla_client = _jaxlib()
+        self._loaded = loaded
+        self.devices = tuple(devices)
+        self.in_avals, self.out_avals = tuple(in_avals), tuple(out_avals)
+        self.out_hlo = _shardings(xla_client, loaded.get_output_shardings(), len(out_avals))
+        self.in_hlo = _shardings(xla_client, loaded.get_parameter_shardings(), len(in_avals))
+        ids = _ids(self.devices)
+        self._handlers = [_jax.array_result_handler(aval, _placement(ids, text), True,
+                                                    _skip_checks=True)
+                          for aval, text in zip(self.out_avals, self.out_hlo, strict=True)]
+
+    def execute(self, arrays: Sequence) -> list:
+        """Start a run on placed inputs (each as `in_hlo` says); its placed results."""
+        try:
+            return self._loaded.execute_sharded(list(arrays)).consume_with_handlers(
+                self._handlers)
+        except Exception as err:   # jaxlib raises its own JaxRuntimeError; keep its text
+            raise run_failed(err) from err
+
+    def hlo_text(self) -> str:
+        """The optimized, partitioned HLO module: per-device shapes and the collectives."""
+        return self._loaded.hlo_modules()[0].to_string()
+
+
+def compile_partitioned(text: str, devices: Sequence, in_avals: Sequence[ShapedArray],
+                        out_avals: Sequence[ShapedArray],
+                        waiting: Callable[[float], None] | None = None
+                        ) -> PartitionedExecutable:
+    """Compile a StableHLO module with `len(devices)` partitions (partition p on devices[p]),
+    partitioned by XLA's SPMD partitioner from its arguments' and results' Shardy shardings.
+    The compile runs on a worker thread, the wait interruptible (as `compile_stablehlo`)."""
+    _, _jax, xla_client = _jaxlib()
+    from . import register_custom_targets
+    register_custom_targets(text)
+    options = xla_client.CompileOptions()
+    options.num_partitions, options.num_replicas = len(devices), 1
+    build = options.executable_build_options
+    build.use_spmd_partitioning = True
+    build.use_shardy_partitioner = True
+    build.device_assignment = xla_client.DeviceAssignment.create(
+        np.array([[d.id for d in devices]]))    # (replicas, partitions)
+    outcome: dict = {}
+
+    def work():
+        try:
+            outcome["loaded"] = _client(False).compile_and_load(
+                text.encode(), _jax.DeviceList(tuple(devices)), options)
+        except Exception as err:   # jaxlib raises its own XlaRuntimeError; keep its text
+            outcome["error"] = err
+
+    worker = threading.Thread(target=work, name="psc_jit XLA compile", daemon=True)
+    worker.start()
+    wait_for_thread(worker, waiting)
+    if "error" in outcome:
+        raise XlaError(f"XLA could not compile the partitioned module: {outcome['error']}"
+                       ) from outcome["error"]
+    return PartitionedExecutable(outcome["loaded"], devices, in_avals, out_avals)
