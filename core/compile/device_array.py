@@ -158,7 +158,7 @@ def place(value, sharding: NamedSharding, origin: str = "device_put") -> Array:
     if array.dtype.kind in "OUSVMm" or array.dtype == np.longdouble:
         raise TypeError(f"XLA has no {array.dtype} type: an array of it cannot be placed on "
                         "a device")
-    array = np.ascontiguousarray(array)
+    array = np.asarray(array, order="C")
     slices = sharding.shard_slices(array.shape)
     handle = xla.spmd.put(array, sharding.device_list, sharding.hlo_text(array.ndim), slices)
     return Array(handle, ShapedArray(array.shape, array.dtype), sharding, origin)

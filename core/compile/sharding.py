@@ -169,6 +169,8 @@ class NamedSharding:
         ids = np.arange(self.mesh.size).reshape(self.mesh.devices.shape)
         order = [self.mesh.axis_names.index(n) for n in used + unused]
         tiles = [math.prod(sizes[n] for n in dim) for dim in axes]
+        if math.prod(tiles) == 1:       # split over axes of one device each: whole
+            return "{replicated}"
         copies = math.prod(sizes[n] for n in unused)
         grid = ids.transpose(order).reshape(tiles + ([copies] if copies > 1 else []))
         last = " last_tile_dim_replicate" if copies > 1 else ""
@@ -193,7 +195,11 @@ class NamedSharding:
         return "sharded " + " ".join(f"{n}={self.mesh.shape[n]}" for n in used)
 
     def key(self) -> tuple:
-        return (self.mesh.key(), tuple(self.spec))
+        """Equal for equal layouts: trailing unsplit dimensions do not count."""
+        dims = list(self.spec)
+        while dims and dims[-1] is None:
+            dims.pop()
+        return (self.mesh.key(), tuple(dims))
 
     def __eq__(self, other) -> bool:
         return isinstance(other, NamedSharding) and other.key() == self.key()

@@ -17,6 +17,7 @@ import numpy as np
 
 from ...ir import ShapedArray
 from ..errors import XlaError, run_failed
+from ..hostmemory import aligned_copy
 from ..waiting import wait_for_thread
 from .runtime import _client, _jaxlib
 
@@ -38,13 +39,16 @@ def _ids(devices: Sequence) -> tuple[int, ...]:
 def put(value: np.ndarray, devices: Sequence, hlo_text: str,
         slices: Sequence[tuple[slice, ...]]):
     """`value` placed on `devices` (device i gets `value[slices[i]]`), copied: a later change
-    of `value` does not reach the placed array."""
+    of `value` does not reach the placed array. Each block is copied once, here, and the
+    device reads the copy in place (jaxlib keeps it alive); jaxlib's own copy semantics
+    refuse empty blocks."""
     _, _jax, _ = _jaxlib()
     aval = ShapedArray(value.shape, value.dtype)
-    shards = [value[s] for s in slices]
+    shards = [aligned_copy(np.ascontiguousarray(value[s])) if value.ndim else
+              np.array(value) for s in slices]
     return _jax.batched_device_put(aval, _placement(_ids(devices), hlo_text), shards,
-                                   list(devices), True, True,
-                                   _jax.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL, True)
+                                   list(devices), True, False,
+                                   _jax.HostBufferSemantics.ZERO_COPY, True)
 
 
 def shards(array) -> list[np.ndarray]:
