@@ -77,6 +77,8 @@ __all__ = [
     "jit", "Jitted", "Traced", "Lowered", "Compiled", "CallSpec", "CallReport", "Fallback",
     "PreparedCall",
     "SubclassArgument",
+    "Array", "device_put", "devices", "cpu_device_count", "set_cpu_device_count", "Mesh",
+    "NamedSharding", "PartitionSpec",
     "fori_loop", "while_loop", "cond", "switch", "scan",
     "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "vmap",
     "TraceError", "ConcretizationError", "UnsupportedError", "DataDependentShapeError",
