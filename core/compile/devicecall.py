@@ -22,6 +22,7 @@ import numpy as np
 from .. import passes
 from ..lowering import Partitioning, lower
 from ..numpy import verify_checks
+from ..tracing import UnsupportedError
 from ..tree_util import LEAF, unflatten
 from . import blas, hostkernels, results, xla
 from .device_array import Array, DeferredChecks, as_sharding, caller_line, place
@@ -91,6 +92,8 @@ class DeviceProgram:
     """A call signature's program on a mesh: the trace, the partitioned executable, and
     its inputs' and results' shardings."""
     result: TraceResult
+    signature: Any                           # cache.Signature of the call
+    leaf_shardings: tuple[NamedSharding, ...]    # per argument leaf
     executable: Any                          # xla.spmd.PartitionedExecutable
     in_shardings: tuple[NamedSharding, ...]  # per graph input (constants included)
     out_shardings: tuple[NamedSharding, ...]
@@ -137,8 +140,9 @@ class DevicePrograms:
         return "first call on devices" if not self._programs else "new signature"
 
 
-def device_call(jitted, args: tuple, kwargs: dict):
-    """Run a call on the devices (see the module's docstring)."""
+def device_call(jitted, args: tuple, kwargs: dict, arrays: bool | None = None):
+    """Run a call on the devices (see the module's docstring); `arrays`: return Arrays (True)
+    or NumPy values (False) whatever the arguments are."""
     origin = f"{caller_line()} of {jitted.name}"
     spec = jitted.spec(args, kwargs)
     wanted = leaf_shardings(jitted, spec)
@@ -163,7 +167,7 @@ def device_call(jitted, args: tuple, kwargs: dict):
     outputs = program.executable.execute(_placed_inputs(program, leaves, origin))
     results = [Array(h, aval, s, origin) for h, aval, s in
                zip(outputs, program.executable.out_avals, program.out_shardings, strict=True)]
-    wants_arrays = jitted.out_shardings is not None or any(
+    wants_arrays = arrays if arrays is not None else jitted.out_shardings is not None or any(
         isinstance(v, Array) for v in spec.leaves)
     return _rebuild(program.result, results, leaves, wants_arrays)
 
@@ -213,7 +217,8 @@ def _compile(jitted, spec: CallSpec, shardings: list[NamedSharding], mesh) -> De
         named = [_named(mesh, hlo, len(a.shape)) for hlo, a in
                  zip(executable.out_hlo, out_avals, strict=True)]
     placed_consts = tuple(place(c, NamedSharding(mesh), "a constant") for c in consts)
-    return DeviceProgram(result, executable, tuple(in_shardings), tuple(named), placed_consts,
+    return DeviceProgram(result, spec.signature, tuple(shardings), executable,
+                         tuple(in_shardings), tuple(named), placed_consts,
                          traced, time.perf_counter() - start - traced, text)
 
 
@@ -249,9 +254,9 @@ def _refuse_unsupported(result: TraceResult, spec: CallSpec) -> None:
                             "value instead of writing into it")
     for out in result.out_specs:
         if out.how == "choice" or out.how == "view" and not _whole_output(out):
-            raise TypeError("the function returns a view of an argument (or of another "
-                            "result); device arrays have no views: return a copy "
-                            "(`.copy()`)")
+            raise UnsupportedError("the function returns a view of an argument (or of "
+                                   "another result), and device arrays have no views", None,
+                                   "return a copy (`.copy()`)")
 
 
 def _whole_output(out) -> bool:
