@@ -107,7 +107,7 @@ class PscJit(Configurable):
         try:
             set_cpu_device_count(change["new"])
         except (XlaError, ValueError):
-            self.cpu_devices = change["old"]     # the setting says what the process has
+            self.cpu_devices = cpu_device_count()     # the setting says what the process has
             raise
 
     @observe("cache_size")
