@@ -46,9 +46,9 @@ from .compile.timing import KeptArrays, copy_inputs, largest_difference, time_in
 from .compile.units import fmt_bytes, fmt_count, fmt_seconds, fmt_speedup
 from .compile.xla import XlaError, cpu_device_count, set_cpu_device_count
 from .compile.xla import devices, module_cost
-from .compile.devicecall import device_call
+from .compile.devicecall import collectives, device_call
 from .compile.device_array import Array, device_put
-from .compile.sharding import Mesh, NamedSharding, PartitionSpec
+from .compile.sharding import Mesh, NamedSharding, PartitionSpec, constrain
 from .compile.hostmemory import align_new_arrays
 from .compile.freedmemory import TRIM_INTERVAL, keep_freed_memory, trim_freed_memory
 from .compile.hostmemory import aligned_copy as aligned
@@ -79,7 +79,7 @@ __all__ = [
     "PreparedCall",
     "SubclassArgument",
     "Array", "device_put", "devices", "cpu_device_count", "set_cpu_device_count", "Mesh",
-    "NamedSharding", "PartitionSpec", "device_call", "module_cost",
+    "NamedSharding", "PartitionSpec", "device_call", "module_cost", "constrain", "collectives",
     "fori_loop", "while_loop", "cond", "switch", "scan",
     "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "vmap",
     "TraceError", "ConcretizationError", "UnsupportedError", "DataDependentShapeError",

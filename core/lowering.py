@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import re
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -281,6 +282,8 @@ class ModuleBuilder:
         self.ids = itertools.count()     # SSA names restart per module: same graph, same text
         self.constants: dict[int, tuple[Eqn, int]] = {}   # var id -> (its equation, output)
         self.values: dict[int, np.ndarray | None] = {}    # var id -> value (None: too large)
+        self.mesh_axes: tuple[str, ...] = ()    # the axes of a partitioned program's mesh
+        self.mesh_name = ""                     # ... and its Shardy symbol
         self.transposed: dict[int, str] = {}    # var id -> its transposed copy, made before
         #                                         the loop whose body is being lowered
 
@@ -362,7 +365,7 @@ class Partitioning:
     """A program for `partitions` devices: the Shardy mesh it declares, and per argument and
     result its sharding attribute (None: XLA chooses a result's)."""
     partitions: int
-    mesh: str
+    mesh: str               # its declaration (`sdy.mesh @mesh = <["data"=4]>`), or ""
     in_shardings: tuple[str, ...]
     out_shardings: tuple[str | None, ...]
 
@@ -374,6 +377,9 @@ def lower(graph: Graph, name: str = "psc_jit", targets: frozenset[str] = frozens
     products by BLAS, core/compile/_blas_calls.c), where they are there. `partitioning`:
     a program for several devices, its arguments and results sharded as it says."""
     module = ModuleBuilder(name, graph, targets)
+    if partitioning is not None and partitioning.mesh:
+        module.mesh_name = partitioning.mesh.split("@")[1].split()[0]
+        module.mesh_axes = tuple(re.findall(r'"([^"]+)"=', partitioning.mesh))
     ctx = LoweringContext(module)
     args = [f"%arg{i}" for i in range(len(graph.in_vars))]
     outs = ctx.lower_graph(graph, args)

@@ -14,13 +14,12 @@ import time
 
 import numpy as np
 
-from .core import (Array, Mesh, NamedSharding, PartitionSpec, bind_outputs, device_call,
+from .core import (Array, Mesh, NamedSharding, PartitionSpec, bind_outputs, collectives,
+                   device_call,
                    devices, module_cost, parse_optimized_hlo, replay_effects)
 
-# --mesh data=4 | data=2,model=2 ; --shard x=data | w=,model | z=(data,model)
+# --mesh data=4 | data=2,model=2
 _MESH_AXIS = re.compile(r"^([A-Za-z_]\w*)=(\d+)$")
-_COLLECTIVE = re.compile(r"= (\w+)\[([\d,]*)\][^ ]* (all-reduce|all-gather|reduce-scatter|"
-                         r"all-to-all|collective-permute)(?:-start)?\(")
 
 
 class MeshUsage(ValueError):
@@ -128,12 +127,6 @@ def partition_notes(program, hlo: str) -> list[str]:
     notes = []
     if mesh is not None and mesh.size > 1:
         notes.append(f"partitioned over {mesh!r}: each kernel below shows one device's shapes")
-    for dtype, dims, op in _COLLECTIVE.findall(hlo):
-        count = int(np.prod([int(d) for d in dims.split(",") if d])) if dims else 1
-        nbytes = count * _BYTES.get(dtype, 4)
-        notes.append(f"{op} of {dtype}[{dims}] ({nbytes:,} bytes per device)")
+    notes.extend(f"{op} of {result} ({nbytes:,} bytes per device)"
+                 for op, result, nbytes in collectives(hlo))
     return notes
-
-
-_BYTES = {"f64": 8, "s64": 8, "u64": 8, "c64": 8, "c128": 16, "f32": 4, "s32": 4, "u32": 4,
-          "f16": 2, "bf16": 2, "s16": 2, "u16": 2, "s8": 1, "u8": 1, "pred": 1}

@@ -12,6 +12,8 @@ into an Array (device buffers are immutable), returning a view of an argument.
 """
 from __future__ import annotations
 
+import math
+import re
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -307,3 +309,31 @@ def _rebuild(result: TraceResult, arrays: list[Array], leaves: list, wants_array
     if result.out_structure is LEAF:
         return values[0]
     return unflatten(result.out_structure, values)
+
+
+_COLLECTIVE_OPS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all",
+                   "collective-permute")
+_SHAPE = re.compile(r"\b(pred|[fsuc]\d+|bf16)\[([\d,]*)\]")
+_ITEM_BYTES = {"pred": 1, "bf16": 2}
+
+
+def collectives(hlo_text: str) -> list[tuple[str, str, int]]:
+    """The collectives of a partitioned HLO module: (operation, result type, bytes per
+    device) each, in program order."""
+    found = []
+    for line in hlo_text.splitlines():
+        _, eq, rhs = line.partition(" = ")
+        if not eq:
+            continue
+        op = next((o for o in _COLLECTIVE_OPS if re.search(rf"\s{o}(-start)?\(", " " + rhs)),
+                  None)
+        if op is None:
+            continue
+        result = rhs.split(f" {op}")[0]
+        total = 0
+        for kind, dims in _SHAPE.findall(result):
+            count = math.prod(int(d) for d in dims.split(",") if d)
+            total += count * _ITEM_BYTES.get(kind, int(kind[1:]) // 8 if kind[1:].isdigit()
+                                              else 4)
+        found.append((op, result.strip(), total))
+    return found

@@ -18,6 +18,9 @@ from typing import Sequence
 
 import numpy as np
 
+from ..primitives import sharding_constraint_p
+from ..tracing import Tracer, bind
+
 MESH_NAME = "mesh"      # the Shardy symbol of a program's one mesh
 
 
@@ -232,3 +235,18 @@ def candidate_specs(mesh: Mesh, rank: int):
                 dims[dim].append(name)
         yield PartitionSpec(*[tuple(d) if len(d) > 1 else (d[0] if d else None)
                               for d in dims])
+
+
+def constrain(x, spec):
+    """`x`, laid out as `spec` says (a PartitionSpec over the program's mesh, or a
+    NamedSharding) where the program is partitioned: XLA's partitioner moves it there (its
+    collectives show in the report). It computes nothing: run as plain Python, or in a
+    program of one device, it is `x`."""
+    if isinstance(spec, NamedSharding):
+        spec = spec.spec
+    elif not isinstance(spec, PartitionSpec):
+        spec = PartitionSpec(*spec) if isinstance(spec, (tuple, list)) else PartitionSpec(spec)
+    if not isinstance(x, Tracer):
+        return x
+    spec.axes(len(x.shape))         # (more dimensions than x has: refused here)
+    return bind(sharding_constraint_p, x, spec=tuple(spec))

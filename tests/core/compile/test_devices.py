@@ -260,3 +260,42 @@ def test_sharded_programs_run_in_a_process_of_one_device_too():
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          env={**_env(), "PSC_JIT_CPU_DEVICES": "1"}, timeout=120)
     assert out.stdout.strip() == "ndarray [3.0, 12.0, 21.0, 30.0]", out.stderr
+
+
+def test_constrain_moves_a_value_and_changes_no_number(mesh):
+    from psc_jit.sharding import constrain
+
+    def f(v):
+        y = np.sin(v) * 2.0
+        return constrain(y, P(None, "data")) + 1.0
+    x = np.arange(32.0).reshape(8, 4)
+    assert constrain(x, P("data")) is x            # plain Python: x itself
+    one = psc_jit.jit(f)(x)                        # one device: nothing to move
+    g = psc_jit.jit(f, in_shardings=NamedSharding(mesh, P("data")))
+    np.testing.assert_array_equal(g(x), one)
+    assert "all-to-all" in g.device_programs.last.as_text()    # rows -> columns
+    grad = psc_jit.grad(lambda v: f(v).sum())
+    np.testing.assert_array_equal(
+        psc_jit.jit(grad, in_shardings=NamedSharding(mesh, P("data")))(x), psc_jit.jit(grad)(x))
+    batched = psc_jit.vmap(lambda r: constrain(r * 3.0, P("data")))
+    np.testing.assert_array_equal(psc_jit.jit(batched)(x), x * 3.0)
+
+
+def test_constrain_over_an_axis_the_mesh_lacks_is_refused(mesh):
+    from psc_jit.core import LoweringError
+    from psc_jit.sharding import constrain
+    g = psc_jit.jit(lambda v: constrain(v * 2.0, P("model")),
+                    in_shardings=NamedSharding(mesh, P("data")))
+    with pytest.raises(LoweringError, match="mesh has axes data; 'model' is not one of them"):
+        g(np.ones((8, 4)))
+
+
+def test_collectives_are_read_with_their_bytes():
+    from psc_jit.core import collectives
+    hlo = ("  %all-reduce = f32[3]{0} all-reduce(%w), channel_id=1\n"
+           "  %a = (f64[2,1,1]{2,1,0}, c64[2]{0}) all-to-all(%x, %y)\n"
+           "  %s = f32[8]{0} add(%a, %b)\n"
+           "  %g = pred[4,2]{1,0} all-gather(%p), dimensions={0}\n")
+    assert collectives(hlo) == [("all-reduce", "f32[3]{0}", 12),
+                                ("all-to-all", "(f64[2,1,1]{2,1,0}, c64[2]{0})", 32),
+                                ("all-gather", "pred[4,2]{1,0}", 8)]
