@@ -491,6 +491,16 @@ def check_same_bytes(got, want, args, params, name):
 
 
 @st.composite
+def placement_inputs(draw):
+    """Any array, with a layout over mesh axes (in a program of one device: no change)."""
+    dtype = draw(st.sampled_from(ALL_DTYPES))
+    x = draw(arrays(dtype, draw(shapes()), values(dtype)))
+    spec = tuple(draw(st.sampled_from([None, "data", ("data", "model")]))
+                 for _ in range(draw(st.integers(0, x.ndim))))
+    return [x], {"spec": spec}
+
+
+@st.composite
 def axes_of(draw, ndim):
     return tuple(sorted(draw(st.sets(st.integers(0, ndim - 1), max_size=ndim)))) if ndim else ()
 
@@ -760,6 +770,7 @@ CASES = {
     "select": (select_inputs(), check_exact),
     "convert_element_type": (convert_inputs(), check_elementwise),
     "bitcast_convert": (bitcast_inputs(), check_same_bytes),
+    "sharding_constraint": (placement_inputs(), check_same_bytes),
     "reduce_sum": (reduce_inputs(ALL_DTYPES, tame_values), accumulated(reduced_terms)),
     "reduce_prod": (reduce_inputs(ALL_DTYPES, tame_factors), accumulated(reduced_terms)),
     "reduce_max": (reduce_inputs(ALL_DTYPES, nonempty=True), exact_up_to_sign_of_zero),

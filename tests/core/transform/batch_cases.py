@@ -109,7 +109,8 @@ ELEMENTWISE = (
                                                           "weak_type": False}),
        Case("convert_element_type", (Float(S, weak=True),),
             {"new_dtype": np.dtype(np.float64), "weak_type": False}, "weak-to-strong"),
-       Case("bitcast_convert", (Float(S),), {"new_dtype": np.dtype(np.uint64)})])
+       Case("bitcast_convert", (Float(S),), {"new_dtype": np.dtype(np.uint64)}),
+       Case("sharding_constraint", (Float(S),), {"spec": ("data",)})])
 
 REDUCTIONS = (
     [Case(f"reduce_{kind}", (Float(R),), {"axes": axes}, label)
