@@ -32,15 +32,15 @@ from ..hostmemory import (COPIED_AT_ONCE_BYTES, InputSlot, ResultView, large_one
 from ..thunks import ThunkTrace, thunk_trace
 from ..waiting import run_on_worker, runs_where_called, wait_for_result, wait_for_thread
 from .runtime import (DEVICES_ENV, SUPPORTED_JAXLIB, _client, _device, _jaxlib, _sharding,
-                      cpu_device_count, devices, jaxlib_version, live_arrays, platform,
-                      set_cpu_device_count)
+                      cpu_device_count, devices, gpu_plugin, jaxlib_version, live_arrays,
+                      platform, set_cpu_device_count)
 from .dispatcher import (DISPATCH_ENTRIES, PROGRAM_DISPATCH_ENTRIES, FastPath, clear_dispatcher,
                          dispatched_type, dispatcher, fast_path, keeps_64_bit,
                          tracing_in_progress)
 from . import spmd
 
 __all__ = ["DEVICES_ENV", "DISPATCH_ENTRIES", "SUPPORTED_JAXLIB", "XlaError", "clear_dispatcher",
-           "cpu_device_count", "devices", "dispatched_type", "dispatcher", "fast_path",
+           "cpu_device_count", "devices", "dispatched_type", "dispatcher", "fast_path", "gpu_plugin",
            "jaxlib_version", "keeps_64_bit", "live_arrays", "platform", "set_cpu_device_count",
            "spmd", "tracing_in_progress", "FastPath"]
 

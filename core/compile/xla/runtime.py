@@ -105,9 +105,55 @@ def set_cpu_device_count(count: int) -> None:
     _ASKED.append(count)
 
 
-def devices() -> list:
-    """The devices programs can run on: the asynchronous client's, in id order."""
-    return list(_client(False).devices())
+def devices(platform: str = "cpu") -> list:
+    """The devices of a platform, in id order: "cpu" (the asynchronous CPU client's), or
+    "gpu" (through a PJRT plugin package, when one is installed: see `_plugin_client`)."""
+    if platform == "cpu":
+        return list(_client(False).devices())
+    if platform == "gpu":
+        return list(_plugin_client())
+    raise ValueError(f"platform {platform!r}: psc_jit knows 'cpu' and 'gpu'")
+
+
+# PJRT plugins for GPUs, as their packages install them (the package's module, its library)
+GPU_PLUGINS = (("cuda", "jax_plugins.xla_cuda13", "xla_cuda_plugin.so"),
+               ("cuda", "jax_plugins.xla_cuda12", "xla_cuda_plugin.so"),
+               ("rocm", "jax_plugins.xla_rocm7", "xla_rocm_plugin.so"))
+
+
+def gpu_plugin() -> tuple[str, str] | None:
+    """(PJRT name, library path) of the first GPU plugin installed, or None."""
+    import importlib.util
+    for name, module, library in GPU_PLUGINS:
+        try:
+            spec = importlib.util.find_spec(module)
+        except ModuleNotFoundError:
+            continue
+        if spec is not None and spec.submodule_search_locations:
+            path = os.path.join(list(spec.submodule_search_locations)[0], library)
+            if os.path.exists(path):
+                return name, path
+    return None
+
+
+@functools.cache
+def _plugin_client():
+    """The GPU devices of the installed PJRT plugin (loaded once per process): the same
+    PJRT interface as the CPU client's, so placement and partitioned programs take the same
+    code path on them."""
+    _, _jax, xla_client = _jaxlib()
+    found = gpu_plugin()
+    version = _jaxlib()[0].__version__
+    if found is None:
+        raise XlaError("no GPU plugin is installed: for NVIDIA GPUs, pip install "
+                       f"'jax-cuda12-pjrt=={version}' (the plugin built for this jaxlib)")
+    name, path = found
+    try:
+        if not xla_client.pjrt_plugin_loaded(name):
+            xla_client.load_pjrt_plugin_dynamically(name, path)
+        return tuple(xla_client.make_c_api_client(name).devices())
+    except Exception as err:   # jaxlib raises its own JaxRuntimeError; keep its text
+        raise XlaError(f"the {name} plugin ({path}) found no usable GPU: {err}") from err
 
 
 @functools.cache

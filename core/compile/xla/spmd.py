@@ -19,21 +19,15 @@ from ...ir import ShapedArray
 from ..errors import XlaError, run_failed
 from ..hostmemory import aligned_copy
 from ..waiting import wait_for_thread
-from .runtime import _client, _jaxlib
+from .runtime import _jaxlib
 
 
 @functools.cache
-def _placement(device_ids: tuple[int, ...], hlo_text: str):
-    """jaxlib's sharding object for an HLO sharding over these devices (by id, in partition
+def _placement(devices: tuple, hlo_text: str):
+    """jaxlib's sharding object for an HLO sharding over these devices (in partition
     order)."""
     _, _jax, xla_client = _jaxlib()
-    by_id = {d.id: d for d in _client(False).devices()}
-    return _jax.GSPMDSharding(tuple(by_id[i] for i in device_ids),
-                              xla_client.HloSharding.from_string(hlo_text))
-
-
-def _ids(devices: Sequence) -> tuple[int, ...]:
-    return tuple(d.id for d in devices)
+    return _jax.GSPMDSharding(devices, xla_client.HloSharding.from_string(hlo_text))
 
 
 def put(value: np.ndarray, devices: Sequence, hlo_text: str,
@@ -46,7 +40,7 @@ def put(value: np.ndarray, devices: Sequence, hlo_text: str,
     aval = ShapedArray(value.shape, value.dtype)
     shards = [aligned_copy(np.ascontiguousarray(value[s])) if value.ndim else
               np.array(value) for s in slices]
-    return _jax.batched_device_put(aval, _placement(_ids(devices), hlo_text), shards,
+    return _jax.batched_device_put(aval, _placement(tuple(devices), hlo_text), shards,
                                    list(devices), True, False,
                                    _jax.HostBufferSemantics.ZERO_COPY, True)
 
@@ -102,8 +96,7 @@ class PartitionedExecutable:
         self.in_avals, self.out_avals = tuple(in_avals), tuple(out_avals)
         self.out_hlo = _shardings(xla_client, loaded.get_output_shardings(), len(out_avals))
         self.in_hlo = _shardings(xla_client, loaded.get_parameter_shardings(), len(in_avals))
-        ids = _ids(self.devices)
-        self._handlers = [_jax.array_result_handler(aval, _placement(ids, text), True,
+        self._handlers = [_jax.array_result_handler(aval, _placement(self.devices, text), True,
                                                     _skip_checks=True)
                           for aval, text in zip(self.out_avals, self.out_hlo, strict=True)]
 
@@ -126,7 +119,8 @@ def compile_partitioned(text: str, devices: Sequence, in_avals: Sequence[ShapedA
                         ) -> PartitionedExecutable:
     """Compile a StableHLO module with `len(devices)` partitions (partition p on devices[p]),
     partitioned by XLA's SPMD partitioner from its arguments' and results' Shardy shardings.
-    The compile runs on a worker thread, the wait interruptible (as `compile_stablehlo`)."""
+    The compile runs on a worker thread, the wait interruptible (as `compile_stablehlo`), by
+    the devices' own client (the CPU's, or a GPU plugin's)."""
     _, _jax, xla_client = _jaxlib()
     from . import register_custom_targets
     register_custom_targets(text)
@@ -141,7 +135,7 @@ def compile_partitioned(text: str, devices: Sequence, in_avals: Sequence[ShapedA
 
     def work():
         try:
-            outcome["loaded"] = _client(False).compile_and_load(
+            outcome["loaded"] = devices[0].client.compile_and_load(
                 text.encode(), _jax.DeviceList(tuple(devices)), options)
         except Exception as err:   # jaxlib raises its own XlaRuntimeError; keep its text
             outcome["error"] = err

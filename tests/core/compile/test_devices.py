@@ -299,3 +299,32 @@ def test_collectives_are_read_with_their_bytes():
     assert collectives(hlo) == [("all-reduce", "f32[3]{0}", 12),
                                 ("all-to-all", "(f64[2,1,1]{2,1,0}, c64[2]{0})", 32),
                                 ("all-gather", "pred[4,2]{1,0}", 8)]
+
+
+def _has_gpu() -> bool:
+    try:
+        return bool(psc_jit.devices("gpu"))
+    except XlaError:
+        return False
+
+
+def test_gpus_come_through_a_plugin_or_say_how_to_get_one():
+    from psc_jit.core.compile.xla import gpu_plugin
+    if gpu_plugin() is None:
+        with pytest.raises(XlaError, match=r"no GPU plugin is installed: .*pip install "
+                                           r"'jax-cuda12-pjrt==0\.10"):
+            psc_jit.devices("gpu")
+    elif not _has_gpu():
+        with pytest.raises(XlaError, match="plugin .* found no usable GPU"):
+            psc_jit.devices("gpu")
+    with pytest.raises(ValueError, match="psc_jit knows 'cpu' and 'gpu'"):
+        psc_jit.devices("tpu")
+
+
+@pytest.mark.skipif(not _has_gpu(), reason="no GPU on this machine (bench/devices.py checks "
+                                           "one where it exists)")
+def test_a_gpu_runs_the_sharded_path_as_the_cpu_devices_do():
+    gpu = psc_jit.devices("gpu")[0]
+    x = np.arange(12.0).reshape(4, 3)
+    out = psc_jit.jit(lambda v: np.sin(v) * 2.0)(psc_jit.device_put(x, gpu))
+    np.testing.assert_allclose(np.asarray(out), np.sin(x) * 2.0, rtol=1e-15)
