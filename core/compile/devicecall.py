@@ -26,7 +26,7 @@ from ..lowering import Partitioning, lower
 from ..numpy import verify_checks
 from ..tracing import UnsupportedError
 from ..tree_util import LEAF, unflatten
-from . import blas, hostkernels, results, xla
+from . import results, xla
 from .device_array import Array, DeferredChecks, as_sharding, caller_line, place
 from .estimate import check_compile_budget
 from .sharding import NamedSharding, candidate_specs
@@ -196,8 +196,10 @@ def _compile(jitted, spec: CallSpec, shardings: list[NamedSharding], mesh) -> De
     out_wanted = _wanted_outputs(jitted.out_shardings, result)
     in_avals, out_avals = graph.in_avals, graph.out_avals
     one_device = mesh.size == 1
-    targets = (blas.available_targets() | hostkernels.available_targets()) if one_device \
-        else frozenset()      # (custom calls are not partitioned: XLA's own dot and sort)
+    # XLA's own dot and sort, not psc_jit's custom calls: the partitioner cannot split those,
+    # and XLA's cost analysis counts none of their work, so the asynchronous client would
+    # run a program made of them on the calling thread (the call would wait for its end)
+    targets = frozenset()
 
     def compile_with(outs):
         partitioning = Partitioning(
