@@ -16,7 +16,7 @@ import numpy as np
 
 from .core import (Array, Mesh, NamedSharding, PartitionSpec, bind_outputs, collectives,
                    device_call,
-                   devices, module_cost, parse_optimized_hlo, replay_effects)
+                   devices, fmt_seconds, module_cost, parse_optimized_hlo, replay_effects)
 
 # --mesh data=4 | data=2,model=2
 _MESH_AXIS = re.compile(r"^([A-Za-z_]\w*)=(\d+)$")
@@ -90,7 +90,9 @@ def run_on_devices(runner, report, analysis, identity, options):
     wants_arrays = options.device_arrays or any(type(v) is Array for v in values)
     runner._progress("run")
     start = time.perf_counter()
-    result = device_call(jitted, tuple(values), {}, arrays=wants_arrays)
+    # a run bound as NumPy values is waited for anyway: it is profiled (each device's time)
+    profile = not wants_arrays and options.compare is not False
+    result = device_call(jitted, tuple(values), {}, arrays=wants_arrays, profile=profile)
     outputs, last, effects = program.split(result)
     report.stage_seconds["run"] = time.perf_counter() - start
     bind_outputs(runner.user_ns, outputs)
@@ -117,7 +119,19 @@ def fill_report(report, jitted) -> None:
         f"{leaf.path}: {s.describe(len(leaf.aval.shape))}"
         for leaf, s in zip(program.signature.leaves, program.leaf_shardings, strict=True)
         if hasattr(leaf, "aval"))
-    report.notes = tuple(partition_notes(program, hlo))
+    report.notes = tuple(partition_notes(program, hlo)) + tuple(
+        time_notes(programs.last_times, program))
+
+
+def time_notes(times, program) -> list[str]:
+    """Each device's time in the run (its kernels), and the collectives' share of it."""
+    if not times:
+        return []
+    names = {k: f"{d.platform}:{d.id}" for k, d in enumerate(program.executable.devices)}
+    return ["per device: " + "; ".join(
+        f"{names.get(t.device, t.device)} {fmt_seconds(t.busy_ns * 1e-9)}"
+        + (f" ({t.collective_share:.0%} in collectives, waits for the others included)"
+           if t.collective_ns else "") for t in times)]
 
 
 def partition_notes(program, hlo: str) -> list[str]:

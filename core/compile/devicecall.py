@@ -29,6 +29,8 @@ from ..tree_util import LEAF, unflatten
 from . import results, xla
 from .device_array import Array, DeferredChecks, as_sharding, caller_line, place
 from .estimate import check_compile_budget
+from .profile import EVENT_BUDGET
+from .thunks import device_times
 from .sharding import NamedSharding, candidate_specs
 from .signature import CallSpec
 from .trace import TraceResult, trace_function
@@ -117,6 +119,7 @@ class DevicePrograms:
         self._programs: OrderedDict = OrderedDict()
         self.last: DeviceProgram | None = None
         self.last_reason: str | None = None
+        self.last_times: tuple = ()         # thunks.DeviceTime of a profiled call
 
     def get(self, key) -> DeviceProgram | None:
         program = self._programs.get(key)
@@ -142,9 +145,11 @@ class DevicePrograms:
         return "first call on devices" if not self._programs else "new signature"
 
 
-def device_call(jitted, args: tuple, kwargs: dict, arrays: bool | None = None):
+def device_call(jitted, args: tuple, kwargs: dict, arrays: bool | None = None,
+                profile: bool = False):
     """Run a call on the devices (see the module's docstring); `arrays`: return Arrays (True)
-    or NumPy values (False) whatever the arguments are."""
+    or NumPy values (False) whatever the arguments are. `profile`: run it under jaxlib's
+    profiler, waiting for its end, and keep each device's time (`DevicePrograms.last_times`)."""
     origin = f"{caller_line()} of {jitted.name}"
     spec = jitted.spec(args, kwargs)
     wanted = leaf_shardings(jitted, spec)
@@ -166,12 +171,26 @@ def device_call(jitted, args: tuple, kwargs: dict, arrays: bool | None = None):
         programs.last_reason = None
     programs.last = program
     leaves = list(spec.leaves) + list(extra)
-    outputs = program.executable.execute(_placed_inputs(program, leaves, origin))
+    inputs = _placed_inputs(program, leaves, origin)
+    programs.last_times = ()
+    if profile:
+        outputs, trace = xla.profiled(lambda: _run_to_the_end(program, inputs),
+                                      program.executable.module_name, EVENT_BUDGET)
+        programs.last_times = device_times(trace)
+    else:
+        outputs = program.executable.execute(inputs)
     results = [Array(h, aval, s, origin) for h, aval, s in
                zip(outputs, program.executable.out_avals, program.out_shardings, strict=True)]
     wants_arrays = arrays if arrays is not None else jitted.out_shardings is not None or any(
         isinstance(v, Array) for v in spec.leaves)
     return _rebuild(program.result, results, leaves, wants_arrays)
+
+
+def _run_to_the_end(program: DeviceProgram, inputs: list) -> list:
+    outputs = program.executable.execute(inputs)
+    for output in outputs:
+        xla.spmd.block_until_ready(output)
+    return outputs
 
 
 def _describe(sharding: NamedSharding, leaf) -> str:

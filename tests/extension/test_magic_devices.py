@@ -38,6 +38,10 @@ def test_a_sharded_cell_equals_the_one_device_cell_and_binds_numpy(shell):
     np.testing.assert_allclose(shell.user_ns["total"], one["total"], rtol=1e-13)
     assert type(shell.user_ns["total"]) is type(one["total"])
     assert any(note.startswith("all-reduce of f64[]") for note in report.notes)
+    per_device = next(note for note in report.notes if note.startswith("per device: "))
+    assert [part.split()[0] for part in per_device[12:].split("; ")] == \
+        ["cpu:0", "cpu:1", "cpu:2", "cpu:3"]
+    assert "in collectives" in per_device
     assert "f64[4,8]" in report.optimized_hlo.split("ENTRY")[1].splitlines()[0]
 
 

@@ -108,6 +108,11 @@ class PartitionedExecutable:
         except Exception as err:   # jaxlib raises its own JaxRuntimeError; keep its text
             raise run_failed(err) from err
 
+    @functools.cached_property
+    def module_name(self) -> str:
+        """The HLO module's name: the profiler tags each thunk's event with it."""
+        return self._loaded.hlo_modules()[0].name
+
     def hlo_text(self) -> str:
         """The optimized, partitioned HLO module: per-device shapes and the collectives."""
         return self._loaded.hlo_modules()[0].to_string()

@@ -328,3 +328,12 @@ def test_a_gpu_runs_the_sharded_path_as_the_cpu_devices_do():
     x = np.arange(12.0).reshape(4, 3)
     out = psc_jit.jit(lambda v: np.sin(v) * 2.0)(psc_jit.device_put(x, gpu))
     np.testing.assert_allclose(np.asarray(out), np.sin(x) * 2.0, rtol=1e-15)
+
+
+def test_device_times_group_a_profile_by_device_with_the_collectives_part():
+    from psc_jit.core.compile.thunks import DeviceTime, ThunkEvent, ThunkTrace, device_times
+    trace = ThunkTrace((ThunkEvent("fusion", 0, 300, 0), ThunkEvent("all-reduce", 300, 100, 0),
+                        ThunkEvent("fusion.1", 0, 200, 1),
+                        ThunkEvent("all-reduce-start", 200, 200, 1)))
+    assert device_times(trace) == (DeviceTime(0, 400, 100), DeviceTime(1, 400, 200))
+    assert device_times(trace)[1].collective_share == 0.5
