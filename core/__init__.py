@@ -35,6 +35,8 @@ from .budget import Budget, set_budget
 from .budget import current as current_budget
 from .compile.cache import (EXECUTABLE_CACHE, TRACE_CACHE, CacheEvent, CacheRecord, Signature,
                             StaticLeaf, TracedLeaf)
+from .compile import distributed
+from .compile.distributed import make_array_from_process_local_data
 from .compile.diskcache import DISK_CACHE, DiskCache, DiskCacheWarning, FromDisk
 from .compile.jit import CallReport, Compiled, Jitted, Lowered, Traced, jit
 from .compile.prepare import Fallback, PreparedCall
@@ -101,4 +103,5 @@ __all__ = [
     "Graph", "Eqn", "Var", "Literal", "ShapedArray", "SourceInfo", "PRIMITIVES", "Primitive",
     "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",
     "register_pytree_node", "register_dataclass", "PyTreeDef",
+    "distributed", "make_array_from_process_local_data",
 ]

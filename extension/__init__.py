@@ -16,10 +16,13 @@ from __future__ import annotations
 from .core import (aligned, cond, fori_loop, grad, jacfwd, jacrev, jit, jvp, scan, switch,
                    value_and_grad, vjp, vmap, while_loop)
 from .runner import last_report
+from . import distributed
+from .core import make_array_from_process_local_data
 
 __all__ = ["jit", "fori_loop", "while_loop", "cond", "switch", "scan", "last_report",
            "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "vmap", "aligned",
-           "load_ipython_extension", "unload_ipython_extension"]
+           "load_ipython_extension", "unload_ipython_extension", "distributed",
+           "make_array_from_process_local_data"]
 
 def load_ipython_extension(ipython) -> None:
     from .core import RunReport

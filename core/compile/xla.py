@@ -63,6 +63,7 @@ def jaxlib_version() -> str:
 
 
 _CLIENT_LOCK = threading.Lock()
+_DISTRIBUTED: list = []     # the distributed runtime, once started (xla_distributed.py)
 
 
 @functools.cache
@@ -82,12 +83,14 @@ def _client(inline: bool):
 @functools.cache
 def _make_client(inline: bool):
     _, _jax, xla_client = _jaxlib()
+    if _DISTRIBUTED and not inline:     # every process's devices (`start_distributed`)
+        return _DISTRIBUTED[0].cpu_client
     return xla_client.make_cpu_client(asynchronous=not inline)
 
 
 @functools.cache
 def _device(inline: bool):
-    return _client(inline).devices()[0]
+    return _client(inline).local_devices()[0]   # (distributed: devices()[0] is process 0's)
 
 
 def platform() -> str:
@@ -368,9 +371,6 @@ def _start_session(_profiler):
         return _profiler.ProfilerSession(options)
     except Exception as err:    # jaxlib raises its own JaxRuntimeError (ALREADY_EXISTS: ...)
         return f"not profiled: jaxlib's profiler did not start ({err})"
-
-
-
 
 
 _STREAMS = itertools.count(1)   # execution streams of threads that abandoned a run
