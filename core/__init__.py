@@ -23,7 +23,8 @@ The layout is the pipeline; each layer imports only the layers above it in this 
     compile/           jit and the staged API, the trace and executable caches, the one
                        module that imports jaxlib (compile/xla.py), the fused kernels of the
                        optimized module, run reports, timing and measured time per
-                       kernel (jaxlib's profiler)
+                       kernel (jaxlib's profiler), processes joined into one set of devices
+                       (distributed.py, xla_distributed.py: jaxlib's distributed runtime)
     transform/         grad, value_and_grad, vjp, jvp, jacfwd, jacrev, vmap: interpreters of
                        the graphs driven by each primitive's rules of differentiation and
                        batching

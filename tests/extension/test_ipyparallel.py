@@ -75,6 +75,11 @@ def test_a_px_cell_runs_one_program_over_both_engines(joined_engines, magic_shel
         assert r["y"] == r["expected_y"]
     assert results[0]["total"] == results[1]["total"]   # one all-reduce, one value everywhere
     assert results[0]["y"] + results[1]["y"] == (np.arange(12).reshape(4, 3) / 7 * 2).tolist()
+    magic_shell.run_cell_magic("px_psc", "--block", "%load_ext psc_jit\nimport numpy as np")
+    magic_shell.run_cell_magic("px_psc", "--block", (       # a plain cell on each engine
+        "%%psc_jit --quiet\nrow_squares = (np.arange(6.0).reshape(2, 3) ** 2).sum(axis=1)\n"))
+    squares = client[:].pull("row_squares", block=False).get(REPLY_SECONDS)
+    assert [s.tolist() for s in squares] == [[5.0, 50.0]] * 2
 
 
 @pytest.mark.xla
