@@ -38,7 +38,8 @@ def start_distributed(address: str, bind_address: str, num_processes: int, proce
     CPU client that sees every process's devices (`local_devices` of this one). It must come
     before this process's first program: the clients made then only know their own devices.
     The service is recoverable: a process that dies does not make jaxlib end the others (its
-    default), so that they can say so (`live_processes`)."""
+    default), so that they can say so (`live_processes`). jaxlib's connect gives up about 5 s
+    after `init_seconds`."""
     _, _jax, xla_client = _jaxlib()
     if _make_client.cache_info().currsize or _DISTRIBUTED:
         raise XlaError("the distributed runtime must start before this process's first compiled "
@@ -48,7 +49,8 @@ def start_distributed(address: str, bind_address: str, num_processes: int, proce
         shutdown_timeout=shutdown_seconds, recoverable=True) if process_id == 0 else None
     client = _jax.get_distributed_runtime_client(
         address, process_id, init_timeout=init_seconds, heartbeat_timeout=heartbeat_seconds,
-        shutdown_timeout=shutdown_seconds, use_compression=True)
+        shutdown_timeout=shutdown_seconds, use_compression=True,
+        missed_heartbeat_callback=RUNTIME_ERRORS.append)
     try:
         client.connect()
         cpu_client = xla_client.make_cpu_client(
@@ -61,10 +63,19 @@ def start_distributed(address: str, bind_address: str, num_processes: int, proce
         if service is not None:
             service.shutdown()
         raise XlaError(f"process {process_id} could not join the {num_processes} processes "
-                       f"coordinated at {address} within {init_seconds} s ({err})") from err
+                       f"coordinated at {address}: not all of them joined within {init_seconds}"
+                       f" s (each calls initialize with this address and num_processes, and "
+                       f"its own process_id)") from err
     runtime = DistributedRuntime(service, client, cpu_client, process_id, num_processes)
     _DISTRIBUTED.append(runtime)
     return runtime
+
+
+# What jaxlib reports to the client's callback. Given none, jaxlib ends the process when a
+# connect fails (peers that never join) as when the coordinator goes; given one, a failed
+# connect raises instead. jaxlib 0.10.2 cannot pass the report to Python (std::bad_cast): on
+# its own threads (the coordinator gone) that still ends the process, so this stays empty.
+RUNTIME_ERRORS: list = []
 
 
 def _minutes(seconds: int) -> int:

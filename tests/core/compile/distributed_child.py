@@ -5,9 +5,9 @@ processes) and prints `RESULT {json}`, or `ERROR {type}: {text}` with the second
 
     python distributed_child.py PROCESS_ID NUM_PROCESSES PORT LOCAL_DEVICES SCENARIO
 
-Scenarios: `run` (the program twice), `other_program` (process 1 runs another program),
-`die_before` (process 1 exits instead of running), `die_after` (process 1 exits after a
-first run it shares; the others run again)."""
+Scenarios: `run` (the program), `alone` (process 0 waits 2 s for the others),
+`other_program` (process 1 runs another program), `die_before` (process 1 exits instead of
+running), `die_after` (process 1 exits after a first run it shares; the others run again)."""
 import json
 import os
 import sys
@@ -49,7 +49,8 @@ def main(process_id: int, num_processes: int, port: int, local_devices: int, sce
     start = time.monotonic()
     try:
         distributed.initialize(f"127.0.0.1:{port}", num_processes, process_id,
-                               local_devices=local_devices, initialization_timeout=20,
+                               local_devices=local_devices,
+                               initialization_timeout=2 if scenario == "alone" else 20,
                                heartbeat_timeout=HEARTBEAT, shutdown_timeout=HEARTBEAT,
                                sync_timeout=20)
         print("RESULT " + json.dumps(run(process_id, scenario)), flush=True)

@@ -24,13 +24,15 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def run_processes(num_processes: int, local_devices: int, scenario: str) -> list[str]:
-    """Each process's last line (RESULT or ERROR), process 0 first."""
+def run_processes(num_processes: int, local_devices: int, scenario: str,
+                  started: int | None = None) -> list[str]:
+    """Each process's last line (RESULT or ERROR), process 0 first; `started`: how many of
+    the processes to start (all by default)."""
     port = free_port()
     children = [subprocess.Popen([sys.executable, str(CHILD), str(rank), str(num_processes),
                                   str(port), str(local_devices), scenario],
                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-                for rank in range(num_processes)]
+                for rank in range(num_processes if started is None else started)]
     try:
         outputs = [child.communicate(timeout=RUN_SECONDS)[0] for child in children]
     finally:
@@ -84,6 +86,14 @@ def test_an_unreachable_coordinator_is_an_error_naming_it():
     with pytest.raises(DistributedError, match=f"no coordinator answered at {address} within 1 s"):
         distributed.initialize(address, 2, 1, initialization_timeout=1)
     assert not distributed.is_initialized()
+
+
+@pytest.mark.xla
+def test_a_coordinator_whose_peers_never_join_is_an_error_not_an_ended_process():
+    (alone,) = run_processes(2, 1, "alone", started=1)
+    assert alone.startswith("ERROR DistributedError: process 0 could not join the 2 processes"
+                            ), alone
+    assert "not all of them joined within" in alone
 
 
 @pytest.mark.pure
