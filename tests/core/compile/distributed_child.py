@@ -6,8 +6,8 @@ processes) and prints `RESULT {json}`, or `ERROR {type}: {text}` with the second
     python distributed_child.py PROCESS_ID NUM_PROCESSES PORT LOCAL_DEVICES SCENARIO
 
 Scenarios: `run` (the program), `alone` (process 0 waits 2 s for the others),
-`other_program` (process 1 runs another program), `die_before` (process 1 exits instead of
-running), `die_after` (process 1 exits after a first run it shares; the others run again)."""
+`other_program` (process 1 runs another program), `die_before` (process 1 exits as the
+others start the program, `die_inside`), `die_after` (the same after a first run together)."""
 import json
 import os
 import sys
@@ -18,6 +18,7 @@ import numpy as np
 
 import psc_jit
 from psc_jit import distributed
+from psc_jit.core import distributed as core_distributed
 
 ROWS_PER_DEVICE, COLS = 2, 3
 HEARTBEAT = 3
@@ -71,6 +72,15 @@ def shutdown_quietly():
         pass    # (a dead process does not come to the barrier)
 
 
+def die_inside(program):
+    """Agree to run `program` with the others, then exit: they are inside it by then, waiting
+    in its collectives (gloo waits for a peer that never connected; a connected one that goes
+    is an error at once)."""
+    core_distributed.check_same_program(core_distributed.runtime(), program.fingerprint,
+                                        program.label)
+    os._exit(1)
+
+
 def run(process_id: int, scenario: str) -> dict:
     devices = distributed.device_count()
     rows = ROWS_PER_DEVICE * devices
@@ -86,12 +96,11 @@ def run(process_id: int, scenario: str) -> dict:
                                       [tiling], [distributed.Tiling(), distributed.Tiling(), tiling],
                                       label=f"program {op} (process {process_id})")
     if scenario == "die_before" and process_id == 1:
-        os._exit(1)
+        die_inside(program)
     outputs = program(x)
     if scenario == "die_after":
         if process_id == 1:
-            os._exit(1)
-        time.sleep(0.5)
+            die_inside(program)
         outputs = program(x)
     total, cols, y = (o.local_data() for o in outputs)
     compiled_here = psc_jit.jit(lambda a: (a * a).sum(axis=0))(local)
