@@ -85,7 +85,9 @@ def initialize(coordinator_address: str, num_processes: int, process_id: int, *,
         raise DistributedError("psc_jit.distributed.initialize was already called in this "
                                "process (once per process: restart it to join another)")
     deadline = time.monotonic() + settings.initialization_timeout
-    if process_id != 0:
+    if process_id == 0:
+        check_port_free(port)
+    else:
         wait_for_coordinator(host, port, settings.initialization_timeout)
     try:
         handle = xla.start_distributed(
@@ -113,6 +115,20 @@ def _check_ranks(num_processes: int, process_id: int) -> None:
             and 0 <= process_id < num_processes):
         raise DistributedError(f"process_id must be an int in 0..num_processes-1; got "
                                f"process_id={process_id!r}, num_processes={num_processes!r}")
+
+
+def check_port_free(port: int) -> None:
+    """Refuse a coordinator port that something listens on already: jaxlib 0.10.2's service
+    crashes the process (a segmentation fault) when it cannot bind its port."""
+    family, anywhere = (socket.AF_INET6, "::") if socket.has_ipv6 else (socket.AF_INET, "")
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)    # (as the service does)
+        try:
+            probe.bind((anywhere, port))
+        except OSError as err:
+            raise DistributedError(
+                f"process 0 cannot start the coordinator on port {port}: {err.strerror} (is "
+                f"another runtime's coordinator still there? choose another port)") from None
 
 
 def wait_for_coordinator(host: str, port: int, seconds: float) -> None:

@@ -96,6 +96,18 @@ def test_a_coordinator_whose_peers_never_join_is_an_error_not_an_ended_process()
     assert "not all of them joined within" in alone
 
 
+@pytest.mark.xla
+def test_a_coordinator_port_in_use_is_an_error_naming_it():
+    with socket.socket() as taken:      # (jaxlib's service would crash the process on it)
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(DistributedError, match=f"cannot start the coordinator on port "
+                                                   f"{port}: Address already in use"):
+            distributed.initialize(f"127.0.0.1:{port}", 1, 0)
+    assert not distributed.is_initialized()
+
+
 @pytest.mark.pure
 @pytest.mark.parametrize("address", ["localhost", "host:", ":123", "host:99999", "host:http"])
 def test_a_malformed_coordinator_address_is_refused(address):
