@@ -261,10 +261,22 @@ def _local_device_numbers() -> list[int]:
 
 def _local_part(tiling: Tiling, shape: Sequence[int], devices: Sequence[int]
                 ) -> tuple[slice, ...]:
-    """The part of the global array that `devices` hold between them (a box)."""
+    """The part of the global array that `devices` hold between them: a box, or an error
+    (a tiling whose blocks a process's devices hold are not one box, e.g. 3 x 2 blocks over
+    two processes of three devices, has no local data of one array)."""
     blocks = [tiling.block(d, shape) for d in devices]
-    return tuple(slice(min(b[k].start for b in blocks), max(b[k].stop for b in blocks))
-                 for k in range(len(shape)))
+    box = tuple(slice(min(b[k].start for b in blocks), max(b[k].stop for b in blocks))
+                for k in range(len(shape)))
+    held = 1 if not tiling.tiles else len(blocks)
+    if held * math.prod(_sizes(blocks[0])) != math.prod(_sizes(box)):
+        raise DistributedError(f"a tiling of {tiling.tiles} blocks gives this process's "
+                               f"devices {list(devices)} blocks that are not one box of the "
+                               f"array: cut it so that each process holds a box")
+    return box
+
+
+def _sizes(part: tuple[slice, ...]) -> list[int]:
+    return [s.stop - s.start for s in part]
 
 
 def _within(part: tuple[slice, ...], block: tuple[slice, ...]) -> tuple[slice, ...]:
@@ -275,7 +287,7 @@ def _within(part: tuple[slice, ...], block: tuple[slice, ...]) -> tuple[slice, .
 def assemble_local(tiling: Tiling, shape: Sequence[int], blocks: Sequence[np.ndarray],
                    devices: Sequence[int]) -> np.ndarray:
     part = _local_part(tiling, shape, devices)
-    out = np.empty([s.stop - s.start for s in part], dtype=blocks[0].dtype)
+    out = np.empty(_sizes(part), dtype=blocks[0].dtype)
     for device, block in zip(devices, blocks, strict=True):
         out[_within(part, tiling.block(device, shape))] = block
     return out
@@ -303,11 +315,10 @@ def make_array_from_process_local_data(tiling: Tiling, local_data: np.ndarray,
     shape = tuple(global_shape) if global_shape is not None else \
         global_shape_of(tiling, local_data.shape, devices, num_devices)
     part = _local_part(tiling, shape, devices)
-    if tuple(s.stop - s.start for s in part) != local_data.shape:
+    if tuple(_sizes(part)) != local_data.shape:
         raise DistributedError(f"this process's part of a {shape} array cut into "
                                f"{tiling.tiles or 'one (replicated)'} blocks has shape "
-                               f"{tuple(s.stop - s.start for s in part)}, not "
-                               f"{local_data.shape}")
+                               f"{tuple(_sizes(part))}, not {local_data.shape}")
     aval = ShapedArray(shape, local_data.dtype)
     blocks = [local_data[_within(part, tiling.block(d, shape))] for d in devices]
     array = xla.put_global(runtime().handle, aval, tiling.hlo_text(num_devices), blocks)

@@ -134,3 +134,11 @@ def test_a_tiling_deals_blocks_to_devices_in_order():
     assert np.array_equal(core_distributed.assemble_local(tiling, shape, blocks[2:], [2, 3]),
                           whole[2:])
     assert core_distributed.global_shape_of(tiling, (2, 6), [2, 3], 4) == shape
+
+
+@pytest.mark.pure
+def test_a_tiling_whose_local_blocks_are_not_one_box_is_refused():
+    with pytest.raises(DistributedError, match=r"devices \[0, 1, 2\] blocks that are not one box"):
+        core_distributed.assemble_local(Tiling((3, 2)), (6, 4), [np.zeros((2, 2))] * 3, [0, 1, 2])
+    # the box a process holds when its devices' blocks do make one
+    assert core_distributed.global_shape_of(Tiling((2, 3)), (1, 6), [0, 1, 2], 6) == (2, 6)
