@@ -7,12 +7,11 @@ import contextlib
 import logging
 import pathlib
 
+import ipyparallel as ipp      # (in the test extra: CI must not skip these)
 import numpy as np
 import pytest
 
-ipp = pytest.importorskip("ipyparallel")
-
-from psc_jit import distributed  # noqa: E402
+from psc_jit import distributed
 
 CHILD_FOLDER = str(pathlib.Path(__file__).resolve().parents[1] / "core" / "compile")
 REPLY_SECONDS = 60      # the longest an engine may take to answer
