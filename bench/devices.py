@@ -98,7 +98,7 @@ def scaling(psc_jit, Mesh, NamedSharding, P, x, w, repeat: int) -> None:
             xd = psc_jit.device_put(x, rows)
             wd = psc_jit.device_put(w, NamedSharding(mesh, P()))
             f(xd, wd).block_until_ready()
-            seconds = _best(lambda: f(xd, wd).block_until_ready(), repeat)
+            seconds = _best(lambda f=f, xd=xd, wd=wd: f(xd, wd).block_until_ready(), repeat)
             base = base or seconds
             cells.append(f"{seconds * 1e3:.1f} ms ({base / seconds:.2f}×)")
         if jax:

@@ -23,7 +23,8 @@ The layout is the pipeline; each layer imports only the layers above it in this 
     compile/           jit and the staged API, the trace and executable caches, the one
                        module that imports jaxlib (compile/xla/), the fused kernels of the
                        optimized module, run reports, timing and measured time per
-                       kernel (jaxlib's profiler)
+                       kernel (jaxlib's profiler), processes joined into one set of devices
+                       (distributed.py, xla/distributed.py: jaxlib's distributed runtime)
     transform/         grad, value_and_grad, vjp, jvp, jacfwd, jacrev, vmap: interpreters of
                        the graphs driven by each primitive's rules of differentiation and
                        batching
@@ -35,6 +36,8 @@ from .budget import Budget, set_budget
 from .budget import current as current_budget
 from .compile.cache import (EXECUTABLE_CACHE, TRACE_CACHE, CacheEvent, CacheRecord, Signature,
                             StaticLeaf, TracedLeaf)
+from .compile import distributed
+from .compile.distributed import make_array_from_process_local_data
 from .compile.diskcache import DISK_CACHE, DiskCache, DiskCacheWarning, FromDisk
 from .compile.jit import CallReport, Compiled, Jitted, Lowered, Traced, jit
 from .compile.prepare import Fallback, PreparedCall
@@ -107,4 +110,5 @@ __all__ = [
     "Graph", "Eqn", "Var", "Literal", "ShapedArray", "SourceInfo", "PRIMITIVES", "Primitive",
     "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",
     "register_pytree_node", "register_dataclass", "PyTreeDef",
+    "distributed", "make_array_from_process_local_data",
 ]

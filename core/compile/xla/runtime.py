@@ -46,6 +46,7 @@ def jaxlib_version() -> str:
 
 
 _CLIENT_LOCK = threading.Lock()
+_DISTRIBUTED: list = []     # the distributed runtime, once started (distributed.py)
 
 
 @functools.cache
@@ -65,6 +66,8 @@ def _client(inline: bool):
 @functools.cache
 def _make_client(inline: bool):
     _, _jax, xla_client = _jaxlib()
+    if _DISTRIBUTED and not inline:     # every process's devices (`start_distributed`)
+        return _DISTRIBUTED[0].cpu_client
     count = 1 if inline else cpu_device_count()
     client = xla_client.make_cpu_client(asynchronous=not inline, num_devices=count)
     if not inline:
@@ -158,7 +161,7 @@ def _plugin_client():
 
 @functools.cache
 def _device(inline: bool):
-    return _client(inline).devices()[0]
+    return _client(inline).local_devices()[0]   # (distributed: devices()[0] is process 0's)
 
 
 def platform() -> str:
