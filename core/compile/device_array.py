@@ -91,6 +91,11 @@ class Array:
         shape = self.shape
         if len(blocks) == 1 or self.sharding.is_fully_replicated(len(shape)):
             value = np.array(blocks[0], copy=True)
+        elif len(blocks) < self.sharding.mesh.size:
+            raise ValueError(
+                f"this process holds {len(blocks)} of the {self.sharding.mesh.size} blocks of "
+                f"this array ({self.sharding.describe(self.ndim)} over several processes): "
+                "ask for it replicated (out_shardings=NamedSharding(mesh)) to read all of it")
         else:
             value = np.empty(shape, self.dtype)
             for index, block in zip(self.sharding.shard_slices(shape), blocks, strict=True):

@@ -12,6 +12,8 @@ into an Array (device buffers are immutable), returning a view of an argument.
 """
 from __future__ import annotations
 
+import functools
+import hashlib
 import math
 import re
 import time
@@ -26,7 +28,7 @@ from ..lowering import Partitioning, lower
 from ..numpy import verify_checks
 from ..tracing import UnsupportedError
 from ..tree_util import LEAF, unflatten
-from . import results, xla
+from . import distributed, results, xla
 from .device_array import Array, DeferredChecks, as_sharding, caller_line, place
 from .estimate import check_compile_budget
 from .profile import EVENT_BUDGET
@@ -110,6 +112,11 @@ class DeviceProgram:
         """The optimized, partitioned HLO: per-device shapes and the collectives."""
         return self.executable.hlo_text()
 
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """What the processes of the distributed runtime compare before a run together."""
+        return hashlib.sha256(self.text.encode()).hexdigest()
+
 
 class DevicePrograms:
     """One jitted function's device programs, by (signature, input shardings, output
@@ -173,7 +180,9 @@ def device_call(jitted, args: tuple, kwargs: dict, arrays: bool | None = None,
     leaves = list(spec.leaves) + list(extra)
     inputs = _placed_inputs(program, leaves, origin)
     programs.last_times = ()
-    if profile:
+    if spans_processes(program.in_shardings[0].mesh if program.in_shardings else None):
+        outputs = _run_with_the_other_processes(program, inputs, jitted.name)
+    elif profile:
         outputs, trace = xla.profiled(lambda: _run_to_the_end(program, inputs),
                                       program.executable.module_name, EVENT_BUDGET)
         programs.last_times = device_times(trace)
@@ -184,6 +193,21 @@ def device_call(jitted, args: tuple, kwargs: dict, arrays: bool | None = None,
     wants_arrays = arrays if arrays is not None else jitted.out_shardings is not None or any(
         isinstance(v, Array) for v in spec.leaves)
     return _rebuild(program.result, results, leaves, wants_arrays)
+
+
+def spans_processes(mesh) -> bool:
+    """Whether a mesh's devices belong to more than one process (the distributed runtime)."""
+    return mesh is not None and len({d.process_index for d in mesh.device_list}) > 1
+
+
+def _run_with_the_other_processes(program: DeviceProgram, inputs: list, label: str) -> list:
+    """A run every process of the runtime makes together: first each checks that the others
+    run this very program (else its collectives would wait for ever), then it runs while this
+    process watches that every other one is still alive (see distributed.py); it waits for
+    the end (a failure is raised here, with the process that stopped)."""
+    current = distributed.runtime()
+    distributed.check_same_program(current, program.fingerprint, label)
+    return distributed.run_watched(current, lambda: _run_to_the_end(program, inputs), label)
 
 
 def _run_to_the_end(program: DeviceProgram, inputs: list) -> list:
@@ -213,6 +237,8 @@ def _compile(jitted, spec: CallSpec, shardings: list[NamedSharding], mesh) -> De
     in_shardings = [shardings[i] if i < len(shardings) else NamedSharding(mesh)
                     for i, _ in result.inputs] + [NamedSharding(mesh)] * len(consts)
     out_wanted = _wanted_outputs(jitted.out_shardings, result)
+    if spans_processes(mesh) and jitted.out_shardings is None:
+        out_wanted = [NamedSharding(mesh)] * len(out_wanted)   # each process reads them all
     in_avals, out_avals = graph.in_avals, graph.out_avals
     one_device = mesh.size == 1
     # XLA's own dot and sort, not psc_jit's custom calls: the partitioner cannot split those,

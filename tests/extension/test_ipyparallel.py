@@ -96,3 +96,48 @@ def test_a_killed_engine_is_an_error_on_the_other():
         assert "process 1 of 2 stopped" in raised.value.evalue
         with pytest.raises(ipp.error.RemoteError, match="EngineError: Engine 1 died"):
             killed.get(REPLY_SECONDS)
+
+
+@pytest.mark.xla
+@pytest.mark.ipython
+def test_a_sharded_magic_cell_runs_over_both_engines_as_one_process_would(joined_engines,
+                                                                         magic_shell):
+    client, _ = joined_engines
+    client.activate(suffix="_mesh")
+    magic_shell.run_cell_magic("px_mesh", "--block", (
+        "%load_ext psc_jit\nimport numpy as np, psc_jit\n"
+        "x = np.arange(48.0).reshape(8, 6) / 7\nw = np.linspace(-1, 1, 18).reshape(6, 3)\n"))
+    cell = "h = np.tanh(x @ w)\nrows = (h * h).sum(axis=1)\ntotal = h.sum()\n"
+    magic_shell.run_cell_magic("px_mesh", "--block",
+                               f"%%psc_jit --quiet --mesh data=2 --shard x=data\n{cell}")
+    on_both(client, "report = psc_jit.last_report()\n"
+                    "facts = (report.compiled, report.signature, "
+                    "[n.split(' of ')[0] for n in report.notes if ' of ' in n])")
+    facts = client[:].pull("facts", block=False).get(REPLY_SECONDS)
+    for compiled, signature, collectives in facts:
+        assert compiled and signature == "x: sharded data=2, w: replicated"
+        assert "all-reduce" in collectives      # the total: one partial sum per engine
+    namespace = {"np": np, "x": np.arange(48.0).reshape(8, 6) / 7,
+                 "w": np.linspace(-1, 1, 18).reshape(6, 3)}
+    exec(cell, namespace)       # one process, plain NumPy
+    for name in ("h", "rows", "total"):
+        values = client[:].pull(name, block=False).get(REPLY_SECONDS)
+        assert type(values[0]) is type(namespace[name])
+        np.testing.assert_array_equal(values[0], values[1])      # one result everywhere
+        np.testing.assert_allclose(values[0], namespace[name], rtol=1e-13)
+
+
+@pytest.mark.xla
+@pytest.mark.ipython
+def test_an_engine_killed_before_a_sharded_cell_is_an_error_on_the_other(magic_shell):
+    with two_engines() as client:
+        distributed.initialize_from_ipyparallel(client, **SETTINGS)
+        first, second = sorted(client.ids)
+        on_both(client, "%load_ext psc_jit\nimport numpy as np\nx = np.ones((4, 2))")
+        client[second].execute("import os; os._exit(3)", block=False)    # dies, no cell
+        reply = client[first].execute(
+            "%%psc_jit --quiet --mesh data=2 --shard x=data\ns = (x * 2.0).sum()", block=False)
+        with pytest.raises(ipp.error.RemoteError) as raised:
+            reply.get(REPLY_SECONDS)
+        assert raised.value.ename == "ProcessLost"
+        assert "process 1 of 2 stopped" in raised.value.evalue

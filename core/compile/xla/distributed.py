@@ -3,7 +3,6 @@ programs partitioned over all of them. Its words are compile/distributed.py's.
 """
 from __future__ import annotations
 
-import functools
 import time
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -13,6 +12,7 @@ import numpy as np
 from ...ir import ShapedArray
 from ..errors import XlaError, run_failed
 from .runtime import _DISTRIBUTED, _jaxlib, _make_client
+from .spmd import _placement
 
 
 # -- the distributed runtime: several processes, one set of devices ---------------------------
@@ -128,32 +128,10 @@ def forget(runtime: DistributedRuntime, key: str) -> None:
     runtime.client.key_value_delete(key)
 
 
-@functools.cache
-def _global_sharding_class():
-    _, _jax, _ = _jaxlib()
-
-    class GlobalSharding(_jax.GSPMDSharding):
-        """An HLO sharding over the runtime's devices: the attributes jaxlib's C++ asks."""
-
-        def _to_xla_hlo_sharding(self, num_dimensions):
-            return self._hlo_sharding
-
-        @property
-        def memory_kind(self):
-            return None
-
-        @property
-        def _device_assignment(self):
-            return tuple(self._devices)
-
-    return GlobalSharding
-
-
 def global_sharding(runtime: DistributedRuntime, hlo_text: str):
     """A sharding over all the runtime's devices, as XLA's HLO sharding text says it."""
     _, _jax, xla_client = _jaxlib()
-    return _global_sharding_class()(_jax.DeviceList(tuple(runtime.cpu_client.devices())),
-                                    xla_client.HloSharding.from_string(hlo_text))
+    return _placement(tuple(runtime.cpu_client.devices()), hlo_text)
 
 
 def put_global(runtime: DistributedRuntime, aval: ShapedArray, hlo_text: str,

@@ -23,11 +23,40 @@ from .runtime import _jaxlib
 
 
 @functools.cache
+def _sharding_class():
+    _, _jax, _ = _jaxlib()
+
+    class Placement(_jax.GSPMDSharding):
+        """An HLO sharding over devices (of this process or of all the processes of the
+        distributed runtime): the attributes jaxlib's C++ asks of a sharding."""
+
+        def _to_xla_hlo_sharding(self, num_dimensions):
+            return self._hlo_sharding
+
+        @property
+        def memory_kind(self):
+            return None
+
+        @property
+        def _device_assignment(self):
+            return tuple(self._devices)
+
+    return Placement
+
+
+@functools.cache
 def _placement(devices: tuple, hlo_text: str):
     """jaxlib's sharding object for an HLO sharding over these devices (in partition
     order)."""
     _, _jax, xla_client = _jaxlib()
-    return _jax.GSPMDSharding(devices, xla_client.HloSharding.from_string(hlo_text))
+    return _sharding_class()(_jax.DeviceList(devices),
+                             xla_client.HloSharding.from_string(hlo_text))
+
+
+def is_local(device) -> bool:
+    """Whether this process holds the device's memory (with the distributed runtime, the
+    other processes' devices are listed too)."""
+    return device.process_index == device.client.process_index()
 
 
 def put(value: np.ndarray, devices: Sequence, hlo_text: str,
@@ -38,16 +67,17 @@ def put(value: np.ndarray, devices: Sequence, hlo_text: str,
     refuse empty blocks."""
     _, _jax, _ = _jaxlib()
     aval = ShapedArray(value.shape, value.dtype)
+    local = [(d, s) for d, s in zip(devices, slices, strict=True) if is_local(d)]
     shards = [aligned_copy(np.ascontiguousarray(value[s])) if value.ndim else
-              np.array(value) for s in slices]
+              np.array(value) for _, s in local]
     return _jax.batched_device_put(aval, _placement(tuple(devices), hlo_text), shards,
-                                   list(devices), True, False,
+                                   [d for d, _ in local], True, False,
                                    _jax.HostBufferSemantics.ZERO_COPY, True)
 
 
 def shards(array) -> list[np.ndarray]:
-    """The per-device blocks of a placed array as NumPy arrays (waits for them), in its
-    sharding's device order."""
+    """The blocks of a placed array this process holds, as NumPy arrays (waits for them), in
+    its sharding's device order."""
     blocks = []
     for single in array._arrays:
         value, _copied = single._single_device_array_to_np_array_did_copy()
