@@ -37,7 +37,6 @@ from .budget import current as current_budget
 from .compile.cache import (EXECUTABLE_CACHE, TRACE_CACHE, CacheEvent, CacheRecord, Signature,
                             StaticLeaf, TracedLeaf)
 from .compile import distributed
-from .compile.distributed import make_array_from_process_local_data
 from .compile.diskcache import DISK_CACHE, DiskCache, DiskCacheWarning, FromDisk
 from .compile.jit import CallReport, Compiled, Jitted, Lowered, Traced, jit
 from .compile.prepare import Fallback, PreparedCall
@@ -50,7 +49,7 @@ from .compile.units import fmt_bytes, fmt_count, fmt_seconds, fmt_speedup
 from .compile.xla import XlaError, cpu_device_count, set_cpu_device_count
 from .compile.xla import devices, module_cost
 from .compile.devicecall import collectives, device_call
-from .compile.device_array import Array, device_put
+from .compile.device_array import Array, device_put, make_array_from_process_local_data
 from .compile.sharding import Mesh, NamedSharding, PartitionSpec, constrain
 from .compile.hostmemory import align_new_arrays
 from .compile.freedmemory import TRIM_INTERVAL, keep_freed_memory, trim_freed_memory

@@ -20,7 +20,7 @@ from .core import distributed as _core
 initialize, shutdown, is_initialized = _core.initialize, _core.shutdown, _core.is_initialized
 process_index, process_count = _core.process_index, _core.process_count
 device_count, local_device_count = _core.device_count, _core.local_device_count
-make_array_from_process_local_data = _core.make_array_from_process_local_data
+from .core import make_array_from_process_local_data  # noqa: E402
 Tiling, GlobalArray, SpmdProgram = _core.Tiling, _core.GlobalArray, _core.SpmdProgram
 Settings, DistributedError, ProcessLost = _core.Settings, _core.DistributedError, _core.ProcessLost
 

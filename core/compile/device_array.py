@@ -182,3 +182,57 @@ def device_put(x, device=None) -> Array:
 
 
 __all__ = ["Array", "Mesh", "NamedSharding", "PartitionSpec", "device_put"]
+
+
+def local_box(sharding: NamedSharding, shape: tuple[int, ...]) -> tuple[slice, ...]:
+    """The part of a global array of `shape` that this process's devices hold between them
+    (a box; a layout whose local blocks are not one box is refused)."""
+    slices = [s for d, s in zip(sharding.device_list, sharding.shard_slices(shape),
+                                strict=True) if xla.spmd.is_local(d)]
+    if not slices:
+        raise ValueError(f"{sharding!r} puts nothing on this process's devices")
+    box = tuple(slice(min(s[k].start for s in slices), max(s[k].stop for s in slices))
+                for k in range(len(shape)))
+    held = {tuple((s.start, s.stop) for s in block) for block in slices}
+    volume = int(np.prod([s.stop - s.start for s in slices[0]]))
+    if len(held) * volume != int(np.prod([b.stop - b.start for b in box])):
+        raise ValueError(f"{sharding!r} gives this process blocks that are not one box of the "
+                         f"{shape} array: split it so that each process holds a box")
+    return box
+
+
+def global_shape_of(sharding: NamedSharding, local_shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The global shape of which this process's part has `local_shape`: each dimension
+    times the number of processes' parts along it."""
+    probe = tuple(n * len(sharding.device_list) for n in local_shape)   # divisible by all
+    box = local_box(sharding, probe)
+    return tuple(n * p // (b.stop - b.start)
+                 for n, p, b in zip(local_shape, probe, box, strict=True))
+
+
+def make_array_from_process_local_data(sharding, local_data, global_shape=None):
+    """One array over all the processes' devices from each process's part of it (run in
+    every process): with a NamedSharding over a mesh of the distributed runtime's devices, a
+    psc_jit.Array that jit takes as any other (its computations then span the processes);
+    `global_shape` by default grows each split dimension by the number of processes' parts
+    along it. (A `distributed.Tiling` gives the runtime's own GlobalArray, for
+    `distributed.SpmdProgram`.)"""
+    if not isinstance(sharding, NamedSharding):
+        from .distributed import make_array_from_process_local_data as tiled
+        return tiled(sharding, local_data, global_shape)
+    local = np.asarray(local_data, order="C")
+    shape = tuple(global_shape) if global_shape is not None else \
+        global_shape_of(sharding, local.shape)
+    box = local_box(sharding, shape)
+    if tuple(b.stop - b.start for b in box) != local.shape:
+        raise ValueError(f"this process's part of a {shape} array laid out as "
+                         f"{sharding.describe(len(shape))} has shape "
+                         f"{tuple(b.stop - b.start for b in box)}, not {local.shape}")
+    slices = [tuple(slice(s.start - b.start, s.stop - b.start) for s, b in
+                    zip(block, box, strict=True)) if xla.spmd.is_local(d) else block
+              for d, block in zip(sharding.device_list, sharding.shard_slices(shape),
+                                  strict=True)]
+    handle = xla.spmd.put_local(local, shape, sharding.device_list,
+                                sharding.hlo_text(len(shape)), slices)
+    return Array(handle, ShapedArray(shape, local.dtype), sharding,
+                 "make_array_from_process_local_data")

@@ -75,6 +75,19 @@ def put(value: np.ndarray, devices: Sequence, hlo_text: str,
                                    _jax.HostBufferSemantics.ZERO_COPY, True)
 
 
+def put_local(local: np.ndarray, shape: tuple[int, ...], devices: Sequence, hlo_text: str,
+              slices: Sequence[tuple[slice, ...]]):
+    """An array of global `shape` over `devices` of which this process gives its own
+    devices' blocks, `local[slices[i]]` for its device i (copied)."""
+    _, _jax, _ = _jaxlib()
+    aval = ShapedArray(shape, local.dtype)
+    mine = [(d, s) for d, s in zip(devices, slices, strict=True) if is_local(d)]
+    blocks = [aligned_copy(np.ascontiguousarray(local[s])) for _, s in mine]
+    return _jax.batched_device_put(aval, _placement(tuple(devices), hlo_text), blocks,
+                                   [d for d, _ in mine], True, False,
+                                   _jax.HostBufferSemantics.ZERO_COPY, True)
+
+
 def shards(array) -> list[np.ndarray]:
     """The blocks of a placed array this process holds, as NumPy arrays (waits for them), in
     its sharding's device order."""
