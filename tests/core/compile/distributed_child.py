@@ -104,10 +104,23 @@ def run(process_id: int, scenario: str) -> dict:
         outputs = program(x)
     total, cols, y = (o.local_data() for o in outputs)
     compiled_here = psc_jit.jit(lambda a: (a * a).sum(axis=0))(local)
+    sharded = sharded_jit(local)
     return {"devices": devices, "global_shape": list(x.shape), "total": float(total),
             "cols": cols.tolist(), "y": y.tolist(), "expected_y": (local * 2).tolist(),
             "expected_total": float(full.sum()), "expected_cols": full.sum(axis=0).tolist(),
-            "jit_here": compiled_here.tolist(), "expected_jit": (local * local).sum(axis=0).tolist()}
+            "jit_here": compiled_here.tolist(), "expected_jit": (local * local).sum(axis=0).tolist(),
+            **sharded}
+
+
+def sharded_jit(local: np.ndarray) -> dict:
+    """psc_jit's own partitioned programs over the processes: an Array made of every process's
+    rows (NamedSharding over a mesh of all the devices), given to jit, read everywhere."""
+    from psc_jit.sharding import Mesh, NamedSharding, P
+    mesh = Mesh(psc_jit.devices(), ("data",))
+    x = psc_jit.make_array_from_process_local_data(NamedSharding(mesh, P("data")), local)
+    total, doubled = psc_jit.jit(lambda a: ((a * a).sum(), np.sin(a) * 2.0))(x)
+    return {"sharded_shape": list(x.shape), "sharded_total": float(np.asarray(total)),
+            "sharded_doubled": np.asarray(doubled).tolist()}
 
 
 if __name__ == "__main__":

@@ -62,6 +62,14 @@ def test_two_processes_give_what_one_process_gives(local_devices):
         assert r["y"] == r["expected_y"]                # each process's rows of the tiled result
         np.testing.assert_allclose(r["jit_here"], r["expected_jit"], rtol=1e-15)   # plain jit
     assert two[0]["y"] + two[1]["y"] == one["y"]
+    # psc_jit's own partitioned program over an Array of every process's rows: each process
+    # reads the whole results, equal to one process's (its sum over all rows to the last bits
+    # here: XLA adds the per-device partial sums in the same order)
+    full = np.asarray(two[0]["sharded_doubled"])
+    assert two[0]["sharded_shape"] == list(full.shape) == one["sharded_shape"]
+    for r in two:
+        assert r["sharded_doubled"] == one["sharded_doubled"]
+        np.testing.assert_allclose(r["sharded_total"], one["sharded_total"], rtol=1e-15)
 
 
 @pytest.mark.xla
