@@ -42,6 +42,9 @@ def test_a_sharded_cell_equals_the_one_device_cell_and_binds_numpy(shell):
     assert [part.split()[0] for part in per_device[12:].split("; ")] == \
         ["cpu:0", "cpu:1", "cpu:2", "cpu:3"]
     assert "in collectives" in per_device
+    from psc_jit import _report_html        # what the notebook shows of it
+    html = _report_html(report)
+    assert "all-reduce" in html and "per device" in html and "f64[4,8]" in html
     assert "f64[4,8]" in report.optimized_hlo.split("ENTRY")[1].splitlines()[0]
 
 
