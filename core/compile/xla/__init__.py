@@ -30,8 +30,9 @@ from ..machine import host_machine
 from ..hostmemory import (COPIED_AT_ONCE_BYTES, InputSlot, ResultView, large_ones_aligned,
                           release_staged)
 from ..thunks import ThunkTrace, thunk_trace
-from ..waiting import run_on_worker, runs_where_called, wait_for_result, wait_for_thread
+from ..waiting import run_on_worker, runs_where_called, wait_for_result
 from .runtime import (DEVICES_ENV, SUPPORTED_JAXLIB, _client, _device, _jaxlib, _sharding,
+                      compile_on_worker,
                       cpu_device_count, devices, gpu_plugin, jaxlib_version, live_arrays,
                       platform, set_cpu_device_count)
 from .dispatcher import (DISPATCH_ENTRIES, PROGRAM_DISPATCH_ENTRIES, FastPath, clear_dispatcher,
@@ -364,23 +365,9 @@ def compile_stablehlo(text: str, in_avals: Sequence[ShapedArray],
     second while it runs."""
     _, _jax, xla_client = _jaxlib()
     register_custom_targets(text)
-    client, devices = _client(inline), _jax.DeviceList((_device(inline),))
-    outcome: dict = {}
-
-    def work():
-        try:
-            outcome["loaded"] = client.compile_and_load(text.encode(), devices,
-                                                        compile_options(xla_client))
-        except Exception as err:   # jaxlib raises its own XlaRuntimeError; keep its text
-            outcome["error"] = err
-
-    worker = threading.Thread(target=work, name="psc_jit XLA compile", daemon=True)
-    worker.start()
-    wait_for_thread(worker, waiting)
-    if "error" in outcome:
-        raise XlaError(f"XLA could not compile the lowered module: {outcome['error']}"
-                       ) from outcome["error"]
-    return Executable(outcome["loaded"], in_avals, out_avals, inline)
+    loaded = compile_on_worker(_client(inline), text, _jax.DeviceList((_device(inline),)),
+                               compile_options(xla_client), waiting, "lowered module")
+    return Executable(loaded, in_avals, out_avals, inline)
 
 
 def uses_lapack(text: str) -> bool:

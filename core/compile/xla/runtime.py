@@ -195,3 +195,27 @@ def _sharding(inline: bool):
     return DeviceSharding(_device(inline))
 
 
+
+
+def compile_on_worker(client, text: str, devices, options, waiting, what: str):
+    """`client.compile_and_load` of a StableHLO module on a worker thread (jaxlib releases
+    the GIL meanwhile) while this thread waits in short slices, so an interrupt stops the
+    wait at once: the compile is abandoned (it ends in the background, its result dropped).
+    `waiting(seconds so far)` is called about every second. `what` names the module in
+    XLA's error."""
+    from ..waiting import wait_for_thread
+    outcome: dict = {}
+
+    def work():
+        try:
+            outcome["loaded"] = client.compile_and_load(text.encode(), devices, options)
+        except Exception as err:   # jaxlib raises its own XlaRuntimeError; keep its text
+            outcome["error"] = err
+
+    worker = threading.Thread(target=work, name="psc_jit XLA compile", daemon=True)
+    worker.start()
+    wait_for_thread(worker, waiting)
+    if "error" in outcome:
+        raise XlaError(f"XLA could not compile the {what}: {outcome['error']}"
+                       ) from outcome["error"]
+    return outcome["loaded"]

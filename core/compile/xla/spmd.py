@@ -10,16 +10,14 @@ while XLA's threads compute them; reading or waiting on them is what waits.
 from __future__ import annotations
 
 import functools
-import threading
 from typing import Callable, Sequence
 
 import numpy as np
 
 from ...ir import ShapedArray
-from ..errors import XlaError, run_failed
+from ..errors import run_failed
 from ..hostmemory import aligned_copy
-from ..waiting import wait_for_thread
-from .runtime import _jaxlib
+from .runtime import _jaxlib, compile_on_worker
 
 
 @functools.cache
@@ -179,19 +177,6 @@ def compile_partitioned(text: str, devices: Sequence, in_avals: Sequence[ShapedA
     build.use_shardy_partitioner = True
     build.device_assignment = xla_client.DeviceAssignment.create(
         np.array([[d.id for d in devices]]))    # (replicas, partitions)
-    outcome: dict = {}
-
-    def work():
-        try:
-            outcome["loaded"] = devices[0].client.compile_and_load(
-                text.encode(), _jax.DeviceList(tuple(devices)), options)
-        except Exception as err:   # jaxlib raises its own XlaRuntimeError; keep its text
-            outcome["error"] = err
-
-    worker = threading.Thread(target=work, name="psc_jit XLA compile", daemon=True)
-    worker.start()
-    wait_for_thread(worker, waiting)
-    if "error" in outcome:
-        raise XlaError(f"XLA could not compile the partitioned module: {outcome['error']}"
-                       ) from outcome["error"]
-    return PartitionedExecutable(outcome["loaded"], devices, in_avals, out_avals)
+    loaded = compile_on_worker(devices[0].client, text, _jax.DeviceList(tuple(devices)),
+                               options, waiting, "partitioned module")
+    return PartitionedExecutable(loaded, devices, in_avals, out_avals)
