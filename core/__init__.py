@@ -71,7 +71,7 @@ from .lowering import LoweringError
 from .primitives import PRIMITIVES, Primitive
 from .tracing import (BudgetExceeded, ConcretizationError, DataDependentShapeError, TraceError,
                       UnsupportedError)
-from .transform import grad, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap
+from .transform import all_gather, grad, jacfwd, jacrev, jvp, pmean, psum, value_and_grad, vjp, vmap
 from .tree_util import (PyTreeDef, register_dataclass, register_pytree_node, tree_flatten,
                         tree_leaves, tree_map, tree_structure, tree_unflatten)
 from .typecheck import GraphTypeError, check_graph
@@ -83,7 +83,8 @@ __all__ = [
     "Array", "device_put", "devices", "cpu_device_count", "set_cpu_device_count", "Mesh",
     "NamedSharding", "PartitionSpec", "device_call", "module_cost", "constrain", "collectives",
     "fori_loop", "while_loop", "cond", "switch", "scan",
-    "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "vmap",
+    "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "vmap", "psum", "pmean",
+    "all_gather",
     "TraceError", "ConcretizationError", "UnsupportedError", "DataDependentShapeError",
     "BudgetExceeded", "LoweringError", "XlaError", "aligned", "align_new_arrays", "Budget",
     "keep_freed_memory", "trim_freed_memory", "TRIM_INTERVAL",

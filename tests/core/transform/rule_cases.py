@@ -112,6 +112,7 @@ ELEMENTWISE = [
          "complex-to-real"),
     Case("bitcast_convert", (Float(S),), {"new_dtype": np.dtype(np.int64)}),
     Case("sharding_constraint", (Float(S),), {"spec": ("data",)}),
+    Case("psum", (Float(S),), {"axis_name": "i", "axis_size": 3}),
 ]
 
 ARITHMETIC = [
