@@ -168,9 +168,9 @@ def compile_partitioned(text: str, devices: Sequence, in_avals: Sequence[ShapedA
     The compile runs on a worker thread, the wait interruptible (as `compile_stablehlo`), by
     the devices' own client (the CPU's, or a GPU plugin's)."""
     _, _jax, xla_client = _jaxlib()
-    from . import register_custom_targets
+    from . import compile_options, register_custom_targets
     register_custom_targets(text)
-    options = xla_client.CompileOptions()
+    options = compile_options(xla_client)      # (psc_jit's own options, as every program's)
     options.num_partitions, options.num_replicas = len(devices), 1
     build = options.executable_build_options
     build.use_spmd_partitioning = True
