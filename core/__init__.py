@@ -21,9 +21,10 @@ The layout is the pipeline; each layer imports only the layers above it in this 
                        tracing (loops and branches rolled), what a trace reads (inputs and
                        guards) and its effects on Python objects
     compile/           jit and the staged API, the trace and executable caches, the one
-                       module that imports jaxlib (compile/xla.py), the fused kernels of the
+                       module that imports jaxlib (compile/xla/), the fused kernels of the
                        optimized module, run reports, timing and measured time per
-                       kernel (jaxlib's profiler)
+                       kernel (jaxlib's profiler), processes joined into one set of devices
+                       (distributed.py, xla/distributed.py: jaxlib's distributed runtime)
     transform/         grad, value_and_grad, vjp, jvp, jacfwd, jacrev, vmap: interpreters of
                        the graphs driven by each primitive's rules of differentiation and
                        batching
@@ -35,6 +36,7 @@ from .budget import Budget, set_budget
 from .budget import current as current_budget
 from .compile.cache import (EXECUTABLE_CACHE, TRACE_CACHE, CacheEvent, CacheRecord, Signature,
                             StaticLeaf, TracedLeaf)
+from .compile import distributed
 from .compile.diskcache import DISK_CACHE, DiskCache, DiskCacheWarning, FromDisk
 from .compile.jit import CallReport, Compiled, Jitted, Lowered, Traced, jit
 from .compile.prepare import Fallback, PreparedCall
@@ -44,7 +46,11 @@ from .compile.report import CallBreakdown, RunReport, Timings
 from .compile.signature import CallSpec, SubclassArgument
 from .compile.timing import KeptArrays, copy_inputs, largest_difference, time_interleaved
 from .compile.units import fmt_bytes, fmt_count, fmt_seconds, fmt_speedup
-from .compile.xla import XlaError
+from .compile.xla import XlaError, cpu_device_count, set_cpu_device_count
+from .compile.xla import devices, module_cost
+from .compile.devicecall import collectives, device_call
+from .compile.device_array import Array, device_put, make_array_from_process_local_data
+from .compile.sharding import Mesh, NamedSharding, PartitionSpec, constrain
 from .compile.hostmemory import align_new_arrays
 from .compile.freedmemory import TRIM_INTERVAL, keep_freed_memory, trim_freed_memory
 from .compile.hostmemory import aligned_copy as aligned
@@ -65,7 +71,7 @@ from .lowering import LoweringError
 from .primitives import PRIMITIVES, Primitive
 from .tracing import (BudgetExceeded, ConcretizationError, DataDependentShapeError, TraceError,
                       UnsupportedError)
-from .transform import grad, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap
+from .transform import all_gather, grad, jacfwd, jacrev, jvp, pmean, psum, value_and_grad, vjp, vmap
 from .tree_util import (PyTreeDef, register_dataclass, register_pytree_node, tree_flatten,
                         tree_leaves, tree_map, tree_structure, tree_unflatten)
 from .typecheck import GraphTypeError, check_graph
@@ -74,8 +80,11 @@ __all__ = [
     "jit", "Jitted", "Traced", "Lowered", "Compiled", "CallSpec", "CallReport", "Fallback",
     "PreparedCall",
     "SubclassArgument",
+    "Array", "device_put", "devices", "cpu_device_count", "set_cpu_device_count", "Mesh",
+    "NamedSharding", "PartitionSpec", "device_call", "module_cost", "constrain", "collectives",
     "fori_loop", "while_loop", "cond", "switch", "scan",
-    "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "vmap",
+    "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "vmap", "psum", "pmean",
+    "all_gather",
     "TraceError", "ConcretizationError", "UnsupportedError", "DataDependentShapeError",
     "BudgetExceeded", "LoweringError", "XlaError", "aligned", "align_new_arrays", "Budget",
     "keep_freed_memory", "trim_freed_memory", "TRIM_INTERVAL",
@@ -101,4 +110,5 @@ __all__ = [
     "Graph", "Eqn", "Var", "Literal", "ShapedArray", "SourceInfo", "PRIMITIVES", "Primitive",
     "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",
     "register_pytree_node", "register_dataclass", "PyTreeDef",
+    "distributed", "make_array_from_process_local_data",
 ]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import re
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -280,6 +282,8 @@ class ModuleBuilder:
         self.ids = itertools.count()     # SSA names restart per module: same graph, same text
         self.constants: dict[int, tuple[Eqn, int]] = {}   # var id -> (its equation, output)
         self.values: dict[int, np.ndarray | None] = {}    # var id -> value (None: too large)
+        self.mesh_axes: tuple[str, ...] = ()    # the axes of a partitioned program's mesh
+        self.mesh_name = ""                     # ... and its Shardy symbol
         self.transposed: dict[int, str] = {}    # var id -> its transposed copy, made before
         #                                         the loop whose body is being lowered
 
@@ -356,23 +360,46 @@ def _broadcast_view(x: np.ndarray, *, shape, broadcast_dimensions) -> np.ndarray
     return np.broadcast_to(np.reshape(x, expanded), shape)
 
 
-def lower(graph: Graph, name: str = "psc_jit", targets: frozenset[str] = frozenset()) -> str:
+@dataclass(frozen=True)
+class Partitioning:
+    """A program for `partitions` devices: the Shardy mesh it declares, and per argument and
+    result its sharding attribute (None: XLA chooses a result's)."""
+    partitions: int
+    mesh: str               # its declaration (`sdy.mesh @mesh = <["data"=4]>`), or ""
+    in_shardings: tuple[str, ...]
+    out_shardings: tuple[str | None, ...]
+
+
+def lower(graph: Graph, name: str = "psc_jit", targets: frozenset[str] = frozenset(),
+          partitioning: Partitioning | None = None) -> str:
     """The StableHLO module text of a graph; its `main` takes and returns the graph's values.
     `targets`: the custom call targets of psc_jit's own the lowering may use (matrix-vector
-    products by BLAS, core/compile/_blas_calls.c), where they are there."""
+    products by BLAS, core/compile/_blas_calls.c), where they are there. `partitioning`:
+    a program for several devices, its arguments and results sharded as it says."""
     module = ModuleBuilder(name, graph, targets)
+    if partitioning is not None and partitioning.mesh:
+        module.mesh_name = partitioning.mesh.split("@")[1].split()[0]
+        module.mesh_axes = tuple(re.findall(r'"([^"]+)"=', partitioning.mesh))
     ctx = LoweringContext(module)
     args = [f"%arg{i}" for i in range(len(graph.in_vars))]
     outs = ctx.lower_graph(graph, args)
     ctx.eqn = None
     ctx.emit(f'"func.return"({", ".join(outs)}) : ({", ".join(tensor_type(a) for a in graph.out_avals)}) -> ()')
-    params = ", ".join(f"{n}: {tensor_type(v.aval)}" for n, v in zip(args, graph.in_vars, strict=True))
-    results = ", ".join(tensor_type(a) for a in graph.out_avals)
+    part = partitioning or Partitioning(1, "", ("",) * len(args), (None,) * len(graph.out_avals))
+    params = ", ".join(f"{n}: {tensor_type(v.aval)}{_sharding_attr(s)}" for n, v, s in
+                       zip(args, graph.in_vars, part.in_shardings, strict=True))
+    results = ", ".join(f"{tensor_type(a)}{_sharding_attr(s)}" for a, s in
+                        zip(graph.out_avals, part.out_shardings, strict=True))
     header = [
-        f"module @{_symbol(name)} attributes {{mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32}} {{",
+        f"module @{_symbol(name)} attributes {{mhlo.num_partitions = {part.partitions} : i32, mhlo.num_replicas = 1 : i32}} {{",
+        *([f"  {part.mesh}"] if part.mesh else []),
         f"  func.func public @main({params}) -> ({results}) {{",
     ]
     return "\n".join(header + ctx.lines + ["  }", "}", ""])
+
+
+def _sharding_attr(sharding: str | None) -> str:
+    return f" {{sdy.sharding = {sharding}}}" if sharding else ""
 
 
 def _symbol(name: str) -> str:

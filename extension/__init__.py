@@ -13,12 +13,18 @@ and `vmap` batches one (`vmap(f)(X)` is `np.stack([f(x) for x in X])`, in one pr
 """
 from __future__ import annotations
 
-from .core import (aligned, cond, fori_loop, grad, jacfwd, jacrev, jit, jvp, scan, switch,
-                   value_and_grad, vjp, vmap, while_loop)
+from .core import (Array, aligned, all_gather, cond, device_put, devices, fori_loop, grad,
+                   jacfwd, jacrev, jit, jvp, pmean, psum, scan, switch, value_and_grad, vjp,
+                   vmap, while_loop)
 from .runner import last_report
+from . import distributed, sharding
+from .core import make_array_from_process_local_data
 
 __all__ = ["jit", "fori_loop", "while_loop", "cond", "switch", "scan", "last_report",
            "grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "vmap", "aligned",
+           "Array", "device_put", "devices", "sharding", "distributed", "psum", "pmean",
+           "all_gather",
+           "make_array_from_process_local_data",
            "load_ipython_extension", "unload_ipython_extension"]
 
 def load_ipython_extension(ipython) -> None:

@@ -15,7 +15,8 @@ from traitlets import Bool, Float, Int, Unicode, default, observe
 from traitlets.config import Configurable
 
 from .core import (DISK_CACHE, EXECUTABLE_CACHE, TRACE_CACHE, align_new_arrays,
-                   current_budget, keep_freed_memory, set_budget)
+                   cpu_device_count, current_budget, keep_freed_memory, set_budget,
+                   set_cpu_device_count, XlaError)
 
 
 class PscJit(Configurable):
@@ -89,6 +90,25 @@ class PscJit(Configurable):
     @observe("kept_freed_memory")
     def _kept_freed_memory_changed(self, change) -> None:
         keep_freed_memory(change["new"] << 20)
+
+    cpu_devices = Int(help=(
+        "How many CPU devices XLA's client has (psc_jit.devices()): more than one lets "
+        "`%%psc_jit --mesh` and sharded `jit` calls partition a program over them. Fixed once "
+        "the first program is compiled: set it first (or PSC_JIT_CPU_DEVICES in the "
+        "environment), else restart the kernel. Default: PSC_JIT_CPU_DEVICES, else 1.")
+    ).tag(config=True)
+
+    @default("cpu_devices")
+    def _cpu_devices_default(self) -> int:
+        return cpu_device_count()
+
+    @observe("cpu_devices")
+    def _cpu_devices_changed(self, change) -> None:
+        try:
+            set_cpu_device_count(change["new"])
+        except (XlaError, ValueError):
+            self.cpu_devices = cpu_device_count()     # the setting says what the process has
+            raise
 
     @observe("cache_size")
     def _cache_size_changed(self, change) -> None:

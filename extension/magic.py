@@ -13,6 +13,7 @@ from IPython.display import display
 from .config import PscJit
 from .core import (DISK_CACHE, EXECUTABLE_CACHE, TRACE_CACHE, align_new_arrays,
                    TRIM_INTERVAL, keep_freed_memory, trim_freed_memory)
+from .devicecell import MeshUsage, parse_mesh, parse_shards
 from .runner import CellRunner, Options
 
 
@@ -85,6 +86,16 @@ class PscJitMagics(Magics):
                    "the inputs named by --wrt, bound as dOUT_dNAME (e.g. dloss_dw)")
     @argument("--wrt", nargs="+", action="extend", metavar="NAME",
               help="with --grad: the inputs to differentiate with respect to")
+    @argument("--mesh", metavar="AXES",
+              help="partition the cell's program over a mesh of devices: NAME=SIZE, "
+                   "comma-separated (data=4, or data=2,model=2); see psc_jit.devices()")
+    @argument("--shard", nargs="+", action="extend", metavar="NAME=AXES",
+              help="with --mesh: split input NAME over mesh axes, one per dimension, "
+                   "comma-separated, empty for a dimension not split (x=data, w=,model); "
+                   "inputs not named are replicated")
+    @argument("--device-arrays", action="store_true",
+              help="bind the cell's outputs as psc_jit.Arrays, left on the devices and not "
+                   "waited for (a cell whose inputs are Arrays does so too)")
     @no_var_expand
     @cell_magic
     def psc_jit(self, line, cell):
@@ -122,10 +133,20 @@ class PscJitMagics(Magics):
                              "or --traced, not both")
         if args.wrt and not args.grad:
             raise UsageError("--wrt names the inputs of a gradient: give --grad OUT too")
+        try:
+            mesh = parse_mesh(args.mesh) if args.mesh else ()
+            shard = parse_shards(args.shard)
+        except MeshUsage as err:
+            raise UsageError(str(err)) from None
+        if shard and not mesh:
+            raise UsageError("--shard splits inputs over a mesh: give --mesh too (--mesh data=4)")
+        if (mesh or args.device_arrays) and args.grad:
+            raise UsageError("--grad runs on one device: leave out --mesh and --device-arrays")
         return Options(static=static, traced=traced, compare=args.compare,
                        strict=args.strict, force=args.force or not pick_faster,
                        quiet=args.quiet, name=args.name, grad=args.grad,
-                       wrt=_ordered_names(args.wrt), budget=budget)
+                       wrt=_ordered_names(args.wrt), budget=budget, mesh=mesh, shard=shard,
+                       device_arrays=args.device_arrays)
 
     def _cell_id(self) -> str | None:
         kernel = getattr(self.shell, "kernel", None)

@@ -20,12 +20,14 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .core import (PRESENT, TRACE_CACHE, CellAnalysis, Compiled, DataDependentShapeError,
+                   LoweringError, TraceError,
                    HostBlock, Jitted, KeptArrays, KernelTimes, RunReport, Sink,
                    SubclassArgument, Timings, analyze_cell, bind_outputs, cell_function,
                    KeptObjects, copy_inputs, effect_sinks, failure_line, host_steps_of,
                    is_split, largest_difference, loop_names, plan_cell, region_analysis,
                    fmt_seconds, replay_effects, sink_fits, static_plan, time_interleaved,
                    with_definitions, with_effects, written_names)
+from .devicecell import on_devices, run_on_devices
 from .gradcell import gradient_cell, gradient_name, gradient_problem
 from .reportlog import ReportLog
 from .regions import HostCode, PlanRun, SplitAt
@@ -72,6 +74,9 @@ class Options:
     force: bool = False                # compile even where plain Python was measured faster
     grad: str | None = None            # --grad OUT: also d{OUT}_d{NAME} for NAME in wrt
     wrt: tuple[str, ...] = ()
+    mesh: tuple[tuple[str, int], ...] = ()     # --mesh data=4: partition over these devices
+    shard: tuple[tuple[str, tuple], ...] = ()  # --shard x=data: per input, axis per dimension
+    device_arrays: bool = False        # --device-arrays: outputs bound as psc_jit.Arrays
 
 
 @dataclass
@@ -140,6 +145,11 @@ class CellRunner:
         _set_last_report(report)
         if options.grad is not None:
             self._check_gradient(analysis, options)
+        if on_devices(options, self.user_ns, analysis.inputs):
+            try:
+                return run_on_devices(self, report, analysis, identity, options)
+            except (TraceError, LoweringError) as err:
+                return self._fallback(report, analysis, str(err), options)
         whole = options.grad is not None or options.strict     # never split
         if not whole and is_split(static_plan(analysis)):
             return self._run_split(report, analysis, identity, options, {})

@@ -27,6 +27,10 @@ atexit.register(shutil.rmtree, _CACHE_DIR, True)
 # compiled unless a test turns the pick on (tests/extension/test_magic_picks_faster.py).
 os.environ["PSC_JIT_PICK_FASTER"] = "0"
 
+# The suite runs with 4 CPU devices (tests/core/compile/test_devices.py shards over them): a
+# program without shardings runs on the first, as it does with one.
+os.environ.setdefault("PSC_JIT_CPU_DEVICES", "4")
+
 
 @pytest.fixture(scope="module")
 def compile_cached():

@@ -2,7 +2,7 @@
 and matrix-matrix) computed by the BLAS NumPy itself calls (core/compile/_blas_calls.c; the
 lowering of dot_general calls them, core/primitives/contraction.py). Only NumPy's own library will do:
 a second OpenBLAS (SciPy's) would run a second thread pool that spins against NumPy's. No
-jaxlib here: compile/xla.py registers the targets."""
+jaxlib here: compile/xla/ registers the targets."""
 from __future__ import annotations
 
 import ctypes

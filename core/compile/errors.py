@@ -1,5 +1,5 @@
 """The error of XLA's side of a call (compiling, loading or running a program), apart from
-compile/xla.py so that modules handling XLA's results need not import the jaxlib adapter."""
+compile/xla/ so that modules handling XLA's results need not import the jaxlib adapter."""
 from __future__ import annotations
 
 

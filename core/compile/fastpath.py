@@ -1,4 +1,4 @@
-"""The two shapes jaxlib's C++ dispatcher reads (compile/xla.py makes them and hands them over;
+"""The two shapes jaxlib's C++ dispatcher reads (compile/xla/ makes them and hands them over;
 no jaxlib import here): the FastPath it keeps per call signature, and the one pytree node of
 a call's results."""
 from __future__ import annotations

@@ -2,7 +2,7 @@
 code runs far slower than NumPy (argmax/argmin along an axis; sort and argsort, by NumPy's own
 sort functions; cumulative sums, products, maxima and minima along rows, by NumPy's own ufunc
 loops), each an XLA FFI custom call that the lowerings in core/primitives emit where the
-program may call it. No jaxlib here: compile/xla.py registers them."""
+program may call it. No jaxlib here: compile/xla/ registers them."""
 from __future__ import annotations
 
 import functools

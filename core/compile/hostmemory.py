@@ -2,7 +2,7 @@
 made 64-byte aligned (`align_new_arrays`), and the staging buffers a large misaligned input
 is copied into (one memcpy into memory already mapped, instead of jaxlib's fresh allocation
 on every call); and the memory XLA wrote, as writable arrays (`ResultView`). No jaxlib here:
-compile/xla.py uses it."""
+compile/xla/ uses it."""
 from __future__ import annotations
 
 import ctypes

@@ -28,6 +28,7 @@ from ..tracing import current_trace
 from ..tree_util import LEAF, unflatten
 from . import blas, hostkernels, hostmemory, results, xla
 from .cache import EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, executable_key
+from .devicecall import DevicePrograms, device_call, takes_device_path
 from .diskcache import FromDisk, load_or_compile
 from .dispatch import cache_miss, install_dispatcher
 from .estimate import check_compile_budget, runs_briefly
@@ -305,8 +306,11 @@ class Jitted:
     def __init__(self, fun: Callable, static_argnames: Sequence[str] = (),
                  static_argnums: Sequence[int] = (), name: str | None = None,
                  traced_argnames: Sequence[str] = (), roll: bool = True,
-                 convert: bool = True, reader: str | None = None):
+                 convert: bool = True, reader: str | None = None,
+                 in_shardings=None, out_shardings=None):
         self.fun = fun
+        self.in_shardings, self.out_shardings = in_shardings, out_shardings
+        self.device_programs = DevicePrograms()     # programs of calls on devices
         self._roll = roll
         self._convert = convert
         self._fun_to_trace: Callable | None = None
@@ -377,6 +381,9 @@ class Jitted:
     def _python_call(self, *args, **kwargs):
         if current_trace() is not None:     # inside another trace (grad(jit(f))): join it
             return self.call_with(self.arguments(args, kwargs))
+        if takes_device_path(self, args, kwargs):
+            self._last = None       # (no entry of the trace cache ran: no FastPath for it)
+            return device_call(self, args, kwargs)
         call = prepare(self, args, kwargs)
         self._last = (call.hit, call.miss_reason, call.record)
         try:
@@ -521,17 +528,26 @@ def _python_signature(fun) -> inspect.Signature | None:
 
 
 def jit(fun: Callable | None = None, *, static_argnames: Sequence[str] = (),
-        static_argnums: Sequence[int] = (), roll: bool = True):
+        static_argnums: Sequence[int] = (), roll: bool = True, in_shardings=None,
+        out_shardings=None):
     """Compile `fun` with XLA, once per monomorphic signature of its arguments.
 
     Arrays and NumPy scalars are traced; Python floats and complexes are traced as weak
     scalars; everything else (ints, bools, strings, None, tuples of those) is static: part of
     the cache key. `static_argnames`/`static_argnums` make traced arguments static.
     `roll=False` traces Python loops by running them (unrolled) instead of rolling them
-    into XLA loops."""
+    into XLA loops.
+
+    `in_shardings` (one NamedSharding for every argument, or one per parameter by position
+    or by name, None where the argument's own layout holds) and `out_shardings` (one for
+    every result, or one per result) partition the program over a mesh's devices (see
+    devicecall.py); so does an argument that is a psc_jit.Array. Such calls return Arrays
+    without waiting when given an Array or `out_shardings`."""
     if fun is None:
         return functools.partial(jit, static_argnames=static_argnames,
-                                 static_argnums=static_argnums, roll=roll)
+                                 static_argnums=static_argnums, roll=roll,
+                                 in_shardings=in_shardings, out_shardings=out_shardings)
     if isinstance(static_argnames, str):
         static_argnames = (static_argnames,)
-    return Jitted(fun, static_argnames, static_argnums, roll=roll)
+    return Jitted(fun, static_argnames, static_argnums, roll=roll, in_shardings=in_shardings,
+                  out_shardings=out_shardings)

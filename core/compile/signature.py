@@ -18,6 +18,7 @@ from ..numpy.subclasses import plain_base, subclass_message
 from ..tracing import is_traced_value
 from ..tree_util import flatten_with_paths, is_node
 from .cache import Signature, StaticLeaf, TracedLeaf, exact_key
+from .device_array import Array
 
 
 class SubclassArgument(TypeError):
@@ -31,6 +32,8 @@ class SubclassArgument(TypeError):
 
 def leaf_spec(path: str, value, force: str | None = None):
     """TracedLeaf or StaticLeaf for one argument leaf; force is "static" or "traced"."""
+    if isinstance(value, Array):     # a device array: traced by its type (its data is away)
+        return TracedLeaf(path, value.aval, "array", None)
     if plain_base(value) is not None and (force != "static" or isinstance(value, np.ndarray)):
         raise SubclassArgument(path, value)
     traced = is_traced_value(value) if force is None else force == "traced"

@@ -16,6 +16,8 @@ Categories, each a module defining its primitives as values (`exp_p`, `reshape_p
                     householder_apply
     fft             the discrete Fourier transform (stablehlo.fft)
     control         while_loop and cond, whose operands include sub-graphs
+    placement       sharding_constraint: a value's layout over a partitioned program's mesh
+    collectives     psum, all_gather: over the members of a named vmap axis
 
 Each record holds its rules of differentiation too (see `record`): `autodiff` has the shapes
 of rule that categories share (and the elementwise primitives' rules), `control_derivatives`
@@ -26,8 +28,9 @@ those of the primitives that take indices, `control_batching` those of while_loo
 Importing this package registers them all in `PRIMITIVES` (name -> record). Code refers to a
 primitive by its value, never by a string.
 """
-from . import (arithmetic, casts, contraction, control, correlation, elementwise,  # noqa: F401
-               fft, linalg, reductions, sorting, structural, transcendental, window_products)
+from . import (arithmetic, casts, collectives, contraction, control,  # noqa: F401
+               correlation, elementwise, fft, linalg, placement, reductions, sorting, structural, transcendental,
+               window_products)
 from .control import branch_index
 from .record import PRIMITIVES, Primitive
 

@@ -69,7 +69,12 @@ def _combine_region(ctx, kind: str, dtype: np.dtype) -> str:
 
 
 def reduce_lowering(kind: str, ctx, x, *, axes):
-    aval, out = ctx.avals_in[0], ctx.avals_out[0]
+    return [reduce_as_numpy(ctx, kind, x, axes, ctx.avals_in[0], ctx.avals_out[0])]
+
+
+def reduce_as_numpy(ctx, kind: str, x, axes, aval, out):
+    """x (of aval) reduced over `axes` to `out` as NumPy reduces: float16 sums and products
+    in float32, a float sum's -0.0 made +0.0 where NumPy's is."""
     if kind in ("sum", "prod") and aval.dtype == np.float16:
         # NumPy adds and multiplies float16 numbers in float32, rounding once at the end.
         wide, wide_out = aval.update(dtype=np.dtype(np.float32)), out.update(dtype=np.float32)
@@ -78,7 +83,7 @@ def reduce_lowering(kind: str, ctx, x, *, axes):
         total = ctx.unary("stablehlo.convert", total, wide_out, out)
     else:
         total = reduce_along(ctx, kind, x, axes, aval, out)
-    return [_positive_zero(ctx, total, out) if kind == "sum" and is_float(out) else total]
+    return _positive_zero(ctx, total, out) if kind == "sum" and is_float(out) else total
 
 
 def _positive_zero(ctx, total, aval):

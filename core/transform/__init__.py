@@ -11,10 +11,13 @@ primitive's rules of differentiation (`core.primitives.record`):
     batching.py  automatic batching: the batched graph (each equation by its primitive's
                  batching rule)
     vmap.py      vmap (JAX's signature and meaning)
+    collectives.py psum, pmean, all_gather over a named vmap axis
 """
 from .api import grad, jvp, value_and_grad, vjp
 from .batching import BatchContext
 from .jacobian import jacfwd, jacrev
 from .vmap import vmap
+from .collectives import all_gather, pmean, psum
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "vmap", "BatchContext"]
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "vmap", "BatchContext",
+           "psum", "pmean", "all_gather"]

@@ -35,10 +35,11 @@ class BatchContext(Ops):
     the batch axis, the operations of `Ops` (emitted with the equation's source), and the
     batching of sub-graphs that the rules of control flow need."""
 
-    def __init__(self, eqns: list[Eqn], eqn: Eqn, axis_size: int):
+    def __init__(self, eqns: list[Eqn], eqn: Eqn, axis_size: int, axis_name=None):
         super().__init__(eqns, eqn.source)
         self.eqn, self.prim, self.params = eqn, eqn.prim, eqn.params
         self.axis_size = axis_size
+        self.axis_name = axis_name      # the batch axis's name (vmap's axis_name), or None
 
     def apply(self, operands: Sequence[Any], **params) -> list:
         """The equation's own primitive on these operands with these params; its outputs."""
@@ -50,7 +51,7 @@ class BatchContext(Ops):
         return x if batched else with_batch(self, x, self.axis_size)
 
     def batch_graph(self, graph: Graph, batched: Sequence[bool], instantiate=False):
-        return batch_graph(graph, batched, self.axis_size, instantiate)
+        return batch_graph(graph, batched, self.axis_size, instantiate, self.axis_name)
 
     def error(self, message: str, hint: str = "") -> UnsupportedError:
         """An error at the user's line of the equation being batched."""
@@ -64,7 +65,7 @@ def missing_rule(eqn: Eqn) -> UnsupportedError:
 
 
 def batch_eval(ops: Ops, graph: Graph, values: Sequence[Any], batched: Sequence[bool],
-               axis_size: int) -> tuple[list, list[bool]]:
+               axis_size: int, axis_name=None) -> tuple[list, list[bool]]:
     """Emit the batched graph into ops: (outs, which outs are batched). A variable the graph
     does not define (a value of an enclosing trace) is itself, unbatched."""
     env: dict[int, tuple[Any, bool]] = {}
@@ -84,7 +85,7 @@ def batch_eval(ops: Ops, graph: Graph, values: Sequence[Any], batched: Sequence[
         elif eqn.prim.batch is None:
             raise missing_rule(eqn)
         else:
-            ctx = BatchContext(ops.eqns, eqn, axis_size)
+            ctx = BatchContext(ops.eqns, eqn, axis_size, axis_name)
             outs, out_b = eqn.prim.batch(ctx, ins, flags, **eqn.params)
         for var, out, b in zip(eqn.outs, outs, out_b, strict=True):
             env[id(var)] = (out, b)
@@ -93,13 +94,14 @@ def batch_eval(ops: Ops, graph: Graph, values: Sequence[Any], batched: Sequence[
 
 
 def batch_graph(graph: Graph, batched: Sequence[bool], axis_size: int,
-                instantiate: bool | Sequence[bool] = False) -> tuple[Graph, list[bool]]:
+                instantiate: bool | Sequence[bool] = False, axis_name=None
+                ) -> tuple[Graph, list[bool]]:
     """The batched graph (see the module doc). `instantiate` (per output, or for all) makes
     an unbatched output batched (the same for every member)."""
     ops = Ops()
     in_vars = [Var(batched_aval(v.aval, axis_size) if b else v.aval)
                for v, b in zip(graph.in_vars, batched, strict=True)]
-    outs, out_b = batch_eval(ops, graph, in_vars, batched, axis_size)
+    outs, out_b = batch_eval(ops, graph, in_vars, batched, axis_size, axis_name)
     if isinstance(instantiate, bool):
         instantiate = [instantiate] * len(outs)
     outs = [with_batch(ops, o, axis_size) if inst and not b else o

@@ -11,6 +11,7 @@ mapped axis; a run-time check (an index out of bounds) raises if it fails for an
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 from typing import Any, Callable
@@ -23,6 +24,7 @@ from ..tree_util import (broadcast_prefix, flatten, flatten_with_paths, registra
                          unflatten)
 from .api import Transformed, _name
 from .batching import batch_eval, with_batch
+from .collectives import bound_axis
 from .flat import FlatTrace, Static, is_number, leaf_aval, to_tracer, trace_flat
 from .ops import Ops
 
@@ -125,19 +127,20 @@ def _member_aval(leaf, axis: int) -> tuple[ShapedArray, str]:
     return aval.update(shape=shape), "scalar" if not shape else kind
 
 
-def vmap_traced(fun, in_axes, out_axes, axis_size, args, kwargs):
+def vmap_traced(fun, in_axes, out_axes, axis_size, args, kwargs, axis_name=None):
     leaves, axes, paths = _leaf_axes(fun, in_axes, args, kwargs)
     size = _axis_size(leaves, axes, paths, axis_size)
     members = {i: _member_aval(leaf, a) for i, (leaf, a) in enumerate(zip(leaves, axes,
                                                                           strict=True))
                if a is not None}
-    ft = trace_flat(fun, args, kwargs, avals=members)
+    with bound_axis(axis_name, size) if axis_name is not None else contextlib.nullcontext():
+        ft = trace_flat(fun, args, kwargs, avals=members)
     ops = Ops(current_trace().eqns, caller_source())
     operands = [to_atom(ft.leaves[i]) for i in ft.inputs]
     batched = [axes[i] is not None for i in ft.inputs]
     operands = [ops.moveaxis(x, axes[i], 0) if b else x
                 for x, i, b in zip(operands, ft.inputs, batched, strict=True)]
-    outs, out_b = batch_eval(ops, ft.graph, operands, batched, size)
+    outs, out_b = batch_eval(ops, ft.graph, operands, batched, size, axis_name)
     _write_back(ft, ops, outs, out_b, axes, paths, size)
     _hand_over_checks(ft, ops, outs, out_b, size)
     return _result(ft, ops, outs, out_b, out_axes, size)
@@ -207,16 +210,20 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = No
     """`fun` mapped over an axis of its arguments (JAX's `vmap`): `vmap(f)(X)` equals
     `np.stack([f(x) for x in X])`, computed as one program over the whole batch. `in_axes`
     (`out_axes`): an int, None (not mapped), or a tree prefix of the positional arguments (of
-    the output) with such leaves; `axis_size`: the batch size when no argument is mapped."""
-    if axis_name is not None:
-        raise NotImplementedError("vmap's axis_name (collectives over the mapped axis) is not "
-                                  "supported by psc_jit")
+    the output) with such leaves; `axis_size`: the batch size when no argument is mapped;
+    `axis_name` names the mapped axis for `psum`, `pmean` and `all_gather` inside fun."""
     _check_spec(in_axes, "in_axes")
     _check_spec(out_axes, "out_axes")
-    traced = functools.partial(_vmap_call, fun, in_axes, out_axes, axis_size)
+    try:
+        hash(axis_name)
+    except TypeError:
+        raise TypeError(f"vmap's axis_name must be hashable (a string); got "
+                        f"{type(axis_name).__name__}") from None
+    traced = functools.partial(_vmap_call, fun, in_axes, out_axes, axis_size, axis_name)
     return Transformed(fun, traced, f"vmap({_name(fun)})",
-                       ("vmap", fun, _spec_key(in_axes), _spec_key(out_axes), axis_size))
+                       ("vmap", fun, _spec_key(in_axes), _spec_key(out_axes), axis_size,
+                        axis_name))
 
 
-def _vmap_call(fun, in_axes, out_axes, axis_size, *args, **kwargs):
-    return vmap_traced(fun, in_axes, out_axes, axis_size, args, kwargs)
+def _vmap_call(fun, in_axes, out_axes, axis_size, axis_name, *args, **kwargs):
+    return vmap_traced(fun, in_axes, out_axes, axis_size, args, kwargs, axis_name)

@@ -1,6 +1,6 @@
 """The layout is the pipeline: a folder is a layer, imports point one way, there are no cycles.
 
-- core imports neither IPython, ipywidgets nor graphviz; only core/compile/xla.py imports jaxlib;
+- core imports neither IPython, ipywidgets nor graphviz; only the adapter core/compile/xla/ imports jaxlib;
 - inside core, a module imports only the layers below its own (the order of LAYERS), and no
   project module takes part in an import cycle, imports inside functions included;
 - extension/ and widgets/ import core only through `psc_jit.core` (and records from
@@ -155,7 +155,9 @@ def test_core_never_imports_ipython_widgets_or_graphviz_and_only_xla_imports_jax
         assert not roots & {"IPython", "ipywidgets", "graphviz", "psc_jit", "jax"}, name
         if "jaxlib" in roots:
             jaxlib_importers.append(name)
-    assert jaxlib_importers == ["psc_jit.core.compile.xla"]
+    adapter = "psc_jit.core.compile.xla"
+    assert jaxlib_importers and all(n == adapter or n.startswith(adapter + ".")
+                                    for n in jaxlib_importers), jaxlib_importers
 
 
 @pytest.mark.xla

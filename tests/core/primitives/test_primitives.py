@@ -32,6 +32,8 @@ from __future__ import annotations
 import itertools
 import warnings
 
+from functools import partial
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -491,6 +493,24 @@ def check_same_bytes(got, want, args, params, name):
 
 
 @st.composite
+def placement_inputs(draw):
+    """Any array, with a layout over mesh axes (in a program of one device: no change)."""
+    dtype = draw(st.sampled_from(ALL_DTYPES))
+    x = draw(arrays(dtype, draw(shapes()), values(dtype)))
+    spec = tuple(draw(st.sampled_from([None, "data", ("data", "model")]))
+                 for _ in range(draw(st.integers(0, x.ndim))))
+    return [x], {"spec": spec}
+
+
+@st.composite
+def collective_inputs(draw, elements=values):
+    """An array, as the value every member of a named axis of 1-4 members holds."""
+    dtype = draw(st.sampled_from(ALL_DTYPES))
+    x = draw(arrays(dtype, draw(shapes()), elements(dtype)))
+    return [x], {"axis_name": "i", "axis_size": draw(st.integers(1, 4))}
+
+
+@st.composite
 def axes_of(draw, ndim):
     return tuple(sorted(draw(st.sets(st.integers(0, ndim - 1), max_size=ndim)))) if ndim else ()
 
@@ -760,6 +780,12 @@ CASES = {
     "select": (select_inputs(), check_exact),
     "convert_element_type": (convert_inputs(), check_elementwise),
     "bitcast_convert": (bitcast_inputs(), check_same_bytes),
+    "sharding_constraint": (placement_inputs(), check_same_bytes),
+    # (copies of one complex infinity: XLA folds the sum of a broadcast into a product,
+    # whose real part of (0+infj) * 2 is NaN; NumPy adds them: 0)
+    "psum": (collective_inputs(partial(tame_values, complex_infinities=False)),
+             accumulated(lambda args, params: params["axis_size"])),
+    "all_gather": (collective_inputs(), check_same_bytes),
     "reduce_sum": (reduce_inputs(ALL_DTYPES, tame_values), accumulated(reduced_terms)),
     "reduce_prod": (reduce_inputs(ALL_DTYPES, tame_factors), accumulated(reduced_terms)),
     "reduce_max": (reduce_inputs(ALL_DTYPES, nonempty=True), exact_up_to_sign_of_zero),

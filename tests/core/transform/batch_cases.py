@@ -109,7 +109,10 @@ ELEMENTWISE = (
                                                           "weak_type": False}),
        Case("convert_element_type", (Float(S, weak=True),),
             {"new_dtype": np.dtype(np.float64), "weak_type": False}, "weak-to-strong"),
-       Case("bitcast_convert", (Float(S),), {"new_dtype": np.dtype(np.uint64)})])
+       Case("bitcast_convert", (Float(S),), {"new_dtype": np.dtype(np.uint64)}),
+       Case("sharding_constraint", (Float(S),), {"spec": ("data",)}),
+       Case("psum", (Float(S),), {"axis_name": "i", "axis_size": 3}),
+       Case("all_gather", (Float(S),), {"axis_name": "i", "axis_size": 3})])
 
 REDUCTIONS = (
     [Case(f"reduce_{kind}", (Float(R),), {"axes": axes}, label)

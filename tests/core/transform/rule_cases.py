@@ -111,6 +111,8 @@ ELEMENTWISE = [
     Case("convert_element_type", (Float(S, dtype=C128),), {"new_dtype": F64, "weak_type": False},
          "complex-to-real"),
     Case("bitcast_convert", (Float(S),), {"new_dtype": np.dtype(np.int64)}),
+    Case("sharding_constraint", (Float(S),), {"spec": ("data",)}),
+    Case("psum", (Float(S),), {"axis_name": "i", "axis_size": 3}),
 ]
 
 ARITHMETIC = [

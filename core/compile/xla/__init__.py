@@ -1,105 +1,50 @@
-"""The XLA adapter: the only module of psc_jit that imports jaxlib.
+"""The XLA adapter: the only package of psc_jit that imports jaxlib.
 
 jaxlib's Python surface is not a public API, so every use of it is here, against a pinned
-and tested range. It offers: compile StableHLO text to an executable; execute it with NumPy
-arrays in and out; the optimized HLO text (after fusion); XLA's cost analysis; memory stats;
-serialize and deserialize; one call under jaxlib's profiler (each thunk XLA:CPU ran, by
-its HLO instruction's name, with its time).
+and tested range. Its modules:
+- `runtime`: jaxlib, the CPU clients and their devices;
+- this module: compile StableHLO text to an executable; execute it with NumPy arrays in and
+  out; the optimized HLO text (after fusion); XLA's cost analysis; memory stats; serialize
+  and deserialize; one call under jaxlib's profiler (each thunk XLA:CPU ran, by its HLO
+  instruction's name, with its time);
+- `dispatcher`: jaxlib's C++ dispatcher, for cache hits with no Python of psc_jit's;
+- `spmd`: arrays that stay on the devices, asynchronous runs, SPMD-partitioned programs.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import itertools
-import operator
 import os
 import threading
 import time
 import weakref
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
-from ..ir import ShapedArray
-from . import blas, hostkernels
-from .backend_options import BACKEND_OPTIONS, options_with
-from .errors import XlaError, run_failed as _run_failed
-from .machine import host_machine
-from .hostmemory import (COPIED_AT_ONCE_BYTES, InputSlot, ResultView, large_ones_aligned,
-                         release_staged)
-from .fastpath import FastPath, Finished
-from .thunks import ThunkTrace, thunk_trace
-from .waiting import run_on_worker, runs_where_called, wait_for_result, wait_for_thread
+from ...ir import ShapedArray
+from .. import blas, hostkernels
+from ..backend_options import BACKEND_OPTIONS, options_with
+from ..errors import XlaError, run_failed as _run_failed
+from ..machine import host_machine
+from ..hostmemory import (COPIED_AT_ONCE_BYTES, InputSlot, ResultView, large_ones_aligned,
+                          release_staged)
+from ..thunks import ThunkTrace, thunk_trace
+from ..waiting import run_on_worker, runs_where_called, wait_for_result
+from .runtime import (DEVICES_ENV, SUPPORTED_JAXLIB, _client, _device, _jaxlib, _sharding,
+                      compile_on_worker,
+                      cpu_device_count, devices, gpu_plugin, jaxlib_version, live_arrays,
+                      platform, set_cpu_device_count)
+from .dispatcher import (DISPATCH_ENTRIES, PROGRAM_DISPATCH_ENTRIES, FastPath, clear_dispatcher,
+                         dispatched_type, dispatcher, fast_path, keeps_64_bit,
+                         tracing_in_progress)
+from . import spmd
 
-SUPPORTED_JAXLIB = ((0, 10, 2), (0, 11, 0))     # [lowest, first unsupported)
-
-
-def _version_tuple(text: str) -> tuple[int, ...]:
-    return tuple(int("".join(c for c in piece if c.isdigit()) or 0)
-                 for piece in text.split(".")[:3])
-
-
-@functools.cache
-def _jaxlib():
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")   # keep XLA's start-up INFO lines quiet
-    try:
-        import jaxlib
-        from jaxlib import _jax, xla_client
-    except ImportError as err:
-        raise XlaError("psc_jit needs jaxlib (the XLA runtime): pip install 'jaxlib>=0.10.2,<0.11'"
-                       ) from err
-    version = _version_tuple(jaxlib.__version__)
-    lo, hi = SUPPORTED_JAXLIB
-    if not lo <= version < hi:
-        raise XlaError(
-            f"psc_jit is tested with jaxlib >= {'.'.join(map(str, lo))} and < "
-            f"{'.'.join(map(str, hi))}; this is jaxlib {jaxlib.__version__}. "
-            f"Install a tested one: pip install 'jaxlib>=0.10.2,<0.11'")
-    return jaxlib, _jax, xla_client
-
-
-def jaxlib_version() -> str:
-    return _jaxlib()[0].__version__
-
-
-_CLIENT_LOCK = threading.Lock()
-
-
-@functools.cache
-def _client(inline: bool):
-    """The process's CPU clients: the asynchronous one (XLA runs a program on a thread of its
-    own while the caller waits in slices it can interrupt) and the inline one (the program
-    runs on the calling thread: no hand-off to XLA's thread and back, which costs a small
-    call tens of µs, but an interrupt waits for the run's end; see `Executable`). Buffers and
-    executables of two clients do not mix (NumPy arrays pass between them), so creating each
-    is serialized (two threads' first calls must not make two). `inline` has no default: the
-    cache keys on the arguments as given, and `_client()` beside `_client(False)` would make
-    a second asynchronous client."""
-    with _CLIENT_LOCK:
-        return _make_client(inline)
-
-
-@functools.cache
-def _make_client(inline: bool):
-    _, _jax, xla_client = _jaxlib()
-    return xla_client.make_cpu_client(asynchronous=not inline)
-
-
-@functools.cache
-def _device(inline: bool):
-    return _client(inline).devices()[0]
-
-
-def platform() -> str:
-    return _client(False).platform
-
-
-def live_arrays() -> int:
-    """How many XLA arrays of psc_jit's clients Python still holds (results kept as NumPy
-    arrays included): a run's buffers are freed once none refers to them and it has ended."""
-    return sum(len(_client(inline).live_arrays()) for inline in (False, True))
-
+__all__ = ["DEVICES_ENV", "DISPATCH_ENTRIES", "SUPPORTED_JAXLIB", "XlaError", "clear_dispatcher",
+           "cpu_device_count", "devices", "dispatched_type", "dispatcher", "fast_path", "gpu_plugin",
+           "jaxlib_version", "keeps_64_bit", "live_arrays", "platform", "set_cpu_device_count",
+           "spmd", "tracing_in_progress", "FastPath"]
 
 # XLA options beyond jaxlib's defaults: none (`xla_cpu_copy_insertion_use_region_analysis`
 # saved a loop's array copies, but with jaxlib 0.10.2 it miscompiles nested loops: an inner
@@ -119,27 +64,6 @@ def target_description() -> str:
     return "\n".join((_client(False).platform_version, host_machine(),
                       os.environ.get("XLA_FLAGS", ""), repr(COMPILE_OVERRIDES),
                       repr(BACKEND_OPTIONS)))
-
-
-@functools.cache
-def _sharding(inline: bool):
-    _, _jax, xla_client = _jaxlib()
-
-    class DeviceSharding(_jax.SingleDeviceSharding):
-        """The few attributes jaxlib's C++ asks of a sharding object."""
-
-        def _to_xla_hlo_sharding(self, num_dimensions):
-            return xla_client.HloSharding.replicate()
-
-        @property
-        def memory_kind(self):
-            return self._memory_kind
-
-        @property
-        def _device_assignment(self):
-            return (self._device,)
-
-    return DeviceSharding(_device(inline))
 
 
 @dataclass(frozen=True)
@@ -441,23 +365,9 @@ def compile_stablehlo(text: str, in_avals: Sequence[ShapedArray],
     second while it runs."""
     _, _jax, xla_client = _jaxlib()
     register_custom_targets(text)
-    client, devices = _client(inline), _jax.DeviceList((_device(inline),))
-    outcome: dict = {}
-
-    def work():
-        try:
-            outcome["loaded"] = client.compile_and_load(text.encode(), devices,
-                                                        compile_options(xla_client))
-        except Exception as err:   # jaxlib raises its own XlaRuntimeError; keep its text
-            outcome["error"] = err
-
-    worker = threading.Thread(target=work, name="psc_jit XLA compile", daemon=True)
-    worker.start()
-    wait_for_thread(worker, waiting)
-    if "error" in outcome:
-        raise XlaError(f"XLA could not compile the lowered module: {outcome['error']}"
-                       ) from outcome["error"]
-    return Executable(outcome["loaded"], in_avals, out_avals, inline)
+    loaded = compile_on_worker(_client(inline), text, _jax.DeviceList((_device(inline),)),
+                               compile_options(xla_client), waiting, "lowered module")
+    return Executable(loaded, in_avals, out_avals, inline)
 
 
 def uses_lapack(text: str) -> bool:
@@ -490,110 +400,3 @@ def deserialize(data: bytes, in_avals: Sequence[ShapedArray],
     return Executable(loaded, in_avals, out_avals, inline)
 
 
-# -- jaxlib's C++ dispatcher: a cache-hit call with no Python of psc_jit's ---------------------
-
-DISPATCH_ENTRIES = 4096        # call signatures the C++ dispatcher keeps (an LRU)
-PROGRAM_DISPATCH_ENTRIES = 4   # ... the one of a single program (its inputs' one signature)
-_DISPATCHERS: list[str] = []   # a dispatcher was made (their settings exist)
-JAX_X64 = "jax_enable_x64"     # jax's setting, once jax is imported in the process
-OWN_X64 = "psc_jit_enable_x64"
-
-
-@functools.cache
-def _registry():
-    _, _jax, _ = _jaxlib()
-    registry = _jax.pytree.PyTreeRegistry(False, False, False, False, False)   # all leaves
-    registry.register_node(Finished, Finished.parts, operator.call)
-    return registry
-
-
-@functools.cache
-def _tracing_setting():
-    """The settings the C++ dispatcher reads: whether 64-bit inputs are kept (x64), whether
-    jit is disabled, a hook after each call. jax registers its own when it is imported (before
-    or after psc_jit: then jax's rule); without jax they are psc_jit's (x64 on, jit on, no
-    hook). Returns psc_jit's own setting "inside a psc_jit trace", part of every call
-    signature, so that a hit never happens inside a trace (the call joins the trace instead)."""
-    _, _jax, _ = _jaxlib()
-    config = _jax.config
-    tracing = config.Config("psc_jit_tracing", False, include_in_jit_key=True)
-    if JAX_X64 not in config.trace_context_names():
-        _jax.jax_jit.set_enable_x64_state(config.Config(
-            OWN_X64, True, include_in_jit_key=True, include_in_trace_context=True))
-        _jax.jax_jit.set_disable_jit_state(config.Config("psc_jit_disable_jit", False))
-        _jax.jax_jit.set_post_hook_state(config.Config("psc_jit_post_hook", None))
-    return tracing
-
-
-def keeps_64_bit() -> bool:
-    """Whether the C++ dispatcher keeps 64-bit inputs in this thread (jax's x64 off would make
-    f64 inputs f32); x64 is part of every signature, so flipping it makes calls miss again."""
-    _, _jax, _ = _jaxlib()
-    names, values = _jax.config.trace_context_names(), _jax.config.trace_context()
-    return next((values[names.index(n)] is True for n in (JAX_X64, OWN_X64) if n in names),
-                False)
-
-
-@contextlib.contextmanager
-def tracing_in_progress():
-    """Inside: this thread is tracing, which is part of the dispatcher's key, so that a call
-    inside a trace never hits (it joins the trace). Nothing to say before a dispatcher is made:
-    a trace running then made no entry it could hit."""
-    if not _DISPATCHERS:
-        yield
-        return
-    setting = _tracing_setting()
-    previous = setting.swap_local(True)
-    try:
-        yield
-    finally:
-        setting.set_local(previous)
-
-
-def _no_shard_fallback(value, sharding, layout):
-    raise XlaError("psc_jit's dispatcher cannot place this input on the device")
-
-
-def dispatcher(name: str, python_call: Callable, cache_miss: Callable,
-               static: int = 1, entries: int = DISPATCH_ENTRIES) -> Callable:
-    """jaxlib's C++ dispatcher (the one behind jax.jit): its first `static` arguments are
-    static (part of the key, compared with ==), the others the call's inputs. A call whose
-    signature
-    (shapes, dtypes, weak types, the settings above) it has a FastPath for runs the executable
-    in C++; any other goes to `cache_miss(*args, **kwargs)`, which returns (result,
-    FastPath or None, whether to forget the signature again); with jit disabled (jax's
-    `disable_jit`) to `python_call`."""
-    _, _jax, _ = _jaxlib()
-    _tracing_setting()
-    if not _DISPATCHERS:
-        _DISPATCHERS.append(name)
-    return _jax.pjit(name, python_call, cache_miss, list(range(static)), [], name, _registry(),
-                     _no_shard_fallback, _jax.PjitFunctionCache(entries))
-
-
-def clear_dispatcher(dispatch: Callable) -> None:
-    dispatch._clear_cache()
-
-
-def dispatched_type(value) -> tuple[tuple[int, ...], np.dtype] | None:
-    """(shape, dtype) the C++ dispatcher gives an argument with 64-bit types kept, or None
-    when it takes no such value."""
-    _, _jax, _ = _jaxlib()
-    try:
-        signature = _jax.jax_jit._ArgSignatureOfValue(value, True)
-    except Exception:       # jaxlib raises its own JaxRuntimeError for a value it refuses
-        return None
-    return tuple(signature.shape), np.dtype(signature.dtype)
-
-
-def fast_path(executable: Executable, finish: Callable[[tuple], Any]) -> FastPath:
-    """The dispatcher's FastPath for an executable whose inputs are a call's arguments, in
-    order; `finish(results)` makes the call's return value. The caller sees to the inputs'
-    layout: a large misaligned input (`executable.stages_inputs`) would be copied by jaxlib
-    afresh on every call, and its results must then be waited for."""
-    n_in, n_out = len(executable.in_avals), len(executable.out_avals)
-    _, treedef = _registry().flatten(Finished(n_out, finish))
-    sharding = _sharding(executable.inline)
-    return FastPath(executable._loaded, treedef, [sharding] * n_in, [sharding] * n_out,
-                    list(executable.out_avals), [True] * n_out, [True] * n_in, [None] * n_in,
-                    [])
