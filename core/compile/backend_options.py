@@ -5,7 +5,7 @@ value, and the Python `debug_options` object lists a few scalar fields only), bu
 and writes its own protobuf (`SerializeAsString`, `CompileOptions.ParseFromString`). So the
 entries are written into the serialized options: CompileOptionsProto field 3
 (executable_build_options) > field 3 (debug_options) > field 500 (xla_backend_extra_options,
-one length-delimited entry {1: key, 2: value} per option). No jaxlib import here: xla.py
+one length-delimited entry {1: key, 2: value} per option). No jaxlib import here: xla/
 hands the bytes over and parses the result.
 
 The option psc_jit sets, and why:
