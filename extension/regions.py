@@ -26,6 +26,15 @@ class SplitAt(Exception):
         self.line, self.reason = line, reason
 
 
+class NotCompiled(Exception):
+    """A region asked to run compiled only (`run_region(region, compiled_only=True)`) was
+    not: nothing of it ran (`line`: where its trace stopped, when it did at a line)."""
+
+    def __init__(self, reason: str, line: int | None = None):
+        super().__init__(reason)
+        self.reason, self.line = reason, line
+
+
 @dataclass
 class HostCode:
     """The compiled Python of a cell's host steps and host blocks (a cell re-run, or a host
@@ -58,6 +67,7 @@ class PlanRun:
         self.host_lines, self.code = host_lines, code
         self.splits = 0
         self.passes: dict[tuple, int] = {}      # host block -> passes its body made (last run)
+        self.predrawn: dict[tuple, str] = {}    # host block -> its draws, made before it
 
     def run(self, plan: tuple):
         """Run the parts in order; the value of the cell's last expression, or None."""
@@ -118,13 +128,59 @@ class PlanRun:
                 self.run(body)
                 passes += 1
         else:
+            iterable = self._eval(block, "iter")
+            rolled, block = self._rolled(block, iterable)
+            if rolled:
+                self.passes[key] = len(iterable)
+                return      # (a rolled loop has no `else`)
+            body, orelse = block.bodies
             assign = self._code(("assign", *key), lambda: self._assign_code(block))
-            for item in self._eval(block, "iter"):
+            for item in iterable:
                 assign(item)
                 self.run(body)
                 passes += 1
         self.passes[key] = passes
         self.run(orelse)        # (no break: the plan keeps loops that break on the host whole)
+
+    def _rolled(self, block: HostBlock, iterable) -> tuple[bool, HostBlock]:
+        """Run the `for` as one compiled region with its draws made before it (predraw.py),
+        when it has a predraw and both the draws and the region can be made; else nothing
+        ran, the generators are as they were, and the loop runs pass by pass. A region whose
+        trace stopped at a line of the body is planned again with that line on the host (and
+        tried again, when it still has a predraw: a draw the source did not show); one that
+        did not compile otherwise is not tried again for this cell. (Whether it rolled, and
+        the block as planned last.)"""
+        __tracebackhide__ = True
+        refused = ("not rolled", block.predraw)
+        if block.predraw is None or refused in self.code:
+            return False, block
+        drawn = block.predraw.draw(self.namespace, iterable)
+        if isinstance(drawn, str):
+            return False, block
+        names, put_back = drawn
+        self.namespace.update(names)
+        try:
+            self.run_region(block.rolled(), compiled_only=True)
+        except NotCompiled as failed:
+            put_back()
+            return self._not_rolled(block, iterable, failed, refused)
+        finally:
+            for name in names:
+                self.namespace.pop(name, None)
+        self.predrawn[(block.path, block.index)] = block.predraw.describe()
+        return True, block
+
+    def _not_rolled(self, block, iterable, failed: NotCompiled, refused):
+        __tracebackhide__ = True
+        if failed.line is None or failed.line in self.host_lines or \
+                self.splits >= self.MAX_SPLITS:
+            self.code[refused] = True
+            return False, block
+        self.splits += 1
+        self.host_lines[failed.line] = failed.reason
+        loop = Region(block.path, block.index, block.index + 1, block.line, block.line, False)
+        again = plan_part(self.tree, loop, self.host_lines, self.analysis.filename)[0]
+        return self._rolled(again, iterable)
 
     def _eval(self, block: HostBlock, field_name: str):
         __tracebackhide__ = True

@@ -28,7 +28,7 @@ from .core import (PRESENT, TRACE_CACHE, CellAnalysis, Compiled, DataDependentSh
                    with_definitions, with_effects, written_names)
 from .gradcell import gradient_cell, gradient_name, gradient_problem
 from .reportlog import ReportLog
-from .regions import HostCode, PlanRun, SplitAt
+from .regions import HostCode, NotCompiled, PlanRun, SplitAt
 
 
 log = logging.getLogger("psc_jit")
@@ -177,10 +177,10 @@ class CellRunner:
         regions: dict[tuple, RunReport] = {}
         quiet = _uncompared(options)
 
-        def run_region(region, plain=None):
+        def run_region(region, plain=None, compiled_only=False):
             __tracebackhide__ = True
             part = region_analysis(analysis, region.path, region.start, region.stop,
-                                   region.ends_cell)
+                                   region.ends_cell, region.rewrite)
             first = regions.get(region.key)     # (a host loop runs it on every pass: its
             sub = RunReport(                    # first pass's report is kept, the run times
                 name=f"{report.name} {region.lines()}", source=analysis.source,   # added)
@@ -197,9 +197,11 @@ class CellRunner:
                 value = self._run_region(sub, part, f"{identity} {region.key}", quiet,
                                          loop_names(run.tree, region.path))
             except _Fallback as fb:
-                if fb.line is not None:
+                if fb.line is not None or compiled_only:
                     if first is None:
                         del regions[region.key]
+                    if compiled_only:
+                        raise NotCompiled(fb.reason, fb.line) from None
                     raise SplitAt(fb.line, fb.reason) from None
                 sub.fallback_reason = fb.reason
                 return run_plain(part, self.user_ns)
@@ -244,6 +246,7 @@ class CellRunner:
         report.plan = plan
         report.host_steps = tuple(host_steps_of(plan))
         report.host_passes = dict(run.passes)
+        report.predrawn = dict(run.predrawn)
         report.compiled = any(r.compiled for r in report.regions)
         report.cache_hit = bool(report.regions) and all(r.cache_hit for r in report.regions
                                                          if r.compiled)
@@ -529,7 +532,7 @@ def _uncompared(options: Options) -> Options:
 def _source_order(key: tuple) -> tuple:
     """Region keys (path, start, stop) in the order of the cell's source (paths alternate
     statement indices and field names, so tuples compare like with like)."""
-    path, start, _ = key
+    path, start, *_ = key
     return path + (start,)
 
 

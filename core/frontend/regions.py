@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .cell import block_at, impure_findings  # noqa: F401 (block_at: the plan's paths)
+from .predraw import predraw_of
 
 # The path of a block of statements: () is the cell's top level; (i, "body") the body of the
 # i-th statement of the top level; (i, "body", j, "orelse") the `else` of the j-th statement
@@ -44,10 +45,11 @@ class Region:
     last_line: int
     ends_cell: bool         # it holds the cell's last statement (whose value is shown)
     computes: bool = True   # it computes something (else it runs as plain Python: `acc = []`)
+    rewrite: object = None  # how its statements are changed first (a PreDraw), or None
 
     @property
     def key(self) -> tuple:
-        return (self.path, self.start, self.stop)
+        return (self.path, self.start, self.stop) + ((self.rewrite,) if self.rewrite else ())
 
     def lines(self) -> str:
         if self.first_line == self.last_line:
@@ -83,9 +85,15 @@ class HostBlock:
     kind: str               # "for", "while" or "if"
     reason: str             # the host step inside that puts it on the host
     bodies: tuple           # (plan of body, plan of orelse)
+    predraw: object = None  # a `for` whose draws can be made before it (predraw.PreDraw)
 
     def describe(self) -> str:
         return f"the `{self.kind}` at line {self.line}"
+
+    def rolled(self) -> Region:
+        """The loop as one region, its draws made before it (for a block with a predraw)."""
+        return Region(self.path, self.index, self.index + 1, self.line, self.line,
+                      ends_cell=False, rewrite=self.predraw)
 
     def explain(self) -> str:
         return f"line {self.line}: the `{self.kind}` runs in Python: {self.reason}"
@@ -201,7 +209,7 @@ def _host_part(stmt, path, index, host_lines, filename, ends_cell):
                                    filename) for field in ("body", "orelse"))
         kind = {ast.For: "for", ast.While: "while", ast.If: "if"}[type(stmt)]
         return HostBlock(path, index, stmt.lineno, kind, f"line {line} `{construct}`: {why}",
-                         bodies)
+                         bodies, predraw_of(stmt, bodies[0], HostStep, Region))
     if line != stmt.lineno:             # where in the statement, when not its first line
         why = f"line {line}: '{construct}': {why}"
     return HostStep(path, index, stmt.lineno, _construct(stmt, filename), why, ends_cell)

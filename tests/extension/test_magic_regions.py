@@ -180,3 +180,87 @@ def test_a_cell_that_is_not_python_raises_as_plain_and_its_report_is_the_last(ma
     report = psc_jit.last_report()
     assert report is not before and not report.compiled
     assert "SyntaxError" in report.fallback_reason
+
+
+# -- a loop's draws made before it, so that the loop rolls (frontend/predraw.py) --------------
+
+def _rolled_with_draws(report) -> bool:
+    return bool(report.predrawn) and "rolled, its draws made before it" in \
+        report.split_summary()
+
+
+@pytest.mark.parametrize("setup, draw", [
+    ("np.random.seed(5)", "np.random.normal(0.0, 0.5, size=3)"),
+    ("np.random.seed(5)", "np.random.rand(3)"),
+    ("rs = np.random.RandomState(4)", "rs.randn(3)"),
+    ("rs = np.random.RandomState(4)", "rs.randint(0, 100, size=3)"),
+    ("rng = np.random.default_rng(3)", "rng.standard_normal(3)"),
+    ("rng = np.random.default_rng(3)", "rng.standard_normal(3, dtype=np.float32)"),
+    ("rng = np.random.default_rng(3)", "rng.integers(0, 10, size=3)"),
+    ("rng = np.random.Generator(np.random.MT19937(2))", "rng.uniform(-1, 1, 3)"),
+])
+def test_a_loop_with_a_draw_rolls_with_the_numbers_drawn_before_it(compare, setup, draw):
+    """The numbers, their dtype and the generator's state after the cell are plain Python's,
+    on the first run and on a re-run that finds the rolled loop in the cache (the sums are
+    exact in either order: the names compare bit for bit)."""
+    reports = []
+    cell = (f"x = np.zeros(3)\nfor t in range(40):\n    x = np.maximum(x, {draw})\n"
+            "total = x.sum()\n")
+    compare(setup + "\nx0 = 1", cell, cell, "after = np.random.rand(2)\n", reports=reports)
+    first, again = reports[:2]
+    assert _rolled_with_draws(first) and _rolled_with_draws(again)
+    assert first.host_passes == {((), 1): 40}
+    rolled = [r for r in again.regions if r.part[3:]]
+    assert rolled and rolled[0].compiled and rolled[0].cache_hit
+
+
+def _twice(compare, setup, cell) -> list:
+    """The reports of the cell's first run and its re-run, each compared with plain Python."""
+    reports: list = []
+    compare(setup, cell, cell, reports=reports)
+    return reports
+
+
+def test_draws_of_several_generators_in_a_loop_with_a_range_of_steps(compare):
+    cell = ("acc = np.zeros((2, 2))\nfor k in range(3, 30, 4):\n"
+            "    a = rng.normal(size=(2, 2))\n    b = np.random.rand(2, 2) * k\n"
+            "    acc = np.maximum(acc, a * b)\n")
+    first, _ = _twice(compare, "rng = np.random.default_rng(9)\nnp.random.seed(1)", cell)
+    assert _rolled_with_draws(first) and first.host_passes == {((), 1): 7}
+
+
+@pytest.mark.parametrize("body", [
+    "    x = x + rng.random(2) - rng.random(2)\n",           # one generator, twice a pass
+    "    x = x + rng.integers(0, 5, size=2, dtype=np.uint8)\n",   # bits buffered per call
+    "    x = x + rng.random()\n",                             # no size: a Python float
+    "    x = x + rng.choice(4, size=2)\n",
+    "    x = x + rng.random(2)\n    print(x.sum())\n",        # another host step
+])
+def test_a_loop_whose_draws_cannot_be_made_before_it_runs_pass_by_pass(compare, body):
+    cell = "x = np.zeros(2)\nfor i in range(6):\n" + body + "s = x.sum()\n"
+    first, _ = _twice(compare, "rng = np.random.default_rng(2)", cell)
+    assert not first.predrawn and first.host_passes == {((), 1): 6}
+
+
+def test_a_rolled_loop_that_raises_leaves_the_generator_where_plain_python_does(compare):
+    """The loop raises on its fourth pass: the numbers drawn before it are put back, and the
+    loop runs pass by pass, drawing and raising as plain Python does."""
+    cell = ("x = np.zeros(2)\nfor i in range(6):\n    x = x + rng.normal(size=2)\n"
+            "    y = np.ones(2) / (3 - i)\n    z = [1, 2, 3][i]\n")
+    compare("rng = np.random.default_rng(8)", cell)
+
+
+def test_a_rolled_loop_whose_compiled_run_raises_runs_pass_by_pass_from_the_same_state(compare):
+    """The index is out of bounds on the fourth pass, found when the compiled loop runs."""
+    cell = ("x = np.zeros(2)\nw = np.arange(3.0)\nfor i in range(6):\n"
+            "    x = x + rng.normal(size=2)\n    x = x + w[i]\n")
+    compare("rng = np.random.default_rng(8)", cell)
+
+
+def test_an_inner_loop_rolls_with_its_draws_inside_an_outer_loop_run_by_python(compare):
+    cell = ("paths = []\nfor j in range(3):\n    x = np.zeros(2)\n    for t in range(20):\n"
+            "        x = np.maximum(x, rng.standard_normal(2))\n    paths.append(x)\n"
+            "    print(j, x.round(6))\n")
+    first, again = _twice(compare, "rng = np.random.default_rng(6)", cell)
+    assert len(first.predrawn) == 1
+    assert "rolled, its draws made before it" in again.split_summary()
