@@ -19,11 +19,11 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .core import (PRESENT, TRACE_CACHE, CellAnalysis, Compiled, DataDependentShapeError,
+from .core import (PRESENT, TRACE_CACHE, CellAnalysis, cell_plan, Compiled, DataDependentShapeError,
                    HostBlock, Jitted, KeptArrays, KernelTimes, RunReport, Sink,
                    SubclassArgument, Timings, analyze_cell, bind_outputs, cell_function,
                    KeptObjects, copy_inputs, effect_sinks, failure_line, host_steps_of,
-                   is_split, largest_difference, loop_names, plan_cell, region_analysis,
+                   is_split, largest_difference, loop_names, region_analysis,
                    fmt_seconds, replay_effects, sink_fits, static_plan, time_interleaved,
                    with_definitions, with_effects, written_names)
 from .gradcell import gradient_cell, gradient_name, gradient_problem
@@ -163,9 +163,7 @@ class CellRunner:
     # -- a cell of regions and host steps ------------------------------------------------------
     @staticmethod
     def _plan(analysis, host_lines: dict[int, str]) -> tuple:
-        if not host_lines:
-            return static_plan(analysis)
-        return plan_cell(analysis.tree, host_lines, analysis.filename)
+        return cell_plan(analysis, host_lines)
 
     def _run_split(self, report, analysis, identity, options, host_lines: dict[int, str]):
         """Run the cell as compiled regions and host steps (extension/regions.py), with

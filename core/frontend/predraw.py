@@ -18,6 +18,7 @@ arguments it finds, and draws, or says why not (then nothing was drawn).
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 from dataclasses import dataclass
 
@@ -212,9 +213,9 @@ def _invariant(node, rebound: set) -> bool:
 def _batched_call(draw: Draw, namespace: dict, passes: int):
     """(the generator, a function making the draw for every pass), or why not."""
     try:
-        owner_value = eval(draw.owner, namespace)
-        args = [eval(a, namespace) for a in draw.args]
-        keywords = {k: eval(v, namespace) for k, v in draw.keywords}
+        owner_value = eval(_code(draw.owner), namespace)
+        args = [eval(_code(a), namespace) for a in draw.args]
+        keywords = {k: eval(_code(v), namespace) for k, v in draw.keywords}
     except Exception as err:     # (the loop's own pass raises it, at its line)
         return f"{draw.describe()}: {type(err).__name__}"
     method = getattr(owner_value, draw.method, None)
@@ -231,9 +232,19 @@ def _batched_call(draw: Draw, namespace: dict, passes: int):
     return _sized_call(draw, owner, method, args, keywords, passes)
 
 
+@functools.lru_cache(maxsize=256)
+def _code(expression: str):
+    return compile(expression, "<psc_jit draw>", "eval")
+
+
+@functools.lru_cache(maxsize=256)
+def _signature(kind: type, method: str) -> inspect.Signature:
+    return inspect.signature(getattr(kind, method))
+
+
 def _sized_call(draw, owner, method, args, keywords, passes):
     try:
-        bound = inspect.signature(method).bind(*args, **keywords)
+        bound = _signature(type(owner), draw.method).bind(None, *args, **keywords)
     except (TypeError, ValueError):
         return f"{draw.describe()}: its arguments do not bind"
     size = bound.arguments.get("size")
@@ -244,7 +255,7 @@ def _sized_call(draw, owner, method, args, keywords, passes):
     if draw.method in _INTEGERS and not _wide_integers(bound.arguments.get("dtype", np.int64)):
         return f"{draw.describe()}: integers of fewer than 32 bits"
     bound.arguments["size"] = (passes, *shape)
-    return owner, lambda: method(*bound.args, **bound.kwargs)
+    return owner, lambda: method(*bound.args[1:], **bound.kwargs)
 
 
 def _wide_integers(dtype) -> bool:

@@ -115,6 +115,19 @@ def static_plan(analysis) -> tuple:
     return plan_cell(analysis.tree, None, analysis.filename)
 
 
+def cell_plan(analysis, host_lines: Mapping[int, str]) -> tuple:
+    """The plan of a cell with `host_lines` on the host too (those where a trace stopped):
+    made once per cell and set of such lines, as a re-run finds the same ones again."""
+    if not host_lines:
+        return static_plan(analysis)
+    return _plan_with(analysis, tuple(sorted(host_lines.items())))
+
+
+@functools.lru_cache(maxsize=512)
+def _plan_with(analysis, host_lines: tuple) -> tuple:
+    return plan_cell(analysis.tree, dict(host_lines), analysis.filename)
+
+
 def is_split(plan: tuple) -> bool:
     """Whether the plan has any host step (else the cell is one region, compiled whole)."""
     return any(not isinstance(part, Region) for part in plan)
@@ -317,6 +330,7 @@ def failure_line(frames, analysis) -> int | None:
     return found
 
 
+@functools.lru_cache(maxsize=512)
 def _statement_lines(analysis) -> frozenset[int]:
     """The lines of the cell's statements that run at its own level (in its loops and
     branches too), not inside the functions and classes it defines (only their first line)."""
