@@ -19,7 +19,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .core import (PRESENT, TRACE_CACHE, CellAnalysis, cell_plan, Compiled, DataDependentShapeError,
+from .core import (PRESENT, TRACE_CACHE, CellAnalysis, cell_plan, put_back_states, unrepeatable, Compiled, DataDependentShapeError,
                    HostBlock, Jitted, KeptArrays, KernelTimes, RunReport, Sink,
                    SubclassArgument, Timings, analyze_cell, bind_outputs, cell_function,
                    KeptObjects, copy_inputs, effect_sinks, failure_line, host_steps_of,
@@ -29,6 +29,7 @@ from .core import (PRESENT, TRACE_CACHE, CellAnalysis, cell_plan, Compiled, Data
 from .gradcell import gradient_cell, gradient_name, gradient_problem
 from .reportlog import ReportLog
 from .regions import HostCode, NotCompiled, PlanRun, SplitAt
+from .split_timing import generator_states, holds, snapshot
 
 
 log = logging.getLogger("psc_jit")
@@ -112,6 +113,7 @@ class CellRunner:
     # (cell, source, signature) -> why its later runs run as plain Python (see _pick)
     _plain_faster: OrderedDict[tuple, str] = field(default_factory=OrderedDict)
     MAX_PLAIN_FASTER = 1024
+    _split_timed: OrderedDict[tuple, bool] = field(default_factory=OrderedDict)
 
     def run(self, source: str, options: Options = Options(), cell_id: str | None = None,
             progress: Callable[[str], None] | None = None, written: str | None = None
@@ -159,6 +161,7 @@ class CellRunner:
         self._programs.clear()
         self._static_loop_regions.clear()
         self._plain_faster.clear()
+        self._split_timed.clear()
 
     # -- a cell of regions and host steps ------------------------------------------------------
     @staticmethod
@@ -173,6 +176,28 @@ class CellRunner:
         and the host steps."""
         __tracebackhide__ = True    # IPython shows the cell's line, not ours
         regions: dict[tuple, RunReport] = {}
+        run = PlanRun(analysis, self.user_ns,
+                      self._region_runner(report, analysis, identity, options, regions),
+                      dict(host_lines), self._host_code.of(analysis))
+        before = self._split_snapshot(analysis, identity, options)
+        self._progress("run")
+        start = time.perf_counter()
+        try:
+            value = run.run(self._plan(analysis, host_lines))
+        finally:
+            report.stage_seconds["run"] = time.perf_counter() - start
+            self._fill_split_report(report, analysis, regions, run)
+            inside = sum(r.stage_seconds.get(stage, 0.0) for r in report.regions if r.compiled
+                         for stage in ("run", *_BEFORE_RUN))
+            report.stage_seconds["host"] = max(report.stage_seconds["run"] - inside, 0.0)
+        if before is not None:
+            self._time_split(report, analysis, identity, options, run, before)
+        return report, value
+
+    def _region_runner(self, report, analysis, identity, options, regions: dict):
+        """`run_region(region, plain=None, compiled_only=False)` for a PlanRun of the cell in
+        the runner's namespace: each region run as a cell of its own, its report kept in
+        `regions` (see extension/regions.py for what it raises)."""
         quiet = _uncompared(options)
 
         def run_region(region, plain=None, compiled_only=False):
@@ -193,7 +218,7 @@ class CellRunner:
                 return run_plain(part, self.user_ns)
             try:
                 value = self._run_region(sub, part, f"{identity} {region.key}", quiet,
-                                         loop_names(run.tree, region.path))
+                                         loop_names(analysis.tree, region.path))
             except _Fallback as fb:
                 if fb.line is not None or compiled_only:
                     if first is None:
@@ -206,20 +231,109 @@ class CellRunner:
             if first is not None:
                 first.stage_seconds["run"] = first.stage_seconds.get("run", 0.0) + \
                     sub.stage_seconds.get("run", 0.0)
+                first.wrote_objects |= sub.wrote_objects
             return value
+        return run_region
 
-        run = PlanRun(analysis, self.user_ns, run_region, dict(host_lines),
-                      self._host_code.of(analysis))
-        self._progress("run")
-        start = time.perf_counter()
+    # -- timing a split cell as a whole --------------------------------------------------------
+    def _split_snapshot(self, analysis, identity, options):
+        """The cell's inputs before its run, when this run of the split cell is to be timed:
+        with --compare, or the first run of this cell with inputs of these types and shapes
+        (else None). `notes` of the report say why a cell that is to be timed cannot be."""
+        values = {n: self.user_ns[n] for n in analysis.inputs if n in self.user_ns}
+        key = (identity, analysis.digest, tuple(
+            (n, type(v).__name__, getattr(v, "shape", None), str(getattr(v, "dtype", "")))
+            for n, v in values.items()))
+        if options.compare is False or options.compare is None and key in self._split_timed:
+            return None
+        self._split_timed[key] = True
+        while len(self._split_timed) > self.MAX_PLAIN_FASTER:
+            self._split_timed.popitem(last=False)
+        return snapshot(analysis.inputs, self.user_ns)
+
+    def _time_split(self, report, analysis, identity, options, run, before) -> None:
+        """Time the whole cell: plain Python against its compiled regions and host steps run
+        again, each from copies of the inputs as they were before the cell and the generators
+        where they were; the generators are put back where the cell left them."""
+        why = before if isinstance(before, str) else self._why_untimed(report, analysis, run)
+        if why is not None:
+            report.notes += (f"not timed: {why}",)
+            return
+        after = generator_states(self.user_ns)
         try:
-            return report, run.run(self._plan(analysis, host_lines))
+            report.timings = self._split_timings(report, analysis, identity, options, run,
+                                                 before)
+        except Exception as err:    # the cell ran and its results are written: a timing
+            log.warning("psc_jit could not time %s", report.name, exc_info=True)  # that fails
+            report.notes += (f"not timed: a timing run raised {type(err).__name__}: {err}",)
         finally:
-            report.stage_seconds["run"] = time.perf_counter() - start
-            self._fill_split_report(report, analysis, regions, run)
-            inside = sum(r.stage_seconds.get(stage, 0.0) for r in report.regions if r.compiled
-                         for stage in ("run", *_BEFORE_RUN))
-            report.stage_seconds["host"] = max(report.stage_seconds["run"] - inside, 0.0)
+            put_back_states(after)
+
+    def _why_untimed(self, report, analysis, run) -> str | None:
+        if not report.compiled:
+            return "nothing of it was compiled"
+        for region in report.regions:
+            if region.fallback_reason not in (None, NOTHING_TO_COMPUTE) or region.wrote_objects:
+                return f"line {region.lines[0]} " + (
+                    "runs as plain Python" if region.fallback_reason else
+                    "writes to the notebook's objects")
+        return unrepeatable(report.plan, analysis.tree, self.user_ns, holds)
+
+    def _plain_run(self, analysis):
+        """The plain cell as one timed run makes it: in a copy of the namespace with `fresh`
+        (copies of its inputs) bound, its printed text not shown; its outputs."""
+        plain_code = _plain_code(analysis)
+        names = analysis.outputs
+
+        def plain(fresh):
+            ns = dict(self.user_ns)
+            ns.update(fresh)
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(plain_code, ns)
+            return {n: ns[n] for n in names if n in ns}
+        return plain
+
+    def _split_timings(self, report, analysis, identity, options, run, before) -> Timings:
+        plain, names = self._plain_run(analysis), analysis.outputs
+
+        def split(fresh):
+            ns = dict(self.user_ns)
+            ns.update(fresh)
+            regions: dict = {}
+            again = PlanRun(analysis, ns, self._region_runner(report, analysis, identity,
+                                                              options, regions),
+                            dict(run.host_lines), run.code)
+            with self._namespace(ns), contextlib.redirect_stdout(io.StringIO()):
+                again.run(report.plan)
+            return {n: ns[n] for n in names if n in ns}
+
+        with warnings.catch_warnings():     # the cell's warnings were shown once, by its run
+            warnings.simplefilter("ignore")
+            self._progress("time plain Python against compiled")
+            times, outs = time_interleaved({"plain": (plain, before.inputs),
+                                            "compiled": (split, before.inputs)},
+                                           options.budget, reset=before.restore_generators)
+        diffs = {n: largest_difference(outs["plain"][n], outs["compiled"][n])
+                 for n in outs["plain"] if n in outs["compiled"]
+                 and _is_numeric(outs["plain"][n])}
+        compile_seconds = [s for r in report.regions if (s := _compile_seconds(r)) is not None]
+        report.notes += ("timed as a whole cell: its compiled regions and host steps against "
+                         "the plain cell",)
+        return Timings(tuple(times["plain"]), tuple(times["compiled"]),
+                       report.stage_seconds["run"],
+                       sum(compile_seconds) if compile_seconds else None,
+                       max(diffs.values()) if diffs else None, diffs)
+
+    @contextlib.contextmanager
+    def _namespace(self, namespace: dict):
+        """The runner's regions read and write `namespace` meanwhile (a timed run's copy),
+        and nobody hears of their progress."""
+        user_ns, progress = self.user_ns, self._progress
+        self.user_ns, self._progress = namespace, _no_progress
+        try:
+            yield
+        finally:
+            self.user_ns, self._progress = user_ns, progress
 
     def _run_region(self, report, part, identity, options, loop_vars):
         """A region's compiled run. The ints a host loop binds on every pass (its `for`
@@ -297,6 +411,7 @@ class CellRunner:
         bind_outputs(self.user_ns, outputs)
         replay_effects(effects, self.user_ns)
         self._fill_report(report, compiled, program)
+        report.wrote_objects = bool(effects)
         if timed:
             kept_objects = KeptObjects(self.user_ns[n] for n in written_names(effects)
                                        if n not in program.sinks and n in self.user_ns)
@@ -403,16 +518,10 @@ class CellRunner:
         """Time the cell plain and compiled (leaves: those of the cell's own run; kept_objects:
         the notebook's objects its helpers write to, which the plain runs' helpers write to
         too, put back after each)."""
-        plain_code = _plain_code(analysis)
-        names = analysis.outputs
+        plain_run = self._plain_run(analysis)
 
         def plain(fresh):
-            ns = dict(self.user_ns)
-            ns.update(fresh)
-            with contextlib.redirect_stdout(io.StringIO()):
-                exec(plain_code, ns)
-            return {n: ns[n] for n in names if n in ns} | {
-                n: fresh[n] for n in program.inputs if n in fresh}
+            return plain_run(fresh) | {n: fresh[n] for n in program.inputs if n in fresh}
 
         def fast(fresh):       # the call as a re-run makes it, through the same door, with
             #                    no clock read in between (the writes to objects it only

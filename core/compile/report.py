@@ -257,6 +257,7 @@ class RunReport:
     host_steps: tuple[Any, ...] = ()
     host_passes: dict[tuple, int] = field(default_factory=dict)
     predrawn: dict[tuple, str] = field(default_factory=dict)
+    wrote_objects: bool = False                # its run wrote to Python objects (effects)
     plan: tuple = ()                           # the parts (frontend/regions.py), as they ran
     part: tuple = ()                           # of a region's report: its key in the plan
     lines: tuple[int, int] | None = None       # ... and its first and last line

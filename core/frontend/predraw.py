@@ -94,16 +94,16 @@ class PreDraw:
         owners = [owner for owner, _ in calls]
         if len({id(_bits_of(owner)) for owner in owners}) < len(owners):
             return "two of its draws use one generator (their numbers interleave)"
-        states = [(owner, _state_of(owner)) for owner in owners]
+        states = [(owner, generator_state(owner)) for owner in owners]
         names = {f"{PREFIX}_start": passes.start, f"{PREFIX}_stop": passes.stop,
                  f"{PREFIX}_step": passes.step}
         try:
             for draw, (_, make) in zip(self.draws, calls, strict=True):
                 names[draw.name] = make()
         except BaseException:
-            _put_back(states)
+            put_back_states(states)
             raise
-        return names, lambda: _put_back(states)
+        return names, lambda: put_back_states(states)
 
 
 class _Replace(ast.NodeTransformer):
@@ -281,13 +281,14 @@ def _bits_of(owner):
         owner._bit_generator
 
 
-def _state_of(owner):
+def generator_state(owner):
     if isinstance(owner, np.random.Generator):
         return owner.bit_generator.state
     return owner.get_state(legacy=False)
 
 
-def _put_back(states) -> None:
+def put_back_states(states) -> None:
+    """Put (generator, state) pairs back, the last first."""
     for owner, state in reversed(states):
         if isinstance(owner, np.random.Generator):
             owner.bit_generator.state = state

@@ -21,9 +21,11 @@ statements holding them are host steps too. Everything here reads the AST only.
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import linecache
-from collections.abc import Mapping
+import types
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from .cell import block_at, impure_findings  # noqa: F401 (block_at: the plan's paths)
@@ -373,3 +375,88 @@ def loop_names(tree: ast.Module, path: Path) -> frozenset[str]:
             names.update(n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name))
         body = getattr(stmt, field)
     return frozenset(names)
+
+
+# -- whether a split cell can run again, to be timed ------------------------------------------
+
+# What a host step may call and still run again on copies of the cell's inputs with nothing
+# outside them changed: these modules' functions (but for NumPy's files and settings), Python
+# builtins that only compute, methods of the values the cell holds (copied for a timed run,
+# or generators whose states are put back), and `print` to the cell's output (captured).
+_REPEATABLE_MODULES = frozenset({"numpy", "math", "cmath", "statistics", "operator"})
+_ONCE_NAMES = frozenset({"save", "savez", "savez_compressed", "savetxt", "load", "loadtxt",
+                         "genfromtxt", "fromfile", "memmap", "set_printoptions", "seterr",
+                         "setbufsize", "seterrcall", "tofile", "dump"})
+_REPEATABLE_BUILTINS = frozenset({
+    "abs", "all", "any", "bool", "complex", "dict", "divmod", "enumerate", "float", "int",
+    "isinstance", "len", "list", "max", "min", "pow", "print", "range", "repr", "reversed",
+    "round", "set", "sorted", "str", "sum", "tuple", "type", "zip", "format", "frozenset"})
+
+
+def unrepeatable(plan: tuple, tree: ast.Module, namespace: Mapping,
+                 holds: Callable[[object], bool]) -> str | None:
+    """Why the cell, split as `plan`, cannot be run again on copies of its inputs to be timed
+    (a host step that writes a file, prints to a file, calls a function of the notebook's or
+    a method of an object the timing does not copy: `holds(value)` says which it does), or
+    None when it can."""
+    for step in host_steps_of(plan):
+        stmt = block_at(tree, step.path)[step.index]
+        if isinstance(step, HostBlock):      # (Python evaluates its test or iterable)
+            stmt = stmt.iter if isinstance(stmt, ast.For) else stmt.test
+        why = _once(stmt, namespace, holds)
+        if why is not None:
+            return f"{step.describe()} {why}"
+    return None
+
+
+def _once(stmt, namespace, holds) -> str | None:
+    for node in ast.walk(stmt):
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            return "binds names outside the cell's"
+        if isinstance(node, ast.Call):
+            why = _call_once(node, namespace, holds)
+            if why is not None:
+                return why
+    return None
+
+
+def _call_once(call: ast.Call, namespace, holds) -> str | None:
+    func = call.func
+    if isinstance(func, ast.Name):
+        value = namespace.get(func.id, getattr(builtins, func.id, None))
+        if func.id == "print" and any(k.arg == "file" for k in call.keywords):
+            return "prints to a file"
+        if func.id in _REPEATABLE_BUILTINS and value is getattr(builtins, func.id, None) or \
+                _of_repeatable_module(value) and func.id not in _ONCE_NAMES:
+            return None
+        return f"calls `{func.id}`, which may act outside the cell"
+    if not isinstance(func, ast.Attribute) or func.attr in _ONCE_NAMES:
+        return f"calls `{ast.unparse(func)}`, which may act outside the cell"
+    root = func.value
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if isinstance(root, ast.Name) and root.id in namespace:
+        value = namespace[root.id]
+        if isinstance(value, types.ModuleType) and \
+                value.__name__.partition(".")[0] in _REPEATABLE_MODULES or \
+                not isinstance(value, types.ModuleType) and holds(value):
+            return None
+    if isinstance(root, (ast.Constant, ast.Subscript, ast.BinOp, ast.Call)) and \
+            _of_repeatable_call(root, namespace, holds):
+        return None
+    return f"calls `{ast.unparse(func)}`, which may act outside the cell"
+
+
+def _of_repeatable_call(node, namespace, holds) -> bool:
+    """A method called on what a repeatable expression made (`np.arange(3).sum()`,
+    `x[1:].copy()`, `"a".join(...)`): its calls are checked on their own."""
+    names = [n for n in ast.walk(node) if isinstance(n, ast.Name)]
+    return all(n.id in namespace and (holds(namespace[n.id]) or isinstance(
+        namespace[n.id], types.ModuleType)) for n in names if n.id not in dir(builtins))
+
+
+def _of_repeatable_module(value) -> bool:
+    """A function of NumPy's or math's (`from numpy import sqrt`), a ufunc, not a class."""
+    module = getattr(value, "__module__", None) or ""
+    return callable(value) and not isinstance(value, type) and \
+        module.partition(".")[0] in _REPEATABLE_MODULES

@@ -264,3 +264,52 @@ def test_an_inner_loop_rolls_with_its_draws_inside_an_outer_loop_run_by_python(c
     first, again = _twice(compare, "rng = np.random.default_rng(6)", cell)
     assert len(first.predrawn) == 1
     assert "rolled, its draws made before it" in again.split_summary()
+
+
+# -- a split cell is timed as a whole ---------------------------------------------------------
+
+def test_a_split_cell_is_timed_as_a_whole_and_its_timed_runs_change_nothing(compare):
+    """The first run times the plain cell against the compiled regions with their host steps
+    (which print, draw and select again on copies): the notebook ends as plain Python leaves
+    it, printed once, every generator where plain Python leaves it, the array the cell
+    updates in place updated once."""
+    reports = []
+    cell = ("x *= 2\nprint('total', x.sum())\ny = x[x > 4] + rng.normal(size=1)\n"
+            "z = np.random.rand(2) + y.sum()\nw = z * 3\n")
+    compare("x = np.arange(6.0)\nrng = np.random.default_rng(1)", cell, cell, reports=reports)
+    first, again = reports
+    assert first.split and first.timings is not None and again.timings is None
+    assert first.timings.plain_seconds and first.timings.compiled_seconds
+    assert "timed as a whole cell" in " ".join(first.notes)
+    from psc_jit.widgets import report_text
+    text = report_text(first)
+    assert "speed-up" in text and "not timed" not in text
+
+
+def test_a_split_cell_with_compare_is_timed_on_every_run(magic_shell):
+    magic_shell.run_cell("x = np.arange(3.0)\nrng = np.random.default_rng(0)")
+    timed = []
+    for _ in range(2):
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            magic_shell.run_cell("%%psc_jit --quiet --compare\na = x + rng.random(3)\n"
+                                 "print(a.shape)\nb = a * 2\n")
+        assert out.getvalue() == "(3,)\n"
+        timed.append(psc_jit.last_report().timings is not None)
+    assert timed == [True, True]
+    expected = np.random.default_rng(0)
+    expected.random(3), expected.random(3)
+    assert magic_shell.user_ns["rng"].bit_generator.state == expected.bit_generator.state
+
+
+@pytest.mark.parametrize("cell, why", [
+    ("a = x + 1\nprint(a[0], file=log)\nb = a * 2\n", "`log`"),
+    ("a = x + 1\nnote(a)\nb = a * 2\n", "`note`"),
+])
+def test_a_split_cell_whose_host_steps_act_outside_it_is_not_timed_and_says_why(compare,
+                                                                                 cell, why):
+    reports = []
+    setup = ("import io\nlog = io.StringIO()\nx = np.arange(3.0)\nseen = []\n"
+             "def note(a):\n    seen.append(float(a[0]))\n    print(a[0])\n")
+    compare(setup, cell, reports=reports)
+    assert reports[0].timings is None
+    assert any(n.startswith("not timed") and why in n for n in reports[0].notes)
