@@ -211,7 +211,8 @@ class CellRunner:
                 inputs=part.inputs, outputs=part.outputs, part=region.key,
                 lines=(region.first_line, region.last_line))
             regions.setdefault(region.key, sub)
-            if plain is None and not region.computes:
+            if plain is None and not region.computes and not _updates_arrays(region,
+                                                                             self.user_ns):
                 plain = NOTHING_TO_COMPUTE
             if plain is not None:
                 sub.fallback_reason = plain
@@ -653,6 +654,12 @@ class _Fallback(Exception):
     def __init__(self, reason: str, line: int | None = None):
         super().__init__(reason)
         self.reason, self.line = reason, line   # line: of the cell, where its trace stopped
+
+
+def _updates_arrays(region, namespace: dict) -> bool:
+    """Whether the region sets items of an array (`x[m] = v`): an update a program makes."""
+    import numpy as np
+    return any(isinstance(namespace.get(name), np.ndarray) for name in region.stores)
 
 
 def _is_numeric(value) -> bool:

@@ -47,6 +47,8 @@ class Region:
     last_line: int
     ends_cell: bool         # it holds the cell's last statement (whose value is shown)
     computes: bool = True   # it computes something (else it runs as plain Python: `acc = []`)
+    stores: tuple = ()      # ... or the names whose items it sets (`x[m] = v`): when one
+    #                         holds an array, that is an update a program makes
     rewrite: object = None  # how its statements are changed first (a PreDraw), or None
 
     @property
@@ -190,7 +192,16 @@ def _plan_block(stmts, path, host_lines, filename, top=False, start=0, stop=None
 
 def _region(stmts, path, start, stop, top) -> Region:
     return Region(path, start, stop, stmts[start].lineno, stmts[stop - 1].end_lineno,
-                  ends_cell=top and stop == len(stmts), computes=computes(stmts[start:stop]))
+                  ends_cell=top and stop == len(stmts), computes=computes(stmts[start:stop]),
+                  stores=item_stores(stmts[start:stop]))
+
+
+def item_stores(stmts) -> tuple[str, ...]:
+    """The names whose items the statements set (`x[m] = v`, `x[1:] = 0`), in order."""
+    names = [node.value.id for stmt in stmts for node in ast.walk(stmt)
+             if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store)
+             and isinstance(node.value, ast.Name)]
+    return tuple(dict.fromkeys(names))
 
 
 _COMPUTING = (ast.Call, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.AugAssign,

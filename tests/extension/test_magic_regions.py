@@ -313,3 +313,15 @@ def test_a_split_cell_whose_host_steps_act_outside_it_is_not_timed_and_says_why(
     compare(setup, cell, reports=reports)
     assert reports[0].timings is None
     assert any(n.startswith("not timed") and why in n for n in reports[0].notes)
+
+
+@pytest.mark.parametrize("update", ["x[bad] = fill", "x[1:3] = fill", "x[idx] = fill"])
+def test_an_update_of_an_array_between_host_steps_is_a_compiled_region(compare, update):
+    """It binds nothing new and calls nothing, but it writes into an array: a program does
+    that (a list's item set so stays plain Python)."""
+    reports = []
+    cell = f"print(x.sum())\n{update}\nprint(x)\nL[0] = fill\n"
+    compare("x = np.arange(5.0)\nbad = x > 2\nfill = -1.0\nidx = np.array([0, 4])\nL = [1, 2]",
+            cell, reports=reports)
+    compiled = [r.lines for r in reports[0].regions if r.compiled]
+    assert compiled == [(3, 3)]
