@@ -54,7 +54,8 @@ from .frontend.cell import (PRESENT, CellAnalysis, analyze_cell, bind_outputs, b
 from .frontend.sinks import effect_sinks
 from .frontend.regions import (HostBlock, HostStep, Region, cell_plan, failure_line,
                                host_steps_of, is_split, loop_names, plan_cell, plan_part,
-                               regions_of, static_plan, unrepeatable)
+                               regions_of, rest_of, static_plan, unrepeatable)
+from .frontend.hoist import Hoist
 from .frontend.predraw import generator_state, put_back_states
 from .frontend.convert import cell_function
 from .frontend.definitions import with_definitions
@@ -92,7 +93,8 @@ __all__ = [
     "fmt_seconds", "fmt_bytes", "fmt_count", "fmt_speedup",
     "PRESENT", "bind_outputs", "CellAnalysis", "analyze_cell", "make_cell_function",
     "parse_cell", "roll_loops",
-    "block_at", "region_analysis", "HostBlock", "HostStep", "Region", "cell_plan", "failure_line", "unrepeatable",
+    "block_at", "region_analysis", "HostBlock", "HostStep", "Region", "cell_plan", "failure_line", "unrepeatable", "Hoist",
+    "rest_of",
     "generator_state", "put_back_states",
     "host_steps_of", "is_split", "loop_names", "plan_cell", "plan_part", "regions_of",
     "static_plan",

@@ -11,11 +11,12 @@ cache entry for the same signature says so again, without a trace).
 from __future__ import annotations
 
 import ast
+import copy
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .core import HostBlock, HostStep, Region, block_at, plan_part
+from .core import Hoist, HostBlock, HostStep, Region, block_at, plan_part, rest_of
 
 
 class SplitAt(Exception):
@@ -80,11 +81,40 @@ class PlanRun:
     def _part(self, part):
         __tracebackhide__ = True
         if isinstance(part, Region):
-            return self._region(part)
+            if not isinstance(part.rewrite, Hoist):
+                return self._region(part)
+            try:
+                if part.rewrite.names()[0] not in self.namespace:   # (its statement ran whole)
+                    return self.run(rest_of(self.tree, part, self.host_lines,
+                                            self.analysis.filename))
+                return self._region(part)
+            finally:
+                for name in part.rewrite.names():
+                    self.namespace.pop(name, None)
         if isinstance(part, HostStep):
+            if part.hoist is not None:
+                return self._draws(part)
             return self._host_step(part)
         self._host_block(part)
         return None
+
+    def _draws(self, step: HostStep) -> None:
+        """Make the draws of the statement (hoist.py), binding their names for the region
+        after this step; when a read the statement makes before them fails, run the statement
+        whole instead, as plain Python does."""
+        __tracebackhide__ = True
+        hoist = step.hoist
+        try:
+            for read in hoist.reads:
+                eval(self._code(("read", read), lambda r=read: compile(r, "<read>", "eval")),
+                     self.namespace)
+        except Exception:
+            self._host_step(step)
+            return
+        for name, draw in zip(hoist.names(), hoist.draws, strict=True):
+            code = self._code(("draw", draw), lambda d=draw: compile(
+                d, self.analysis.filename, "eval"))
+            self.namespace[name] = eval(code, self.namespace)
 
     def _region(self, region: Region):
         __tracebackhide__ = True
@@ -104,12 +134,14 @@ class PlanRun:
         cell's last expression is evaluated, and its value shown)."""
         __tracebackhide__ = True
         stmt = self._statement(step.path, step.index)
+        if step.rewritten is not None:
+            stmt = step.rewritten.apply([copy.deepcopy(stmt)])[0]
         filename = self.analysis.filename
         if step.ends_cell and isinstance(stmt, ast.Expr):
-            code = self._code(("eval", step.path, step.index), lambda: compile(
+            code = self._code(("eval", step.path, step.index, step.rewritten), lambda: compile(
                 ast.Expression(stmt.value), filename, "eval"))
             return eval(code, self.namespace)
-        code = self._code(("exec", step.path, step.index), lambda: compile(
+        code = self._code(("exec", step.path, step.index, step.rewritten), lambda: compile(
             ast.Module(body=[stmt], type_ignores=[]), filename, "exec"))
         exec(code, self.namespace)
         return None

@@ -25,19 +25,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from .cell import assigned_names
+from .hoist import DRAW_METHODS
 
 # Methods whose draw of size (n, *shape) equals n draws of size shape in order, in values
 # and in the generator's state after them. Not here: `choice` and `permutation` (one draw is
-# not a row of independent picks), the integers of 8 or 16 bits and bools (NumPy buffers
+# not a row of independent picks), the draws of vectors (`multivariate_normal`, ...) and the
+# ones not checked, nor the integers of 8 or 16 bits and bools (NumPy buffers
 # their bits within one call, so a batched draw and n draws differ).
-PREDRAWABLE = frozenset({
-    "random", "random_sample", "rand", "randn", "standard_normal", "normal", "uniform",
-    "exponential", "standard_exponential", "gamma", "standard_gamma", "beta", "lognormal",
-    "laplace", "logistic", "gumbel", "rayleigh", "weibull", "pareto", "power", "chisquare",
-    "standard_t", "standard_cauchy", "f", "wald", "triangular", "vonmises", "poisson",
-    "binomial", "negative_binomial", "geometric", "hypergeometric", "zipf", "logseries",
-    "integers", "randint",
-})
+PREDRAWABLE = DRAW_METHODS - {"choice", "permutation", "multivariate_normal", "dirichlet",
+                              "multinomial", "noncentral_chisquare", "noncentral_f",
+                              "random_integers"}
 _DIMENSIONS = frozenset({"rand", "randn"})       # legacy: the shape as positional arguments
 _INTEGERS = frozenset({"integers", "randint"})   # only of 32 or 64 bits
 PREFIX = "__psc_draw"       # the names the numbers and the range are bound to for the region

@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from .cell import block_at, impure_findings  # noqa: F401 (block_at: the plan's paths)
+from .hoist import Hoist, hoist_of
 from .predraw import predraw_of
 
 # The path of a block of statements: () is the cell's top level; (i, "body") the body of the
@@ -70,6 +71,9 @@ class HostStep:
     construct: str
     reason: str
     ends_cell: bool
+    hoist: object = None        # it makes the draws of its statement, which the region after
+    #                             it computes (hoist.Hoist)
+    rewritten: object = None    # it runs its statement with the draws made before (a Hoist)
 
     def describe(self) -> str:
         return f"line {self.line} `{self.construct}`"
@@ -165,8 +169,27 @@ def plan_part(tree: ast.Module, region: Region, host_lines: Mapping[int, str],
     """The plan of one region's statements with more host lines (a region whose trace failed
     at a line is planned again: the statement holding the line becomes a host step)."""
     stmts = block_at(tree, region.path)
+    if not isinstance(region.rewrite, Hoist):
+        return _plan_block(stmts, region.path, host_lines, filename, top=region.ends_cell,
+                           start=region.start, stop=region.stop)
+    first = stmts[region.start]         # (its draws are made: it runs with their names)
+    if any(first.lineno <= n <= first.end_lineno for n in host_lines):
+        reason = host_reason(first, filename, host_lines)
+        head = HostStep(region.path, region.start, first.lineno, _construct(first, filename),
+                        reason[2] if reason else "", region.ends_cell and
+                        region.stop == region.start + 1, rewritten=region.rewrite)
+    else:
+        head = _region(stmts, region.path, region.start, region.start + 1,
+                       region.ends_cell, region.rewrite)
+    return (head,) + rest_of(tree, region, host_lines, filename)
+
+
+def rest_of(tree: ast.Module, region: Region, host_lines: Mapping[int, str],
+            filename: str = "") -> tuple:
+    """The plan of a region's statements after its first."""
+    stmts = block_at(tree, region.path)
     return _plan_block(stmts, region.path, host_lines, filename, top=region.ends_cell,
-                       start=region.start, stop=region.stop)
+                       start=region.start + 1, stop=region.stop)
 
 
 def _plan_block(stmts, path, host_lines, filename, top=False, start=0, stop=None) -> tuple:
@@ -174,7 +197,7 @@ def _plan_block(stmts, path, host_lines, filename, top=False, start=0, stop=None
     level (its last statement ends the cell)."""
     stop = len(stmts) if stop is None else stop
     parts: list = []
-    run_start = None
+    run_start, rewrite = None, None
     for i in range(start, stop):
         host = _host_part(stmts[i], path, i, host_lines, filename,
                           ends_cell=bool(top) and i == len(stmts) - 1)
@@ -182,18 +205,20 @@ def _plan_block(stmts, path, host_lines, filename, top=False, start=0, stop=None
             run_start = i if run_start is None else run_start
             continue
         if run_start is not None:
-            parts.append(_region(stmts, path, run_start, i, top))
-        run_start = None
+            parts.append(_region(stmts, path, run_start, i, top, rewrite))
+        run_start, rewrite = None, None
         parts.append(host)
+        if getattr(host, "hoist", None) is not None:    # its statement starts the next region
+            run_start, rewrite = i, host.hoist
     if run_start is not None:
-        parts.append(_region(stmts, path, run_start, stop, top))
+        parts.append(_region(stmts, path, run_start, stop, top, rewrite))
     return tuple(parts)
 
 
-def _region(stmts, path, start, stop, top) -> Region:
+def _region(stmts, path, start, stop, top, rewrite=None) -> Region:
     return Region(path, start, stop, stmts[start].lineno, stmts[stop - 1].end_lineno,
                   ends_cell=top and stop == len(stmts), computes=computes(stmts[start:stop]),
-                  stores=item_stores(stmts[start:stop]))
+                  rewrite=rewrite, stores=item_stores(stmts[start:stop]))
 
 
 def item_stores(stmts) -> tuple[str, ...]:
@@ -238,7 +263,18 @@ def _host_part(stmt, path, index, host_lines, filename, ends_cell):
                          bodies, predraw_of(stmt, bodies[0], HostStep, Region))
     if line != stmt.lineno:             # where in the statement, when not its first line
         why = f"line {line}: '{construct}': {why}"
+    hoist = hoist_of(stmt, filename, computes) if not _stops_at(stmt, host_lines) else None
+    if hoist is not None:
+        shown = hoist.draws[0] if len(hoist.draws[0]) <= 60 else hoist.draws[0][:57] + "..."
+        return HostStep(path, index, stmt.lineno, shown, why, False, hoist=hoist)
     return HostStep(path, index, stmt.lineno, _construct(stmt, filename), why, ends_cell)
+
+
+def _stops_at(stmt, host_lines) -> bool:
+    """Whether a trace stopped in the statement for a reason that is not a random draw (then
+    the statement is run whole on the host)."""
+    return any(stmt.lineno <= n <= stmt.end_lineno and "random" not in reason
+               for n, reason in host_lines.items())
 
 
 def host_reason(stmt, filename: str, host_lines: Mapping[int, str]):

@@ -325,3 +325,35 @@ def test_an_update_of_an_array_between_host_steps_is_a_compiled_region(compare, 
             cell, reports=reports)
     compiled = [r.lines for r in reports[0].regions if r.compiled]
     assert compiled == [(3, 3)]
+
+
+# -- a draw taken out of its statement: the draw is the host step (frontend/hoist.py) ---------
+
+@pytest.mark.parametrize("setup, cell, compiled_line", [
+    ("np.random.seed(0)", "a = np.random.rand(3)\nb = a + np.random.normal(size=3)\nprint(b)\n",
+     3),
+    ("rng = np.random.default_rng(5)",
+     "two = rng.integers(1, 7, size=(100, 2)).sum(axis=1)\nprint(two[:5])\n", 2),
+    ("rng = np.random.default_rng(5)\nX = np.arange(12.0).reshape(6, 2)",
+     "centroids = X[rng.choice(len(X), size=2, replace=False)]\nprint(centroids)\n", 2),
+    ("x = np.ones(3)\nnp.random.seed(3)", "x += np.random.rand(3)\nprint(x)\n", 2),
+    ("rs = np.random.RandomState(2)\nw = np.ones(2)",
+     "v = w * 2 - rs.randn(2) * rs.rand(2)\nprint(v)\n", None),    # (`w * 2` comes first)
+])
+def test_a_draw_inside_a_statement_is_the_host_step_and_the_rest_compiles(compare, setup, cell,
+                                                                          compiled_line):
+    reports = []
+    compare(setup, cell, cell, reports=reports)
+    compiled = [r.lines[0] for r in reports[0].regions if r.compiled]
+    assert compiled == ([compiled_line] if compiled_line else [])
+    assert [r.lines[0] for r in reports[1].regions if r.compiled and r.cache_hit] == compiled
+
+
+@pytest.mark.parametrize("cell", [
+    "b = not_bound + np.random.normal(size=3)\n",           # plain raises before drawing
+    "b = np.random.normal(size=3) + not_bound\n",           # ... after drawing
+    "t = (np.random.rand(3) * 2).tolist()\nprint(t)\n",    # the rest runs as plain Python
+    "for i in range(3):\n    y = y * 0.5 + rng.random()\n    print(y)\n",
+])
+def test_a_statement_whose_draw_is_taken_out_ends_as_plain_python_does(compare, cell):
+    compare("np.random.seed(4)\nrng = np.random.default_rng(4)\ny = np.ones(2)", cell, cell)
