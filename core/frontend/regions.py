@@ -173,7 +173,7 @@ def plan_part(tree: ast.Module, region: Region, host_lines: Mapping[int, str],
         return _plan_block(stmts, region.path, host_lines, filename, top=region.ends_cell,
                            start=region.start, stop=region.stop)
     first = stmts[region.start]         # (its draws are made: it runs with their names)
-    if any(first.lineno <= n <= first.end_lineno for n in host_lines):
+    if _stops_at(first, host_lines):
         reason = host_reason(first, filename, host_lines)
         head = HostStep(region.path, region.start, first.lineno, _construct(first, filename),
                         reason[2] if reason else "", region.ends_cell and

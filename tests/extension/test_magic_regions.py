@@ -337,6 +337,9 @@ def test_an_update_of_an_array_between_host_steps_is_a_compiled_region(compare, 
     ("rng = np.random.default_rng(5)\nX = np.arange(12.0).reshape(6, 2)",
      "centroids = X[rng.choice(len(X), size=2, replace=False)]\nprint(centroids)\n", 2),
     ("x = np.ones(3)\nnp.random.seed(3)", "x += np.random.rand(3)\nprint(x)\n", 2),
+    ("rng = np.random.default_rng(5)",                  # the next statement's trace stops
+     "two = rng.integers(1, 7, size=(100, 2)).sum(axis=1)\nfreq = np.bincount(two)\n"
+     "print(freq)\n", 2),
     ("rs = np.random.RandomState(2)\nw = np.ones(2)",
      "v = w * 2 - rs.randn(2) * rs.rand(2)\nprint(v)\n", None),    # (`w * 2` comes first)
 ])
