@@ -512,7 +512,7 @@ class CellRunner(SplitTiming):
 def _sinks_of(analysis: CellAnalysis, inputs: tuple[str, ...], user_ns: dict) -> dict[str, str]:
     """The inputs the cell only writes to whose objects take those writes (`Sink`), and that
     no other input names (the cell would read them through it)."""
-    sinks = effect_sinks(analysis.source, inputs)
+    sinks = effect_sinks(analysis.own_source, inputs)
     if not sinks:
         return {}
     others = {id(user_ns[n]) for n in inputs if n not in sinks}

@@ -99,6 +99,14 @@ class CellAnalysis:
         return source_digest(self.source + (repr(self.part) if self.part else ""))
 
     @functools.cached_property
+    def own_source(self) -> str:
+        """The source of the cell's statements; of a region, its own statements only (what
+        it writes to and reads is told by them, not by the rest of the cell)."""
+        if not self.part:
+            return self.source
+        return "\n".join(ast.unparse(stmt) for stmt in self.statements()) + "\n"
+
+    @functools.cached_property
     def tree(self) -> ast.Module:
         """The cell's (the region's) statements parsed once, to be read, never changed (for a
         tree to transform, `statements()`)."""

@@ -360,3 +360,14 @@ def test_a_draw_inside_a_statement_is_the_host_step_and_the_rest_compiles(compar
 ])
 def test_a_statement_whose_draw_is_taken_out_ends_as_plain_python_does(compare, cell):
     compare("np.random.seed(4)\nrng = np.random.default_rng(4)\ny = np.ones(2)", cell, cell)
+
+
+def test_a_region_that_only_appends_to_a_list_the_cell_reads_elsewhere_compiles(compare):
+    """Whether the region only writes to the list is told by its own statements: the
+    cell's print after the loop reads it, between the region's runs."""
+    reports = []
+    cell = ("out = []\nfor k in range(4):\n    print(k)\n    out.append((x * k).max())\n"
+            "print(len(out), out[-1] > 0)\n")
+    compare("x = np.linspace(0, 1, 5)", cell, cell, reports=reports)
+    compiled = [r.lines for r in reports[0].regions if r.compiled]
+    assert compiled == [(5, 5)]
