@@ -196,6 +196,9 @@ class PlanRun:
         except NotCompiled as failed:
             put_back()
             return self._not_rolled(block, iterable, failed, refused)
+        except BaseException:   # (nothing of the loop ran: nor did its draws)
+            put_back()
+            raise
         finally:
             for name in names:
                 self.namespace.pop(name, None)

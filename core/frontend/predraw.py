@@ -38,6 +38,7 @@ PREDRAWABLE = DRAW_METHODS - {"choice", "permutation", "multivariate_normal", "d
 _DIMENSIONS = frozenset({"rand", "randn"})       # legacy: the shape as positional arguments
 _INTEGERS = frozenset({"integers", "randint"})   # only of 32 or 64 bits
 PREFIX = "__psc_draw"       # the names the numbers and the range are bound to for the region
+MAX_NUMBERS = 1 << 24       # drawn before a loop at most (128 MiB of float64); more: per pass
 _IMMUTABLE = (int, float, complex, bool, str, type(None), np.generic, np.dtype, type)
 _CONDITIONAL = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
                 ast.GeneratorExp, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)
@@ -88,19 +89,31 @@ class PreDraw:
             if isinstance(call, str):
                 return call
             calls.append(call)
-        owners = [owner for owner, _ in calls]
+        owners = [owner for owner, _, _ in calls]
         if len({id(_bits_of(owner)) for owner in owners}) < len(owners):
             return "two of its draws use one generator (their numbers interleave)"
-        states = [(owner, generator_state(owner)) for owner in owners]
-        names = {f"{PREFIX}_start": passes.start, f"{PREFIX}_stop": passes.stop,
-                 f"{PREFIX}_step": passes.step}
-        try:
-            for draw, (_, make) in zip(self.draws, calls, strict=True):
-                names[draw.name] = make()
-        except BaseException:
-            put_back_states(states)
-            raise
-        return names, lambda: put_back_states(states)
+        if sum(size for _, _, size in calls) > MAX_NUMBERS:
+            return f"the numbers of all its passes are more than {MAX_NUMBERS:,}"
+        return _made(self.draws, calls, owners, passes)
+
+
+def _made(draws, calls, owners, passes):
+    """Make the draws (see PreDraw.draw). One that raises (its arguments are wrong) is not
+    made: the generators are put back and the loop runs pass by pass, raising it where
+    plain Python does, after what its first pass does before the draw."""
+    states = [(owner, generator_state(owner)) for owner in owners]
+    names = {f"{PREFIX}_start": passes.start, f"{PREFIX}_stop": passes.stop,
+             f"{PREFIX}_step": passes.step}
+    try:
+        for draw, (_, make, _) in zip(draws, calls, strict=True):
+            names[draw.name] = make()
+    except Exception as err:
+        put_back_states(states)
+        return f"{type(err).__name__} drawing them"
+    except BaseException:
+        put_back_states(states)
+        raise
+    return names, lambda: put_back_states(states)
 
 
 class _Replace(ast.NodeTransformer):
@@ -208,7 +221,8 @@ def _invariant(node, rebound: set) -> bool:
 # -- the run-time part ------------------------------------------------------------------------
 
 def _batched_call(draw: Draw, namespace: dict, passes: int):
-    """(the generator, a function making the draw for every pass), or why not."""
+    """(the generator, a function making the draw for every pass, how many numbers it makes),
+    or why not."""
     try:
         owner_value = eval(_code(draw.owner), namespace)
         args = [eval(_code(a), namespace) for a in draw.args]
@@ -225,7 +239,7 @@ def _batched_call(draw: Draw, namespace: dict, passes: int):
     if draw.method in _DIMENSIONS:
         if not args or keywords or not all(_is_int(a) for a in args):
             return f"{draw.describe()}: no shape"
-        return owner, lambda: method(passes, *args)
+        return owner, lambda: method(passes, *args), passes * _count(args)
     return _sized_call(draw, owner, method, args, keywords, passes)
 
 
@@ -252,7 +266,14 @@ def _sized_call(draw, owner, method, args, keywords, passes):
     if draw.method in _INTEGERS and not _wide_integers(bound.arguments.get("dtype", np.int64)):
         return f"{draw.describe()}: integers of fewer than 32 bits"
     bound.arguments["size"] = (passes, *shape)
-    return owner, lambda: method(*bound.args[1:], **bound.kwargs)
+    return owner, lambda: method(*bound.args[1:], **bound.kwargs), passes * _count(shape)
+
+
+def _count(shape) -> int:
+    count = 1
+    for extent in shape:
+        count *= int(extent)
+    return count
 
 
 def _wide_integers(dtype) -> bool:

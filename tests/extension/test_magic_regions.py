@@ -371,3 +371,10 @@ def test_a_region_that_only_appends_to_a_list_the_cell_reads_elsewhere_compiles(
     compare("x = np.linspace(0, 1, 5)", cell, cell, reports=reports)
     compiled = [r.lines for r in reports[0].regions if r.compiled]
     assert compiled == [(5, 5)]
+
+
+def test_a_loop_whose_draw_raises_on_its_first_pass_ends_as_plain_python_does(compare):
+    """The draw's arguments are wrong: not drawn before the loop, which raises on its first
+    pass after the statement before the draw ran, the generator untouched."""
+    cell = "x = np.zeros(2)\nfor i in range(3):\n    x = x + 1\n    y = rng.integers(lo, 2, size=2)\n"
+    compare("rng = np.random.default_rng(1)\nlo = 5", cell)

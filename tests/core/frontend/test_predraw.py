@@ -163,3 +163,12 @@ def test_two_draws_of_one_generator_are_not_made_before_the_loop():
     assert isinstance(predraw.draw({"g": rng, "h": rng}, range(4)), str)
     names, _ = predraw.draw({"g": rng, "h": np.random.default_rng(1)}, range(4))
     assert len(names) == 5
+
+
+def test_draws_that_raise_or_are_too_many_are_not_made_before_the_loop():
+    predraw = _predraw("for i in range(4):\n    x = g.integers(lo, 9, size=n)\n")
+    rng = np.random.default_rng(0)
+    before = _state(rng)
+    assert "ValueError" in predraw.draw({"g": rng, "lo": 10, "n": 3}, range(4))
+    assert "more than" in predraw.draw({"g": rng, "lo": 0, "n": 1 << 23}, range(4))
+    assert _state(rng) == before
