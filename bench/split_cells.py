@@ -10,6 +10,11 @@ the split run spent in its regions' compiled calls (the regions' `run` stage, fr
 report of one more run); `outside` is the rest of the split run: the host steps themselves,
 and the runner's work around the regions (their signatures, the plan, the namespace).
 Times are per run, in microseconds, best of N batches; ratios are what to read.
+
+The second table is loops holding a random draw: plain Python; through `%%psc_jit` with the
+loop run pass by pass, its body compiled (the draw's `loc` an array, which the draws made
+before the loop do not take); and through `%%psc_jit` with the loop rolled, its draws made
+before it (`loc` a float: the same numbers). Ratios are plain / magic (above 1: faster).
 """
 from __future__ import annotations
 
@@ -42,6 +47,47 @@ CELLS = [
      "acc = 0.0\nfor i in range(20):\n    acc = acc + x[i] * 2\n    print(i, file=log)\n",
      "acc = 0.0\nfor i in range(20):\n    acc = acc + x[i] * 2\n", 100),
 ]
+
+
+# (name, the loop with a draw, n elements, passes)
+LOOPS = [
+    ("random walk, 3 elements, 100 passes",
+     "x = np.zeros({n})\nfor t in range({passes}):\n    x = 0.9 * x + rng.normal(LOC, 1.0, size={n})\n",
+     3, 100),
+    ("random walk, 1000 elements, 100 passes",
+     "x = np.zeros({n})\nfor t in range({passes}):\n    x = 0.9 * x + rng.normal(LOC, 1.0, size={n})\n",
+     1000, 100),
+    ("noisy gradient steps, 100 elements, 500 passes",
+     "w = np.ones({n})\nfor t in range({passes}):\n    g = 2 * w + rng.normal(LOC, 1.0, size={n})\n"
+     "    w = w - 0.01 * g\nloss = (w * w).sum()\n", 100, 500),
+]
+
+
+def loop_table(shell, repeat: int) -> None:
+    print(f"\n{'loop with a draw':48} {'plain':>9} {'per pass':>9} {'rolled':>9} "
+          f"{'plain/per pass':>15} {'plain/rolled':>13}")
+    for name, template, n, passes in LOOPS:
+        cell = template.format(n=n, passes=passes)
+        rolled, per_pass = cell.replace("LOC", "loc"), cell.replace("LOC", "locs")
+        shell.run_cell(f"rng = np.random.default_rng(0)\nloc = 0.5\nlocs = np.full({n}, 0.5)")
+        plain_code = compile(rolled, "<plain>", "exec")
+
+        def plain(code=plain_code, ns=shell.user_ns):
+            exec(code, ns)
+
+        def magic(cell):
+            shell.run_cell_magic("psc_jit", "--quiet --no-compare", cell)
+
+        with contextlib.redirect_stdout(io.StringIO()):
+            magic(per_pass)
+            assert not psc_jit.last_report().predrawn
+            magic(rolled)
+            assert psc_jit.last_report().predrawn
+            times = side_by_side([plain, lambda c=per_pass: magic(c), lambda c=rolled: magic(c)],
+                                 repeat)
+        plain_us, per_pass_us, rolled_us = times
+        print(f"{name:48} {plain_us:9.1f} {per_pass_us:9.1f} {rolled_us:9.1f} "
+              f"{plain_us / per_pass_us:14.2f}x {plain_us / rolled_us:12.2f}x")
 
 
 def main() -> None:
@@ -78,6 +124,7 @@ def main() -> None:
     for name, plain_us, split_us, whole_us, in_regions, regions in rows:
         print(f"{name:36} {plain_us:9.1f} {split_us:9.1f} {whole_us:9.1f} {in_regions:11.1f} "
               f"{split_us - in_regions:9.1f} {regions:8d} {plain_us / split_us:11.2f}x")
+    loop_table(shell, args.repeat)
 
 
 if __name__ == "__main__":

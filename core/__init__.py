@@ -58,9 +58,11 @@ from .control.api import cond, fori_loop, scan, switch, while_loop
 from .frontend.cell import (PRESENT, CellAnalysis, analyze_cell, bind_outputs, block_at,
                             make_cell_function, parse_cell, region_analysis)
 from .frontend.sinks import effect_sinks
-from .frontend.regions import (HostBlock, HostStep, Region, failure_line, host_steps_of,
-                               is_split, loop_names, plan_cell, plan_part, regions_of,
-                               static_plan)
+from .frontend.regions import (HostBlock, HostStep, Region, cell_plan, failure_line,
+                               host_steps_of, is_split, loop_names, plan_cell, plan_part,
+                               regions_of, rest_of, static_plan, unrepeatable)
+from .frontend.hoist import Hoist
+from .frontend.predraw import generator_state, put_back_states
 from .frontend.convert import cell_function
 from .frontend.definitions import with_definitions
 from .frontend.effects import (KeptObjects, Sink, replay_effects, sink_fits, with_effects,
@@ -100,7 +102,9 @@ __all__ = [
     "fmt_seconds", "fmt_bytes", "fmt_count", "fmt_speedup",
     "PRESENT", "bind_outputs", "CellAnalysis", "analyze_cell", "make_cell_function",
     "parse_cell", "roll_loops",
-    "block_at", "region_analysis", "HostBlock", "HostStep", "Region", "failure_line",
+    "block_at", "region_analysis", "HostBlock", "HostStep", "Region", "cell_plan", "failure_line", "unrepeatable", "Hoist",
+    "rest_of",
+    "generator_state", "put_back_states",
     "host_steps_of", "is_split", "loop_names", "plan_cell", "plan_part", "regions_of",
     "static_plan",
     "effect_sinks", "Sink", "replay_effects", "sink_fits", "with_effects", "written_names",

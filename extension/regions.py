@@ -11,11 +11,12 @@ cache entry for the same signature says so again, without a trace).
 from __future__ import annotations
 
 import ast
+import copy
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .core import HostBlock, HostStep, Region, block_at, plan_part
+from .core import Hoist, HostBlock, HostStep, Region, block_at, plan_part, rest_of
 
 
 class SplitAt(Exception):
@@ -24,6 +25,15 @@ class SplitAt(Exception):
     def __init__(self, line: int, reason: str):
         super().__init__(f"line {line}: {reason}")
         self.line, self.reason = line, reason
+
+
+class NotCompiled(Exception):
+    """A region asked to run compiled only (`run_region(region, compiled_only=True)`) was
+    not: nothing of it ran (`line`: where its trace stopped, when it did at a line)."""
+
+    def __init__(self, reason: str, line: int | None = None):
+        super().__init__(reason)
+        self.reason, self.line = reason, line
 
 
 @dataclass
@@ -58,6 +68,7 @@ class PlanRun:
         self.host_lines, self.code = host_lines, code
         self.splits = 0
         self.passes: dict[tuple, int] = {}      # host block -> passes its body made (last run)
+        self.predrawn: dict[tuple, str] = {}    # host block -> its draws, made before it
 
     def run(self, plan: tuple):
         """Run the parts in order; the value of the cell's last expression, or None."""
@@ -70,11 +81,40 @@ class PlanRun:
     def _part(self, part):
         __tracebackhide__ = True
         if isinstance(part, Region):
-            return self._region(part)
+            if not isinstance(part.rewrite, Hoist):
+                return self._region(part)
+            try:
+                if part.rewrite.names()[0] not in self.namespace:   # (its statement ran whole)
+                    return self.run(rest_of(self.tree, part, self.host_lines,
+                                            self.analysis.filename))
+                return self._region(part)
+            finally:
+                for name in part.rewrite.names():
+                    self.namespace.pop(name, None)
         if isinstance(part, HostStep):
+            if part.hoist is not None:
+                return self._draws(part)
             return self._host_step(part)
         self._host_block(part)
         return None
+
+    def _draws(self, step: HostStep) -> None:
+        """Make the draws of the statement (hoist.py), binding their names for the region
+        after this step; when a read the statement makes before them fails, run the statement
+        whole instead, as plain Python does."""
+        __tracebackhide__ = True
+        hoist = step.hoist
+        try:
+            for read in hoist.reads:
+                eval(self._code(("read", read), lambda r=read: compile(r, "<read>", "eval")),
+                     self.namespace)
+        except Exception:
+            self._host_step(step)
+            return
+        for name, draw in zip(hoist.names(), hoist.draws, strict=True):
+            code = self._code(("draw", draw), lambda d=draw: compile(
+                d, self.analysis.filename, "eval"))
+            self.namespace[name] = eval(code, self.namespace)
 
     def _region(self, region: Region):
         __tracebackhide__ = True
@@ -94,12 +134,14 @@ class PlanRun:
         cell's last expression is evaluated, and its value shown)."""
         __tracebackhide__ = True
         stmt = self._statement(step.path, step.index)
+        if step.rewritten is not None:
+            stmt = step.rewritten.apply([copy.deepcopy(stmt)])[0]
         filename = self.analysis.filename
         if step.ends_cell and isinstance(stmt, ast.Expr):
-            code = self._code(("eval", step.path, step.index), lambda: compile(
+            code = self._code(("eval", step.path, step.index, step.rewritten), lambda: compile(
                 ast.Expression(stmt.value), filename, "eval"))
             return eval(code, self.namespace)
-        code = self._code(("exec", step.path, step.index), lambda: compile(
+        code = self._code(("exec", step.path, step.index, step.rewritten), lambda: compile(
             ast.Module(body=[stmt], type_ignores=[]), filename, "exec"))
         exec(code, self.namespace)
         return None
@@ -118,13 +160,62 @@ class PlanRun:
                 self.run(body)
                 passes += 1
         else:
+            iterable = self._eval(block, "iter")
+            rolled, block = self._rolled(block, iterable)
+            if rolled:
+                self.passes[key] = len(iterable)
+                return      # (a rolled loop has no `else`)
+            body, orelse = block.bodies
             assign = self._code(("assign", *key), lambda: self._assign_code(block))
-            for item in self._eval(block, "iter"):
+            for item in iterable:
                 assign(item)
                 self.run(body)
                 passes += 1
         self.passes[key] = passes
         self.run(orelse)        # (no break: the plan keeps loops that break on the host whole)
+
+    def _rolled(self, block: HostBlock, iterable) -> tuple[bool, HostBlock]:
+        """Run the `for` as one compiled region with its draws made before it (predraw.py),
+        when it has a predraw and both the draws and the region can be made; else nothing
+        ran, the generators are as they were, and the loop runs pass by pass. A region whose
+        trace stopped at a line of the body is planned again with that line on the host (and
+        tried again, when it still has a predraw: a draw the source did not show); one that
+        did not compile otherwise is not tried again for this cell. (Whether it rolled, and
+        the block as planned last.)"""
+        __tracebackhide__ = True
+        refused = ("not rolled", block.predraw)
+        if block.predraw is None or refused in self.code:
+            return False, block
+        drawn = block.predraw.draw(self.namespace, iterable)
+        if isinstance(drawn, str):
+            return False, block
+        names, put_back = drawn
+        self.namespace.update(names)
+        try:
+            self.run_region(block.rolled(), compiled_only=True)
+        except NotCompiled as failed:
+            put_back()
+            return self._not_rolled(block, iterable, failed, refused)
+        except BaseException:   # (nothing of the loop ran: nor did its draws)
+            put_back()
+            raise
+        finally:
+            for name in names:
+                self.namespace.pop(name, None)
+        self.predrawn[(block.path, block.index)] = block.predraw.describe()
+        return True, block
+
+    def _not_rolled(self, block, iterable, failed: NotCompiled, refused):
+        __tracebackhide__ = True
+        if failed.line is None or failed.line in self.host_lines or \
+                self.splits >= self.MAX_SPLITS:
+            self.code[refused] = True
+            return False, block
+        self.splits += 1
+        self.host_lines[failed.line] = failed.reason
+        loop = Region(block.path, block.index, block.index + 1, block.line, block.line, False)
+        again = plan_part(self.tree, loop, self.host_lines, self.analysis.filename)[0]
+        return self._rolled(again, iterable)
 
     def _eval(self, block: HostBlock, field_name: str):
         __tracebackhide__ = True

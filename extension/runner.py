@@ -7,11 +7,9 @@ run succeeds; a cell that cannot be compiled runs as plain Python, and the repor
 from __future__ import annotations
 
 import ast
-import contextlib
 import copy
 import dataclasses
 import functools
-import io
 import logging
 import time
 import warnings
@@ -19,18 +17,20 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .core import (PRESENT, TRACE_CACHE, CellAnalysis, Compiled, DataDependentShapeError,
-                   LoweringError, TraceError,
+from .core import (PRESENT, TRACE_CACHE, CellAnalysis, cell_plan, Compiled,
+                   DataDependentShapeError, LoweringError, TraceError,
                    HostBlock, Jitted, KeptArrays, KernelTimes, RunReport, Sink,
                    SubclassArgument, Timings, analyze_cell, bind_outputs, cell_function,
                    KeptObjects, copy_inputs, effect_sinks, failure_line, host_steps_of,
-                   is_split, largest_difference, loop_names, plan_cell, region_analysis,
+                   is_split, largest_difference, loop_names, region_analysis,
                    fmt_seconds, replay_effects, sink_fits, static_plan, time_interleaved,
                    with_definitions, with_effects, written_names)
 from .devicecell import on_devices, run_on_devices
 from .gradcell import gradient_cell, gradient_name, gradient_problem
 from .reportlog import ReportLog
-from .regions import HostCode, PlanRun, SplitAt
+from .regions import HostCode, NotCompiled, PlanRun, SplitAt
+from .split_timing import (_BEFORE_RUN, NOTHING_TO_COMPUTE, SplitTiming, _compile_seconds,
+                           _is_numeric)
 
 
 log = logging.getLogger("psc_jit")
@@ -104,7 +104,7 @@ class _CellProgram:
 
 
 @dataclass
-class CellRunner:
+class CellRunner(SplitTiming):
     """Runs cells against one user namespace; keeps the last reports of each cell (see
     ReportLog) and the programs of the last MAX_PROGRAMS cell variants."""
     MAX_PROGRAMS = 256
@@ -117,6 +117,7 @@ class CellRunner:
     # (cell, source, signature) -> why its later runs run as plain Python (see _pick)
     _plain_faster: OrderedDict[tuple, str] = field(default_factory=OrderedDict)
     MAX_PLAIN_FASTER = 1024
+    _split_timed: OrderedDict[tuple, bool] = field(default_factory=OrderedDict)
 
     def run(self, source: str, options: Options = Options(), cell_id: str | None = None,
             progress: Callable[[str], None] | None = None, written: str | None = None
@@ -169,13 +170,12 @@ class CellRunner:
         self._programs.clear()
         self._static_loop_regions.clear()
         self._plain_faster.clear()
+        self._split_timed.clear()
 
     # -- a cell of regions and host steps ------------------------------------------------------
     @staticmethod
     def _plan(analysis, host_lines: dict[int, str]) -> tuple:
-        if not host_lines:
-            return static_plan(analysis)
-        return plan_cell(analysis.tree, host_lines, analysis.filename)
+        return cell_plan(analysis, host_lines)
 
     def _run_split(self, report, analysis, identity, options, host_lines: dict[int, str]):
         """Run the cell as compiled regions and host steps (extension/regions.py), with
@@ -185,12 +185,34 @@ class CellRunner:
         and the host steps."""
         __tracebackhide__ = True    # IPython shows the cell's line, not ours
         regions: dict[tuple, RunReport] = {}
+        run = PlanRun(analysis, self.user_ns,
+                      self._region_runner(report, analysis, identity, options, regions),
+                      dict(host_lines), self._host_code.of(analysis))
+        before = self._split_snapshot(analysis, identity, options)
+        self._progress("run")
+        start = time.perf_counter()
+        try:
+            value = run.run(self._plan(analysis, host_lines))
+        finally:
+            report.stage_seconds["run"] = time.perf_counter() - start
+            self._fill_split_report(report, analysis, regions, run)
+            inside = sum(r.stage_seconds.get(stage, 0.0) for r in report.regions if r.compiled
+                         for stage in ("run", *_BEFORE_RUN))
+            report.stage_seconds["host"] = max(report.stage_seconds["run"] - inside, 0.0)
+        if before is not None:
+            self._time_split(report, analysis, identity, options, run, before)
+        return report, value
+
+    def _region_runner(self, report, analysis, identity, options, regions: dict):
+        """`run_region(region, plain=None, compiled_only=False)` for a PlanRun of the cell in
+        the runner's namespace: each region run as a cell of its own, its report kept in
+        `regions` (see extension/regions.py for what it raises)."""
         quiet = _uncompared(options)
 
-        def run_region(region, plain=None):
+        def run_region(region, plain=None, compiled_only=False):
             __tracebackhide__ = True
             part = region_analysis(analysis, region.path, region.start, region.stop,
-                                   region.ends_cell)
+                                   region.ends_cell, region.rewrite)
             first = regions.get(region.key)     # (a host loop runs it on every pass: its
             sub = RunReport(                    # first pass's report is kept, the run times
                 name=f"{report.name} {region.lines()}", source=analysis.source,   # added)
@@ -198,38 +220,30 @@ class CellRunner:
                 inputs=part.inputs, outputs=part.outputs, part=region.key,
                 lines=(region.first_line, region.last_line))
             regions.setdefault(region.key, sub)
-            if plain is None and not region.computes:
+            if plain is None and not region.computes and not _updates_arrays(region,
+                                                                             self.user_ns):
                 plain = NOTHING_TO_COMPUTE
             if plain is not None:
                 sub.fallback_reason = plain
                 return run_plain(part, self.user_ns)
             try:
                 value = self._run_region(sub, part, f"{identity} {region.key}", quiet,
-                                         loop_names(run.tree, region.path))
+                                         loop_names(analysis.tree, region.path))
             except _Fallback as fb:
-                if fb.line is not None:
+                if fb.line is not None or compiled_only:
                     if first is None:
                         del regions[region.key]
+                    if compiled_only:
+                        raise NotCompiled(fb.reason, fb.line) from None
                     raise SplitAt(fb.line, fb.reason) from None
                 sub.fallback_reason = fb.reason
                 return run_plain(part, self.user_ns)
             if first is not None:
                 first.stage_seconds["run"] = first.stage_seconds.get("run", 0.0) + \
                     sub.stage_seconds.get("run", 0.0)
+                first.wrote_objects |= sub.wrote_objects
             return value
-
-        run = PlanRun(analysis, self.user_ns, run_region, dict(host_lines),
-                      self._host_code.of(analysis))
-        self._progress("run")
-        start = time.perf_counter()
-        try:
-            return report, run.run(self._plan(analysis, host_lines))
-        finally:
-            report.stage_seconds["run"] = time.perf_counter() - start
-            self._fill_split_report(report, analysis, regions, run)
-            inside = sum(r.stage_seconds.get(stage, 0.0) for r in report.regions if r.compiled
-                         for stage in ("run", *_BEFORE_RUN))
-            report.stage_seconds["host"] = max(report.stage_seconds["run"] - inside, 0.0)
+        return run_region
 
     def _run_region(self, report, part, identity, options, loop_vars):
         """A region's compiled run. The ints a host loop binds on every pass (its `for`
@@ -254,6 +268,7 @@ class CellRunner:
         report.plan = plan
         report.host_steps = tuple(host_steps_of(plan))
         report.host_passes = dict(run.passes)
+        report.predrawn = dict(run.predrawn)
         report.compiled = any(r.compiled for r in report.regions)
         report.cache_hit = bool(report.regions) and all(r.cache_hit for r in report.regions
                                                          if r.compiled)
@@ -306,6 +321,7 @@ class CellRunner:
         bind_outputs(self.user_ns, outputs)
         replay_effects(effects, self.user_ns)
         self._fill_report(report, compiled, program)
+        report.wrote_objects = bool(effects)
         if timed:
             kept_objects = KeptObjects(self.user_ns[n] for n in written_names(effects)
                                        if n not in program.sinks and n in self.user_ns)
@@ -412,16 +428,10 @@ class CellRunner:
         """Time the cell plain and compiled (leaves: those of the cell's own run; kept_objects:
         the notebook's objects its helpers write to, which the plain runs' helpers write to
         too, put back after each)."""
-        plain_code = _plain_code(analysis)
-        names = analysis.outputs
+        plain_run = self._plain_run(analysis)
 
         def plain(fresh):
-            ns = dict(self.user_ns)
-            ns.update(fresh)
-            with contextlib.redirect_stdout(io.StringIO()):
-                exec(plain_code, ns)
-            return {n: ns[n] for n in names if n in ns} | {
-                n: fresh[n] for n in program.inputs if n in fresh}
+            return plain_run(fresh) | {n: fresh[n] for n in program.inputs if n in fresh}
 
         def fast(fresh):       # the call as a re-run makes it, through the same door, with
             #                    no clock read in between (the writes to objects it only
@@ -512,7 +522,7 @@ class CellRunner:
 def _sinks_of(analysis: CellAnalysis, inputs: tuple[str, ...], user_ns: dict) -> dict[str, str]:
     """The inputs the cell only writes to whose objects take those writes (`Sink`), and that
     no other input names (the cell would read them through it)."""
-    sinks = effect_sinks(analysis.source, inputs)
+    sinks = effect_sinks(analysis.own_source, inputs)
     if not sinks:
         return {}
     others = {id(user_ns[n]) for n in inputs if n not in sinks}
@@ -526,8 +536,6 @@ def _gradient_names(options: Options) -> tuple[str, ...]:
     return tuple(gradient_name(options.grad, name) for name in options.wrt)
 
 
-NOTHING_TO_COMPUTE = "nothing to compute there (names bound to values): plain Python"
-_BEFORE_RUN = ("trace", "lower", "compile", "load from disk")   # a miss's stages
 
 
 @functools.lru_cache(maxsize=64)
@@ -539,14 +547,8 @@ def _uncompared(options: Options) -> Options:
 def _source_order(key: tuple) -> tuple:
     """Region keys (path, start, stop) in the order of the cell's source (paths alternate
     statement indices and field names, so tuples compare like with like)."""
-    path, start, _ = key
+    path, start, *_ = key
     return path + (start,)
-
-
-def _compile_seconds(report: RunReport) -> float | None:
-    """What this run spent before running: trace, lower, compile or load (None: a hit)."""
-    stages = [report.stage_seconds[k] for k in _BEFORE_RUN if k in report.stage_seconds]
-    return sum(stages) if stages else None
 
 
 class _Fallback(Exception):
@@ -555,14 +557,10 @@ class _Fallback(Exception):
         self.reason, self.line = reason, line   # line: of the cell, where its trace stopped
 
 
-def _is_numeric(value) -> bool:
+def _updates_arrays(region, namespace: dict) -> bool:
+    """Whether the region sets items of an array (`x[m] = v`): an update a program makes."""
     import numpy as np
-    return isinstance(value, (np.ndarray, np.generic, int, float, complex))
-
-
-def _plain_code(analysis: CellAnalysis):
-    tree = ast.Module(body=analysis.statements(), type_ignores=[])
-    return compile(tree, analysis.filename, "exec", dont_inherit=True)
+    return any(isinstance(namespace.get(name), np.ndarray) for name in region.stores)
 
 
 def run_plain(analysis: CellAnalysis, user_ns: dict):

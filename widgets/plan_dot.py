@@ -24,7 +24,7 @@ def plan_dot(report) -> str:
     dot = new_digraph("plan")
     reports = {region.part: region for region in report.regions}
     chain: list[str] = []
-    _add_parts(dot, report.plan, reports, report.host_passes, chain)
+    _add_parts(dot, report.plan, reports, _Loops(report.host_passes, report.predrawn), chain)
     add_edges(dot, [(a, b, {}) for a, b in itertools.pairwise(chain)])
     return dot.source
 
@@ -37,10 +37,20 @@ def plan_html(report) -> str:
     return section_html("Regions and host steps", text + svg_or_hint(plan_dot(report)))
 
 
-def _add_parts(dot, parts, reports, passes, chain) -> None:
+class _Loops:
+    """What the report says of the loops Python ran: passes, and those that rolled with their
+    draws made before them."""
+
+    def __init__(self, passes: dict, predrawn: dict):
+        self.passes, self.predrawn = passes, predrawn
+
+
+def _add_parts(dot, parts, reports, loops, chain) -> None:
     for part in parts:
-        if hasattr(part, "bodies"):
-            _add_block(dot, part, reports, passes, chain)
+        if hasattr(part, "bodies") and (part.path, part.index) in loops.predrawn:
+            _add_rolled(dot, part, reports, loops, chain)
+        elif hasattr(part, "bodies"):
+            _add_block(dot, part, reports, loops, chain)
         elif hasattr(part, "first_line"):
             _add_region(dot, part, reports.get(part.key), chain)
         else:
@@ -63,14 +73,25 @@ def _add_region(dot, region, report, chain) -> None:
     chain.append(node)
 
 
-def _add_block(dot, block, reports, passes, chain) -> None:
-    count = passes.get((block.path, block.index))
+def _add_rolled(dot, block, reports, loops, chain) -> None:
+    """A loop that rolled: its draws for every pass (one host step), then its region."""
+    key = (block.path, block.index)
+    node = f"draws_{_node_id(*key)}"
+    add_node(dot, node, label=f"line {block.line}: draws for {loops.passes.get(key, 0)} passes"
+             f"\n{loops.predrawn[key]}", shape="ellipse", fillcolor=HOST_FILL,
+             tooltip="made before the loop, in one call each, as the passes would make them")
+    chain.append(node)
+    _add_region(dot, block.rolled(), reports.get(block.rolled().key), chain)
+
+
+def _add_block(dot, block, reports, loops, chain) -> None:
+    count = loops.passes.get((block.path, block.index))
     label = f"the `{block.kind}` at line {block.line} runs in Python" + (
         f" ({count} passes)" if count is not None else "")
     cluster = new_cluster(f"cluster_{_node_id(block.path, block.index)}", label,
                           style="dashed", color="#90a4ae", tooltip=block.reason)
     for body in block.bodies:
-        _add_parts(cluster, body, reports, passes, chain)
+        _add_parts(cluster, body, reports, loops, chain)
     dot.subgraph(cluster)
 
 

@@ -251,10 +251,13 @@ class RunReport:
     notes: tuple[str, ...] = ()                # e.g. "line 3: 1,000 equations from an unrolled loop"
     # A cell split into compiled regions and host steps (frontend/regions.py): a report per
     # region (its graph, kernels, cache entry, fallback), in source order; the host steps and
-    # host blocks (loops run by Python); and how many passes each host loop made.
+    # host blocks (loops run by Python); how many passes each host loop made; the loops that
+    # rolled instead, their draws made before them (predraw.py: block -> the draws).
     regions: tuple[RunReport, ...] = ()
     host_steps: tuple[Any, ...] = ()
     host_passes: dict[tuple, int] = field(default_factory=dict)
+    predrawn: dict[tuple, str] = field(default_factory=dict)
+    wrote_objects: bool = False                # its run wrote to Python objects (effects)
     plan: tuple = ()                           # the parts (frontend/regions.py), as they ran
     part: tuple = ()                           # of a region's report: its key in the plan
     lines: tuple[int, int] | None = None       # ... and its first and last line
@@ -270,10 +273,16 @@ class RunReport:
         and each region's that ran as plain Python (None when all of it compiled)."""
         if self.fallback_reason is not None:
             return self.fallback_reason
-        steps = [step.explain() for step in self.host_steps] + [
+        steps = [self._explain(step) for step in self.host_steps] + [
             f"lines {r.lines[0]}-{r.lines[1]}: {r.fallback_reason}" if r.lines else
             r.fallback_reason for r in self.regions if r.fallback_reason is not None]
         return "; ".join(steps) if steps else None
+
+    def _explain(self, step) -> str:
+        drawn = self.predrawn.get((step.path, step.index)) if hasattr(step, "bodies") else None
+        if drawn is None:
+            return step.explain()
+        return f"line {step.line}: the `for` rolled, its draws made before it ({drawn})"
 
     def split_summary(self) -> str:
         """"2 compiled regions, 1 host step: line 5 `print(i)`; run by Python: the `for` at
@@ -287,8 +296,13 @@ class RunReport:
             parts.append(_count(plain, "region") + " as plain Python")
         steps = [step for step in self.host_steps if not hasattr(step, "bodies")]
         blocks = [step for step in self.host_steps if hasattr(step, "bodies")]
+        rolled = [block for block in blocks if (block.path, block.index) in self.predrawn]
+        blocks = [block for block in blocks if block not in rolled]
         text = ", ".join(parts) + f", {_count(len(steps), 'host step')}"
         text += (": " + "; ".join(step.describe() for step in steps)) if steps else ""
+        if rolled:
+            text += "; rolled, its draws made before it: " + ", ".join(
+                block.describe() for block in rolled)
         if blocks:
             text += "; run by Python: " + ", ".join(block.describe() for block in blocks)
         return text

@@ -10,6 +10,8 @@ Modules, in the order a cell meets them:
     definitions.py     the functions and classes a cell defines: the plain ones, made anew
                        from recipes on every run
     regions.py         a cell cut into compiled regions around its host steps: the plan
+                       (with hoist.py: a draw taken out of its statement, the rest compiled;
+                       predraw.py: a loop's draws made before it, so that it rolls)
     rewrite.py         loop rolling, the AST pass (with rewrite_expressions.py, blockers.py,
                        scopes.py, creation_calls.py)
     runtime.py         loop rolling, the helpers rewritten code calls at trace time (with
@@ -59,7 +61,11 @@ Words used throughout:
                 run once; found while tracing and refused at its line
                 (`host_calls.host_call_reason`), until it can become a host step.
     host step   a statement of a cell that runs as plain Python between regions (a print,
-                a random draw, an operation whose result shape depends on data).
+                a random draw, an operation whose result shape depends on data); a draw
+                inside a statement is a host step of its own, made just before the region
+                that computes the rest (`hoist.Hoist`).
+    pre-draw    a rolled loop's draws made once before it, for every pass
+                (`predraw.PreDraw`).
 
 This layer sits above control/ (the traced control flow it rolls loops into) and below
 compile/ (jit, which calls it to convert and to record reads).

@@ -82,7 +82,8 @@ class CellAnalysis:
     has_last_expr: bool
     findings: tuple[Finding, ...]
     deletable: tuple[str, ...] = ()     # names it may unbind (`del`, `except ... as`)
-    # A region of the cell (frontend/regions.py): (path of its block, first statement, end);
+    # A region of the cell (frontend/regions.py): (path of its block, first statement, end),
+    # and how its statements are changed first when they are (`rewrite.apply(statements)`);
     # () for the whole cell.
     part: tuple = ()
 
@@ -98,6 +99,14 @@ class CellAnalysis:
         return source_digest(self.source + (repr(self.part) if self.part else ""))
 
     @functools.cached_property
+    def own_source(self) -> str:
+        """The source of the cell's statements; of a region, its own statements only (what
+        it writes to and reads is told by them, not by the rest of the cell)."""
+        if not self.part:
+            return self.source
+        return "\n".join(ast.unparse(stmt) for stmt in self.statements()) + "\n"
+
+    @functools.cached_property
     def tree(self) -> ast.Module:
         """The cell's (the region's) statements parsed once, to be read, never changed (for a
         tree to transform, `statements()`)."""
@@ -109,8 +118,9 @@ class CellAnalysis:
         tree = parse_cell(self.source, self.filename, self.line_offset)
         if not self.part:
             return tree.body
-        path, start, stop = self.part
-        return block_at(tree, path)[start:stop]
+        path, start, stop, *rewrite = self.part
+        stmts = block_at(tree, path)[start:stop]
+        return rewrite[0].apply(stmts) if rewrite else stmts
 
 
 def source_digest(source: str) -> str:
@@ -171,17 +181,20 @@ def block_at(tree: ast.Module, path: tuple) -> list[ast.stmt]:
 
 
 def region_analysis(analysis: CellAnalysis, path: tuple, start: int, stop: int,
-                    ends_cell: bool) -> CellAnalysis:
-    """The analysis of statements [start, stop) of the block at `path`, as a cell of its own:
-    its inputs are what they read before assigning, its outputs what they assign."""
-    return _region_analysis(analysis, (path, start, stop), ends_cell)
+                    ends_cell: bool, rewrite=None) -> CellAnalysis:
+    """The analysis of statements [start, stop) of the block at `path` (changed by `rewrite`
+    first, when given), as a cell of its own: its inputs are what they read before assigning,
+    its outputs what they assign."""
+    part = (path, start, stop) + ((rewrite,) if rewrite is not None else ())
+    return _region_analysis(analysis, part, ends_cell)
 
 
 @functools.lru_cache(maxsize=1024)
 def _region_analysis(analysis, part, ends_cell) -> CellAnalysis:
-    path, start, stop = part
+    path, start, stop, *rewrite = part
     tree = parse_cell(analysis.source, analysis.filename, analysis.line_offset)
     stmts = block_at(tree, path)[start:stop]
+    stmts = rewrite[0].apply(stmts) if rewrite else stmts
     last = ends_cell and isinstance(stmts[-1], ast.Expr)
     return CellAnalysis(analysis.source, analysis.filename, analysis.line_offset,
                         tuple(_reads_before_assignment(stmts)), tuple(assigned_names(stmts)),

@@ -21,12 +21,16 @@ statements holding them are host steps too. Everything here reads the AST only.
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import linecache
-from collections.abc import Mapping
+import types
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from .cell import block_at, impure_findings  # noqa: F401 (block_at: the plan's paths)
+from .hoist import Hoist, hoist_of
+from .predraw import predraw_of
 
 # The path of a block of statements: () is the cell's top level; (i, "body") the body of the
 # i-th statement of the top level; (i, "body", j, "orelse") the `else` of the j-th statement
@@ -44,10 +48,13 @@ class Region:
     last_line: int
     ends_cell: bool         # it holds the cell's last statement (whose value is shown)
     computes: bool = True   # it computes something (else it runs as plain Python: `acc = []`)
+    stores: tuple = ()      # ... or the names whose items it sets (`x[m] = v`): when one
+    #                         holds an array, that is an update a program makes
+    rewrite: object = None  # how its statements are changed first (a PreDraw), or None
 
     @property
     def key(self) -> tuple:
-        return (self.path, self.start, self.stop)
+        return (self.path, self.start, self.stop) + ((self.rewrite,) if self.rewrite else ())
 
     def lines(self) -> str:
         if self.first_line == self.last_line:
@@ -64,6 +71,9 @@ class HostStep:
     construct: str
     reason: str
     ends_cell: bool
+    hoist: object = None        # it makes the draws of its statement, which the region after
+    #                             it computes (hoist.Hoist)
+    rewritten: object = None    # it runs its statement with the draws made before (a Hoist)
 
     def describe(self) -> str:
         return f"line {self.line} `{self.construct}`"
@@ -83,9 +93,15 @@ class HostBlock:
     kind: str               # "for", "while" or "if"
     reason: str             # the host step inside that puts it on the host
     bodies: tuple           # (plan of body, plan of orelse)
+    predraw: object = None  # a `for` whose draws can be made before it (predraw.PreDraw)
 
     def describe(self) -> str:
         return f"the `{self.kind}` at line {self.line}"
+
+    def rolled(self) -> Region:
+        """The loop as one region, its draws made before it (for a block with a predraw)."""
+        return Region(self.path, self.index, self.index + 1, self.line, self.line,
+                      ends_cell=False, rewrite=self.predraw)
 
     def explain(self) -> str:
         return f"line {self.line}: the `{self.kind}` runs in Python: {self.reason}"
@@ -105,6 +121,19 @@ def static_plan(analysis) -> tuple:
     """The plan of a cell from its source alone (no trace has stopped yet): on the path of
     every re-run, so made once per cell."""
     return plan_cell(analysis.tree, None, analysis.filename)
+
+
+def cell_plan(analysis, host_lines: Mapping[int, str]) -> tuple:
+    """The plan of a cell with `host_lines` on the host too (those where a trace stopped):
+    made once per cell and set of such lines, as a re-run finds the same ones again."""
+    if not host_lines:
+        return static_plan(analysis)
+    return _plan_with(analysis, tuple(sorted(host_lines.items())))
+
+
+@functools.lru_cache(maxsize=512)
+def _plan_with(analysis, host_lines: tuple) -> tuple:
+    return plan_cell(analysis.tree, dict(host_lines), analysis.filename)
 
 
 def is_split(plan: tuple) -> bool:
@@ -140,8 +169,27 @@ def plan_part(tree: ast.Module, region: Region, host_lines: Mapping[int, str],
     """The plan of one region's statements with more host lines (a region whose trace failed
     at a line is planned again: the statement holding the line becomes a host step)."""
     stmts = block_at(tree, region.path)
+    if not isinstance(region.rewrite, Hoist):
+        return _plan_block(stmts, region.path, host_lines, filename, top=region.ends_cell,
+                           start=region.start, stop=region.stop)
+    first = stmts[region.start]         # (its draws are made: it runs with their names)
+    if _stops_at(first, host_lines):
+        reason = host_reason(first, filename, host_lines)
+        head = HostStep(region.path, region.start, first.lineno, _construct(first, filename),
+                        reason[2] if reason else "", region.ends_cell and
+                        region.stop == region.start + 1, rewritten=region.rewrite)
+    else:
+        head = _region(stmts, region.path, region.start, region.start + 1,
+                       region.ends_cell, region.rewrite)
+    return (head,) + rest_of(tree, region, host_lines, filename)
+
+
+def rest_of(tree: ast.Module, region: Region, host_lines: Mapping[int, str],
+            filename: str = "") -> tuple:
+    """The plan of a region's statements after its first."""
+    stmts = block_at(tree, region.path)
     return _plan_block(stmts, region.path, host_lines, filename, top=region.ends_cell,
-                       start=region.start, stop=region.stop)
+                       start=region.start + 1, stop=region.stop)
 
 
 def _plan_block(stmts, path, host_lines, filename, top=False, start=0, stop=None) -> tuple:
@@ -149,7 +197,7 @@ def _plan_block(stmts, path, host_lines, filename, top=False, start=0, stop=None
     level (its last statement ends the cell)."""
     stop = len(stmts) if stop is None else stop
     parts: list = []
-    run_start = None
+    run_start, rewrite = None, None
     for i in range(start, stop):
         host = _host_part(stmts[i], path, i, host_lines, filename,
                           ends_cell=bool(top) and i == len(stmts) - 1)
@@ -157,17 +205,28 @@ def _plan_block(stmts, path, host_lines, filename, top=False, start=0, stop=None
             run_start = i if run_start is None else run_start
             continue
         if run_start is not None:
-            parts.append(_region(stmts, path, run_start, i, top))
-        run_start = None
+            parts.append(_region(stmts, path, run_start, i, top, rewrite))
+        run_start, rewrite = None, None
         parts.append(host)
+        if getattr(host, "hoist", None) is not None:    # its statement starts the next region
+            run_start, rewrite = i, host.hoist
     if run_start is not None:
-        parts.append(_region(stmts, path, run_start, stop, top))
+        parts.append(_region(stmts, path, run_start, stop, top, rewrite))
     return tuple(parts)
 
 
-def _region(stmts, path, start, stop, top) -> Region:
+def _region(stmts, path, start, stop, top, rewrite=None) -> Region:
     return Region(path, start, stop, stmts[start].lineno, stmts[stop - 1].end_lineno,
-                  ends_cell=top and stop == len(stmts), computes=computes(stmts[start:stop]))
+                  ends_cell=top and stop == len(stmts), computes=computes(stmts[start:stop]),
+                  rewrite=rewrite, stores=item_stores(stmts[start:stop]))
+
+
+def item_stores(stmts) -> tuple[str, ...]:
+    """The names whose items the statements set (`x[m] = v`, `x[1:] = 0`), in order."""
+    names = [node.value.id for stmt in stmts for node in ast.walk(stmt)
+             if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store)
+             and isinstance(node.value, ast.Name)]
+    return tuple(dict.fromkeys(names))
 
 
 _COMPUTING = (ast.Call, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.AugAssign,
@@ -201,10 +260,21 @@ def _host_part(stmt, path, index, host_lines, filename, ends_cell):
                                    filename) for field in ("body", "orelse"))
         kind = {ast.For: "for", ast.While: "while", ast.If: "if"}[type(stmt)]
         return HostBlock(path, index, stmt.lineno, kind, f"line {line} `{construct}`: {why}",
-                         bodies)
+                         bodies, predraw_of(stmt, bodies[0], HostStep, Region))
     if line != stmt.lineno:             # where in the statement, when not its first line
         why = f"line {line}: '{construct}': {why}"
+    hoist = hoist_of(stmt, filename, computes) if not _stops_at(stmt, host_lines) else None
+    if hoist is not None:
+        shown = hoist.draws[0] if len(hoist.draws[0]) <= 60 else hoist.draws[0][:57] + "..."
+        return HostStep(path, index, stmt.lineno, shown, why, False, hoist=hoist)
     return HostStep(path, index, stmt.lineno, _construct(stmt, filename), why, ends_cell)
+
+
+def _stops_at(stmt, host_lines) -> bool:
+    """Whether a trace stopped in the statement for a reason that is not a random draw (then
+    the statement is run whole on the host)."""
+    return any(stmt.lineno <= n <= stmt.end_lineno and "random" not in reason
+               for n, reason in host_lines.items())
 
 
 def host_reason(stmt, filename: str, host_lines: Mapping[int, str]):
@@ -309,6 +379,7 @@ def failure_line(frames, analysis) -> int | None:
     return found
 
 
+@functools.lru_cache(maxsize=512)
 def _statement_lines(analysis) -> frozenset[int]:
     """The lines of the cell's statements that run at its own level (in its loops and
     branches too), not inside the functions and classes it defines (only their first line)."""
@@ -351,3 +422,88 @@ def loop_names(tree: ast.Module, path: Path) -> frozenset[str]:
             names.update(n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name))
         body = getattr(stmt, field)
     return frozenset(names)
+
+
+# -- whether a split cell can run again, to be timed ------------------------------------------
+
+# What a host step may call and still run again on copies of the cell's inputs with nothing
+# outside them changed: these modules' functions (but for NumPy's files and settings), Python
+# builtins that only compute, methods of the values the cell holds (copied for a timed run,
+# or generators whose states are put back), and `print` to the cell's output (captured).
+_REPEATABLE_MODULES = frozenset({"numpy", "math", "cmath", "statistics", "operator"})
+_ONCE_NAMES = frozenset({"save", "savez", "savez_compressed", "savetxt", "load", "loadtxt",
+                         "genfromtxt", "fromfile", "memmap", "set_printoptions", "seterr",
+                         "setbufsize", "seterrcall", "tofile", "dump"})
+_REPEATABLE_BUILTINS = frozenset({
+    "abs", "all", "any", "bool", "complex", "dict", "divmod", "enumerate", "float", "int",
+    "isinstance", "len", "list", "max", "min", "pow", "print", "range", "repr", "reversed",
+    "round", "set", "sorted", "str", "sum", "tuple", "type", "zip", "format", "frozenset"})
+
+
+def unrepeatable(plan: tuple, tree: ast.Module, namespace: Mapping,
+                 holds: Callable[[object], bool]) -> str | None:
+    """Why the cell, split as `plan`, cannot be run again on copies of its inputs to be timed
+    (a host step that writes a file, prints to a file, calls a function of the notebook's or
+    a method of an object the timing does not copy: `holds(value)` says which it does), or
+    None when it can."""
+    for step in host_steps_of(plan):
+        stmt = block_at(tree, step.path)[step.index]
+        if isinstance(step, HostBlock):      # (Python evaluates its test or iterable)
+            stmt = stmt.iter if isinstance(stmt, ast.For) else stmt.test
+        why = _once(stmt, namespace, holds)
+        if why is not None:
+            return f"{step.describe()} {why}"
+    return None
+
+
+def _once(stmt, namespace, holds) -> str | None:
+    for node in ast.walk(stmt):
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            return "binds names outside the cell's"
+        if isinstance(node, ast.Call):
+            why = _call_once(node, namespace, holds)
+            if why is not None:
+                return why
+    return None
+
+
+def _call_once(call: ast.Call, namespace, holds) -> str | None:
+    func = call.func
+    if isinstance(func, ast.Name):
+        value = namespace.get(func.id, getattr(builtins, func.id, None))
+        if func.id == "print" and any(k.arg == "file" for k in call.keywords):
+            return "prints to a file"
+        if func.id in _REPEATABLE_BUILTINS and value is getattr(builtins, func.id, None) or \
+                _of_repeatable_module(value) and func.id not in _ONCE_NAMES:
+            return None
+        return f"calls `{func.id}`, which may act outside the cell"
+    if not isinstance(func, ast.Attribute) or func.attr in _ONCE_NAMES:
+        return f"calls `{ast.unparse(func)}`, which may act outside the cell"
+    root = func.value
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if isinstance(root, ast.Name) and root.id in namespace:
+        value = namespace[root.id]
+        if isinstance(value, types.ModuleType) and \
+                value.__name__.partition(".")[0] in _REPEATABLE_MODULES or \
+                not isinstance(value, types.ModuleType) and holds(value):
+            return None
+    if isinstance(root, (ast.Constant, ast.Subscript, ast.BinOp, ast.Call)) and \
+            _of_repeatable_call(root, namespace, holds):
+        return None
+    return f"calls `{ast.unparse(func)}`, which may act outside the cell"
+
+
+def _of_repeatable_call(node, namespace, holds) -> bool:
+    """A method called on what a repeatable expression made (`np.arange(3).sum()`,
+    `x[1:].copy()`, `"a".join(...)`): its calls are checked on their own."""
+    names = [n for n in ast.walk(node) if isinstance(n, ast.Name)]
+    return all(n.id in namespace and (holds(namespace[n.id]) or isinstance(
+        namespace[n.id], types.ModuleType)) for n in names if n.id not in dir(builtins))
+
+
+def _of_repeatable_module(value) -> bool:
+    """A function of NumPy's or math's (`from numpy import sqrt`), a ufunc, not a class."""
+    module = getattr(value, "__module__", None) or ""
+    return callable(value) and not isinstance(value, type) and \
+        module.partition(".")[0] in _REPEATABLE_MODULES

@@ -1168,4 +1168,89 @@ ANALYSES = (
         """),
 )
 
-ENTRIES = BASICS + RANDOM + HELPERS + DATA_DEPENDENT + LOOPS + LINALG + MISC + ERRORS + ANALYSES
+SIMULATIONS = (
+    entry("brownian_path", NP, """
+        rng = np.random.default_rng(2024)
+        n_steps, dt = 500, 0.01
+        x = np.zeros(n_steps + 1)
+        for t in range(n_steps):
+            x[t + 1] = x[t] + np.sqrt(dt) * rng.standard_normal()
+        print(f"final {x[-1]:.4f}, max {x.max():.4f}")
+        """),
+    entry("ar1_process", NP, """
+        rng = np.random.default_rng(7)
+        phi, sigma = 0.8, 0.5
+        y = np.zeros(5)
+        history = []
+        for t in range(200):
+            y = phi * y + sigma * rng.standard_normal(5)
+            history.append(y.copy())
+        H = np.array(history)
+        print(H.shape, H.mean(axis=0).round(3))
+        """),
+    entry("sgd_linear_regression", NP, """
+        rng = np.random.default_rng(0)
+        X = rng.normal(size=(200, 3))
+        true_w = np.array([1.5, -2.0, 0.5])
+        y = X @ true_w + 0.1 * rng.normal(size=200)
+        """, twice("""
+        w = np.zeros(3)
+        lr = 0.05
+        for epoch in range(100):
+            i = rng.integers(0, len(X), size=16)
+            grad = X[i].T @ (X[i] @ w - y[i]) / len(i)
+            w -= lr * grad
+        print(w.round(2))
+        """)),
+    entry("monte_carlo_integral", NP, """
+        np.random.seed(1)
+        estimates = []
+        for trial in range(20):
+            u = np.random.rand(1000)
+            estimates.append(np.mean(np.exp(-u ** 2)))
+        print(np.mean(estimates), np.std(estimates))
+        """),
+    entry("langevin_particles", NP, """
+        rng = np.random.default_rng(3)
+        pos = rng.uniform(-1, 1, size=(100, 2))
+        for step in range(50):
+            force = -pos
+            pos = pos + 0.01 * force + 0.1 * rng.normal(size=pos.shape)
+        print(pos.mean(axis=0).round(3), pos.std().round(3))
+        """),
+    entry("noisy_sine_fit", NP, """
+        x = np.linspace(0, 2 * np.pi, 50)
+        np.random.seed(42)
+        y = np.sin(x) + 0.1 * np.random.randn(50)
+        coef = np.polyfit(x, y, 5)
+        print(np.round(coef, 3))
+        """),
+    entry("bootstrap_mean", NP, """
+        rng = np.random.default_rng(5)
+        data = rng.exponential(2.0, size=100)
+        means = np.empty(1000)
+        for b in range(1000):
+            sample = rng.choice(data, size=data.size)
+            means[b] = sample.mean()
+        lo, hi = np.percentile(means, [2.5, 97.5])
+        print(f"95% CI: [{lo:.3f}, {hi:.3f}]")
+        """),
+    entry("dropout_mask", NP, """
+        rng = np.random.default_rng(9)
+        h = rng.standard_normal((4, 8))
+        mask = rng.random(h.shape) < 0.5
+        h_drop = h * mask / 0.5
+        print(mask.sum(), h_drop.round(2)[0])
+        """),
+    entry("random_walk_2d", NP, """
+        np.random.seed(0)
+        position = np.zeros(2)
+        for step in range(1000):
+            position += np.random.randn(2)
+        distance = np.linalg.norm(position)
+        print("distance from origin:", round(distance, 2))
+        """),
+)
+
+ENTRIES = (BASICS + RANDOM + HELPERS + DATA_DEPENDENT + LOOPS + LINALG + MISC + ERRORS + ANALYSES
+           + SIMULATIONS)

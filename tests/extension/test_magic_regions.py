@@ -180,3 +180,201 @@ def test_a_cell_that_is_not_python_raises_as_plain_and_its_report_is_the_last(ma
     report = psc_jit.last_report()
     assert report is not before and not report.compiled
     assert "SyntaxError" in report.fallback_reason
+
+
+# -- a loop's draws made before it, so that the loop rolls (frontend/predraw.py) --------------
+
+def _rolled_with_draws(report) -> bool:
+    return bool(report.predrawn) and "rolled, its draws made before it" in \
+        report.split_summary()
+
+
+@pytest.mark.parametrize("setup, draw", [
+    ("np.random.seed(5)", "np.random.normal(0.0, 0.5, size=3)"),
+    ("np.random.seed(5)", "np.random.rand(3)"),
+    ("rs = np.random.RandomState(4)", "rs.randn(3)"),
+    ("rs = np.random.RandomState(4)", "rs.randint(0, 100, size=3)"),
+    ("rng = np.random.default_rng(3)", "rng.standard_normal(3)"),
+    ("rng = np.random.default_rng(3)", "rng.standard_normal(3, dtype=np.float32)"),
+    ("rng = np.random.default_rng(3)", "rng.integers(0, 10, size=3)"),
+    ("rng = np.random.Generator(np.random.MT19937(2))", "rng.uniform(-1, 1, 3)"),
+])
+def test_a_loop_with_a_draw_rolls_with_the_numbers_drawn_before_it(compare, setup, draw):
+    """The numbers, their dtype and the generator's state after the cell are plain Python's,
+    on the first run and on a re-run that finds the rolled loop in the cache (the sums are
+    exact in either order: the names compare bit for bit)."""
+    reports = []
+    cell = (f"x = np.zeros(3)\nfor t in range(40):\n    x = np.maximum(x, {draw})\n"
+            "total = x.sum()\n")
+    compare(setup + "\nx0 = 1", cell, cell, "after = np.random.rand(2)\n", reports=reports)
+    first, again = reports[:2]
+    assert _rolled_with_draws(first) and _rolled_with_draws(again)
+    assert first.host_passes == {((), 1): 40}
+    rolled = [r for r in again.regions if r.part[3:]]
+    assert rolled and rolled[0].compiled and rolled[0].cache_hit
+
+
+def _twice(compare, setup, cell) -> list:
+    """The reports of the cell's first run and its re-run, each compared with plain Python."""
+    reports: list = []
+    compare(setup, cell, cell, reports=reports)
+    return reports
+
+
+def test_draws_of_several_generators_in_a_loop_with_a_range_of_steps(compare):
+    cell = ("acc = np.zeros((2, 2))\nfor k in range(3, 30, 4):\n"
+            "    a = rng.normal(size=(2, 2))\n    b = np.random.rand(2, 2) * k\n"
+            "    acc = np.maximum(acc, a * b)\n")
+    first, _ = _twice(compare, "rng = np.random.default_rng(9)\nnp.random.seed(1)", cell)
+    assert _rolled_with_draws(first) and first.host_passes == {((), 1): 7}
+
+
+@pytest.mark.parametrize("body", [
+    "    x = x + rng.random(2) - rng.random(2)\n",           # one generator, twice a pass
+    "    x = x + rng.integers(0, 5, size=2, dtype=np.uint8)\n",   # bits buffered per call
+    "    x = x + rng.random()\n",                             # no size: a Python float
+    "    x = x + rng.choice(4, size=2)\n",
+    "    x = x + rng.random(2)\n    print(x.sum())\n",        # another host step
+])
+def test_a_loop_whose_draws_cannot_be_made_before_it_runs_pass_by_pass(compare, body):
+    cell = "x = np.zeros(2)\nfor i in range(6):\n" + body + "s = x.sum()\n"
+    first, _ = _twice(compare, "rng = np.random.default_rng(2)", cell)
+    assert not first.predrawn and first.host_passes == {((), 1): 6}
+
+
+def test_a_rolled_loop_that_raises_leaves_the_generator_where_plain_python_does(compare):
+    """The loop raises on its fourth pass: the numbers drawn before it are put back, and the
+    loop runs pass by pass, drawing and raising as plain Python does."""
+    cell = ("x = np.zeros(2)\nfor i in range(6):\n    x = x + rng.normal(size=2)\n"
+            "    y = np.ones(2) / (3 - i)\n    z = [1, 2, 3][i]\n")
+    compare("rng = np.random.default_rng(8)", cell)
+
+
+def test_a_rolled_loop_whose_compiled_run_raises_runs_pass_by_pass_from_the_same_state(compare):
+    """The index is out of bounds on the fourth pass, found when the compiled loop runs."""
+    cell = ("x = np.zeros(2)\nw = np.arange(3.0)\nfor i in range(6):\n"
+            "    x = x + rng.normal(size=2)\n    x = x + w[i]\n")
+    compare("rng = np.random.default_rng(8)", cell)
+
+
+def test_an_inner_loop_rolls_with_its_draws_inside_an_outer_loop_run_by_python(compare):
+    cell = ("paths = []\nfor j in range(3):\n    x = np.zeros(2)\n    for t in range(20):\n"
+            "        x = np.maximum(x, rng.standard_normal(2))\n    paths.append(x)\n"
+            "    print(j, x.round(6))\n")
+    first, again = _twice(compare, "rng = np.random.default_rng(6)", cell)
+    assert len(first.predrawn) == 1
+    assert "rolled, its draws made before it" in again.split_summary()
+
+
+# -- a split cell is timed as a whole ---------------------------------------------------------
+
+def test_a_split_cell_is_timed_as_a_whole_and_its_timed_runs_change_nothing(compare):
+    """The first run times the plain cell against the compiled regions with their host steps
+    (which print, draw and select again on copies): the notebook ends as plain Python leaves
+    it, printed once, every generator where plain Python leaves it, the array the cell
+    updates in place updated once."""
+    reports = []
+    cell = ("x *= 2\nprint('total', x.sum())\ny = x[x > 4] + rng.normal(size=1)\n"
+            "z = np.random.rand(2) + y.sum()\nw = z * 3\n")
+    compare("x = np.arange(6.0)\nrng = np.random.default_rng(1)", cell, cell, reports=reports)
+    first, again = reports
+    assert first.split and first.timings is not None and again.timings is None
+    assert first.timings.plain_seconds and first.timings.compiled_seconds
+    assert "timed as a whole cell" in " ".join(first.notes)
+    from psc_jit.widgets import report_text
+    text = report_text(first)
+    assert "speed-up" in text and "not timed" not in text
+
+
+def test_a_split_cell_with_compare_is_timed_on_every_run(magic_shell):
+    magic_shell.run_cell("x = np.arange(3.0)\nrng = np.random.default_rng(0)")
+    timed = []
+    for _ in range(2):
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            magic_shell.run_cell("%%psc_jit --quiet --compare\na = x + rng.random(3)\n"
+                                 "print(a.shape)\nb = a * 2\n")
+        assert out.getvalue() == "(3,)\n"
+        timed.append(psc_jit.last_report().timings is not None)
+    assert timed == [True, True]
+    expected = np.random.default_rng(0)
+    expected.random(3), expected.random(3)
+    assert magic_shell.user_ns["rng"].bit_generator.state == expected.bit_generator.state
+
+
+@pytest.mark.parametrize("cell, why", [
+    ("a = x + 1\nprint(a[0], file=log)\nb = a * 2\n", "`log`"),
+    ("a = x + 1\nnote(a)\nb = a * 2\n", "`note`"),
+])
+def test_a_split_cell_whose_host_steps_act_outside_it_is_not_timed_and_says_why(compare,
+                                                                                 cell, why):
+    reports = []
+    setup = ("import io\nlog = io.StringIO()\nx = np.arange(3.0)\nseen = []\n"
+             "def note(a):\n    seen.append(float(a[0]))\n    print(a[0])\n")
+    compare(setup, cell, reports=reports)
+    assert reports[0].timings is None
+    assert any(n.startswith("not timed") and why in n for n in reports[0].notes)
+
+
+@pytest.mark.parametrize("update", ["x[bad] = fill", "x[1:3] = fill", "x[idx] = fill"])
+def test_an_update_of_an_array_between_host_steps_is_a_compiled_region(compare, update):
+    """It binds nothing new and calls nothing, but it writes into an array: a program does
+    that (a list's item set so stays plain Python)."""
+    reports = []
+    cell = f"print(x.sum())\n{update}\nprint(x)\nL[0] = fill\n"
+    compare("x = np.arange(5.0)\nbad = x > 2\nfill = -1.0\nidx = np.array([0, 4])\nL = [1, 2]",
+            cell, reports=reports)
+    compiled = [r.lines for r in reports[0].regions if r.compiled]
+    assert compiled == [(3, 3)]
+
+
+# -- a draw taken out of its statement: the draw is the host step (frontend/hoist.py) ---------
+
+@pytest.mark.parametrize("setup, cell, compiled_line", [
+    ("np.random.seed(0)", "a = np.random.rand(3)\nb = a + np.random.normal(size=3)\nprint(b)\n",
+     3),
+    ("rng = np.random.default_rng(5)",
+     "two = rng.integers(1, 7, size=(100, 2)).sum(axis=1)\nprint(two[:5])\n", 2),
+    ("rng = np.random.default_rng(5)\nX = np.arange(12.0).reshape(6, 2)",
+     "centroids = X[rng.choice(len(X), size=2, replace=False)]\nprint(centroids)\n", 2),
+    ("x = np.ones(3)\nnp.random.seed(3)", "x += np.random.rand(3)\nprint(x)\n", 2),
+    ("rng = np.random.default_rng(5)",                  # the next statement's trace stops
+     "two = rng.integers(1, 7, size=(100, 2)).sum(axis=1)\nfreq = np.bincount(two)\n"
+     "print(freq)\n", 2),
+    ("rs = np.random.RandomState(2)\nw = np.ones(2)",
+     "v = w * 2 - rs.randn(2) * rs.rand(2)\nprint(v)\n", None),    # (`w * 2` comes first)
+])
+def test_a_draw_inside_a_statement_is_the_host_step_and_the_rest_compiles(compare, setup, cell,
+                                                                          compiled_line):
+    reports = []
+    compare(setup, cell, cell, reports=reports)
+    compiled = [r.lines[0] for r in reports[0].regions if r.compiled]
+    assert compiled == ([compiled_line] if compiled_line else [])
+    assert [r.lines[0] for r in reports[1].regions if r.compiled and r.cache_hit] == compiled
+
+
+@pytest.mark.parametrize("cell", [
+    "b = not_bound + np.random.normal(size=3)\n",           # plain raises before drawing
+    "b = np.random.normal(size=3) + not_bound\n",           # ... after drawing
+    "t = (np.random.rand(3) * 2).tolist()\nprint(t)\n",    # the rest runs as plain Python
+    "for i in range(3):\n    y = y * 0.5 + rng.random()\n    print(y)\n",
+])
+def test_a_statement_whose_draw_is_taken_out_ends_as_plain_python_does(compare, cell):
+    compare("np.random.seed(4)\nrng = np.random.default_rng(4)\ny = np.ones(2)", cell, cell)
+
+
+def test_a_region_that_only_appends_to_a_list_the_cell_reads_elsewhere_compiles(compare):
+    """Whether the region only writes to the list is told by its own statements: the
+    cell's print after the loop reads it, between the region's runs."""
+    reports = []
+    cell = ("out = []\nfor k in range(4):\n    print(k)\n    out.append((x * k).max())\n"
+            "print(len(out), out[-1] > 0)\n")
+    compare("x = np.linspace(0, 1, 5)", cell, cell, reports=reports)
+    compiled = [r.lines for r in reports[0].regions if r.compiled]
+    assert compiled == [(5, 5)]
+
+
+def test_a_loop_whose_draw_raises_on_its_first_pass_ends_as_plain_python_does(compare):
+    """The draw's arguments are wrong: not drawn before the loop, which raises on its first
+    pass after the statement before the draw ran, the generator untouched."""
+    cell = "x = np.zeros(2)\nfor i in range(3):\n    x = x + 1\n    y = rng.integers(lo, 2, size=2)\n"
+    compare("rng = np.random.default_rng(1)\nlo = 5", cell)

@@ -56,3 +56,16 @@ def test_the_page_has_the_picture_a_row_per_region_and_each_regions_report(split
 def test_the_bundle_is_html_and_text_with_no_widget(split_report):
     bundle = mimebundle(split_report)
     assert set(bundle) == {"text/plain", "text/html"}
+
+
+def test_a_loop_that_rolled_with_its_draws_is_drawn_as_its_draws_then_its_region():
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "psc_jit")
+    shell.user_ns.update(np=np, rng=np.random.default_rng(1))
+    shell.run_cell_magic("psc_jit", "--quiet --no-compare",
+                         "x = np.zeros(2)\nfor t in range(9):\n    x = x + rng.random(2)\n")
+    report = psc_jit.last_report()
+    labels = re.findall(r'label="([^"]*)"', plan_dot(report))
+    assert [label.split("\\n")[0] for label in labels] == [
+        "line 2", "line 3: draws for 9 passes", "line 3"]
+    assert "rng.random" in labels[1] and "compiled" in labels[2]

@@ -3,10 +3,11 @@ loops run in Python with their bodies still planned as regions, and which loops 
 whole on the host."""
 import ast
 
+import numpy as np
 import pytest
 from psc_jit.core.frontend.cell import analyze_cell, block_at, region_analysis
 from psc_jit.core.frontend.regions import (HostBlock, HostStep, Region, host_steps_of, is_split,
-                                           plan_cell, plan_part, regions_of)
+                                           plan_cell, plan_part, regions_of, unrepeatable)
 
 pytestmark = pytest.mark.pure
 
@@ -125,3 +126,33 @@ def test_host_blocks_say_which_loop_level_runs_on_the_host():
     inner = outer.bodies[0][0]
     assert isinstance(outer, HostBlock) and isinstance(inner, HostBlock)
     assert outer.describe() == "the `for` at line 2" and outer.reason.startswith("line 4 ")
+
+
+def _holds(value):
+    return isinstance(value, (np.ndarray, np.random.Generator, int, float))
+
+
+@pytest.mark.parametrize("cell, repeatable", [
+    ("a = x * 2\nprint(a, a.sum())\nb = a + 1\n", True),
+    ("a = x * 2\nr = rng.normal(size=3) + np.random.rand(3)\n", True),
+    ("a = x * 2\nu = np.unique(np.round(a))\nv = sqrt(a[a > 0])\n", True),
+    ("a = x * 2\nprint(a, file=log)\n", False),
+    ("a = x * 2\nnp.save('a.npy', a)\n", False),
+    ("a = x * 2\nhelper(a)\n", False),
+    ("a = x * 2\nlog.write(str(a))\n", False),
+    ("a = x * 2\nplt.plot(a)\n", True),      # (plt: here a name of the math module)
+    ("a = x * 2\nos.remove(a)\n", False),
+    ("for i in range(3):\n    print(i)\n", True),
+    ("for i in helper():\n    print(i)\n", False),
+])
+def test_a_split_cell_can_be_run_again_to_be_timed_only_where_nothing_outside_changes(
+        cell, repeatable):
+    import io
+    import math
+    namespace = {"np": np, "x": np.ones(3), "a": np.ones(3), "rng": np.random.default_rng(0),
+                 "sqrt": np.sqrt, "log": io.StringIO(), "helper": lambda *a: [1], "plt": math,
+                 "os": __import__("os")}
+    tree = ast.parse(cell)
+    plan_ = plan_cell(tree, {2: "its trace stopped there"})   # (line 2: a host step)
+    why = unrepeatable(plan_, tree, namespace, _holds)
+    assert (why is None) == repeatable, why
