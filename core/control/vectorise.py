@@ -170,7 +170,7 @@ class _Analysis:
                 for out in eqn.outs:
                     uses[id(out)] = (self.owner(eqn, roles), eqn)
                 continue
-            if eqn.prim.name == READ and id(eqn.inputs[0]) in writes:
+            if eqn.prim.name in (READ, "slice") and id(eqn.inputs[0]) in writes:
                 self.check_read(eqn, *writes[id(eqn.inputs[0])])
                 inputs = eqn.inputs[1:]
             else:
@@ -198,10 +198,13 @@ class _Analysis:
 
     def check_read(self, read: Eqn, k: int, write: Write) -> None:
         """A read of a written array: of the pass's own row, or of rows no pass writes."""
-        starts, sizes = read.inputs[1:], tuple(read.params["slice_sizes"])
+        starts, sizes = _region(read)
+        if starts is None:
+            raise Refused(f"{_line(read)}pass i reads `{self.labels[k]}` by a strided slice, "
+                          "and other passes write it")
         w_starts, w_sizes = write.eqn.inputs[2:], write.eqn.inputs[1].aval.shape
         shape = self.carried[k].aval.shape
-        where = self.text(k, starts)
+        where = self.text(k, starts, sizes)
         if not self.facts.inside(starts, sizes, shape):
             raise Refused(f"{_line(read)}pass i reads `{where}`, which may be outside the "
                           "array (and another pass writes the array)")
@@ -232,14 +235,28 @@ class _Analysis:
             w_low, w_high = self.facts.bounds_of(w)
             if high + size - 1 < w_low or low > w_high:
                 return None
+            if size == 1 and not r[0] and set(dict(w[0])) == {id(self.index)}:
+                return f"pass {(r[1] - w[1]) * self.pass_term(w)}"   # the pass whose row it is
         return "other passes"
 
-    def text(self, k: int, starts) -> str:
-        """`name[i - 1, …]`: a read or write as the user might have written it."""
-        parts = [self.form_text(self.facts.of(s)) for s in starts]
-        while len(parts) > 1 and parts[-1] == "…":
+    def text(self, k: int, starts, sizes=None) -> str:
+        """`name[i - 1, :]`: a read or write as the user might have written it."""
+        shape = self.carried[k].aval.shape
+        sizes = sizes or (1,) * len(starts)
+        parts = [self.span_text(self.facts.of(s), size, dim)
+                 for s, size, dim in zip(starts, sizes, shape, strict=True)]
+        while len(parts) > 1 and parts[-1] == ":":
             parts.pop()
         return f"{self.labels[k]}[{', '.join(parts)}]"
+
+    def span_text(self, form, size: int, dim: int) -> str:
+        if size == 1:
+            return self.form_text(form)
+        if size == dim:
+            return ":"
+        start = self.form_text(form)
+        end = form[1] + size if form is not None and not form[0] else f"{start} + {size}"
+        return f"{start}:{end}"
 
     def form_text(self, form) -> str:
         if form is None:
@@ -252,6 +269,20 @@ class _Analysis:
             return str(constant)
         head = "i" if coefficient == 1 else "-i" if coefficient == -1 else f"{coefficient}*i"
         return head if not constant else f"{head} {'+' if constant > 0 else '-'} {abs(constant)}"
+
+
+def _region(read: Eqn) -> tuple[Sequence | None, tuple[int, ...]]:
+    """The start indices (atoms) and sizes of what a dynamic_slice or a slice reads (None
+    for a strided slice)."""
+    if read.prim.name == READ:
+        return read.inputs[1:], tuple(read.params["slice_sizes"])
+    params = read.params
+    if any(s != 1 for s in params["strides"] or ()):
+        return None, ()
+    starts = [Literal.of(np.int64(s)) for s in params["start_indices"]]
+    sizes = tuple(hi - lo for lo, hi in zip(params["start_indices"], params["limit_indices"],
+                                            strict=True))
+    return starts, sizes
 
 
 def _line(eqn: Eqn) -> str:
