@@ -140,7 +140,9 @@ class _Analysis:
         starts, update = eqn.inputs[2:], eqn.inputs[1].aval
         forms = [self.facts.of(s) for s in starts]
         following = [d for d, f in enumerate(forms) if f is None or self.pass_term(f)]
-        where = self.text(k, starts)
+        where = self.text(k, starts, update.shape)
+        if not following:
+            raise Refused(f"{_line(eqn)}every pass writes `{where}`")
         if len(following) != 1 or forms[following[0]] is None:
             raise Refused(f"{_line(eqn)}pass i writes `{where}`, a position that does not "
                           "follow the pass along one axis")
@@ -180,20 +182,24 @@ class _Analysis:
             if found is not None:
                 for out in eqn.outs:
                     uses[id(out)] = found
-        for role in roles.values():
+        for k, role in roles.items():
             for atom in _batched_atoms(role):
                 if id(atom) in uses or id(atom) in self.position:
                     used, eqn = uses.get(id(atom), (self.position.get(id(atom)), None))
-                    self.refuse_use(roles[used], used, eqn)
+                    self.refuse_use(roles[used], used, eqn, k)
 
     def owner(self, eqn: Eqn, roles) -> int:
         return next(k for k, r in roles.items() if not isinstance(r, Fresh) and r.eqn is eqn)
 
-    def refuse_use(self, role, used: int, eqn: Eqn | None) -> None:
+    def refuse_use(self, role, used: int, eqn: Eqn | None, k: int) -> None:
+        """Refused: carried value `k` needs `used` (whose role is `role`), reached by `eqn`."""
         label, at = self.labels[used], _line(eqn) if eqn is not None else ""
         if isinstance(role, Write):
             raise Refused(f"{at}pass i reads `{label}` beyond its own row, where other passes "
                           "write")
+        if used == k and isinstance(role, Fresh) and eqn is not None:
+            raise Refused(f"{at}pass i changes `{label}` from what the pass before left, other "
+                          "than in a row of its own or by a reduction")
         raise Refused(f"{at}pass i uses `{label}` as the pass before left it")
 
     def check_read(self, read: Eqn, k: int, write: Write) -> None:
@@ -218,25 +224,30 @@ class _Analysis:
         raise Refused(f"{_line(read)}pass i reads `{where}`, written by {other}")
 
     def other_pass(self, read_start, size: int, write_start) -> str | None:
-        """Along the written axis: which other pass writes what this read reads (None: no
-        other pass)."""
+        """Along the written axis: which earlier pass writes what this read reads (None: no
+        earlier pass; a row only later passes write is read before they do, as in plain
+        Python, so batched reads of the array from before the loop see what it sees)."""
         r, w = self.facts.of(read_start), self.facts.of(write_start)
         apart = minus_form(r, w)
+        shift = self.pass_term(w) if w is not None else 0
+        order = shift * self.facts.bounds.step          # +1: positions rise with the passes
         if apart is not None and not apart[0]:            # the same motion: offsets
-            shift = self.pass_term(w)
             offsets = [j for j in range(apart[1] - size + 1, apart[1] + 1)
-                       if j and abs(j) < self.passes]
+                       if j and abs(j) < self.passes and j * order < 0]
             if not offsets:
                 return None
             j = min(offsets, key=abs) * shift
             return f"pass i {'+' if j > 0 else '-'} {abs(j)}"
-        if not self.pass_term(r):                        # fixed rows: are they ever written?
+        if r is not None and not self.pass_term(r):      # fixed rows: are they ever written?
             low, high = self.facts.bounds_of(r)
             w_low, w_high = self.facts.bounds_of(w)
             if high + size - 1 < w_low or low > w_high:
                 return None
             if size == 1 and not r[0] and set(dict(w[0])) == {id(self.index)}:
-                return f"pass {(r[1] - w[1]) * self.pass_term(w)}"   # the pass whose row it is
+                writer = (r[1] - w[1]) * shift              # the pass whose row it is
+                bounds = self.facts.bounds
+                last = bounds.start + (self.passes - 1) * bounds.step
+                return None if writer == last else f"pass {writer}"
         return "other passes"
 
     def text(self, k: int, starts, sizes=None) -> str:
@@ -312,6 +323,8 @@ def emit_plan(plan: Plan, lead: Sequence[Any], inits: Sequence[Any]) -> list[Tra
     for k in range(1, len(carried)):
         role = roles[k]
         got = [next(found) for _ in _batched_atoms(role)]
+        if isinstance(role, Write):
+            got[1 + role.axis] = (_first_position(ops, plan, role, values), False)
         results.append(_finish(ops, plan, role, _atom(inits[k]), got))
     largest = max((v.aval.size * v.aval.dtype.itemsize for e in ops.eqns for v in e.outs),
                   default=0)
@@ -319,6 +332,18 @@ def emit_plan(plan: Plan, lead: Sequence[Any], inits: Sequence[Any]) -> list[Tra
         raise Refused(f"its passes batched would hold {largest / 2**20:,.0f} MiB at once")
     trace.eqns.extend(ops.eqns)
     return [_tracer(trace, r, v.aval) for r, v in zip(results, carried, strict=True)]
+
+
+def _first_position(ops: Ops, plan: Plan, write: Write, values: list):
+    """Where along the written axis the rows start: the write's index in the pass that
+    writes the first row, worked out unbatched (an expression of the loop's own values that
+    an enclosing loop can still follow)."""
+    last = plan.start + (plan.passes - 1) * plan.step
+    graph = dead_code_elimination(Graph(plan.body.in_vars, plan.body.eqns,
+                                        (write.eqn.inputs[2 + write.axis],)))
+    operands = [_atom(v) for v in values]
+    operands[plan.n_lead] = _atom(plan.start if write.ascending else last)
+    return ops.inline(graph, operands)[0]
 
 
 def _batched_atoms(role) -> list:
@@ -361,8 +386,7 @@ def _write_rows(ops: Ops, plan: Plan, write: Write, array, rows, starts) -> Any:
     stacked = ops.moveaxis(stacked, 0, axis)
     if not write.ascending:
         stacked = ops.rev(stacked, (axis,))
-    first = 0 if write.ascending else n - 1
-    at = [ops.index_at(s, np.int64(first)) if b else s for s, b in starts]
+    at = [ops.index_at(s, np.int64(0)) if b else s for s, b in starts]
     return ops.dynamic_update_slice(array, stacked, at)
 
 

@@ -90,8 +90,21 @@ def shifted_rows(x):
     return out
 
 
+def read_before_written(x):
+    for i in range(x.shape[0] - 1):
+        x[i] = x[i + 1] * 0.5         # x[i + 1] is written by a later pass: read before it
+    return x
+
+
+def last_row_read(A):
+    for i in range(A.shape[0]):
+        A[i] = A[i] + A[-1]           # A[-1] is written by the last pass
+    return A
+
+
 INDEPENDENT = [rows_written, scalar_sum, integer_sum, vector_sum, rows_of_a_matrix,
-               columns_written, reversed_rows, shifted_rows]
+               columns_written, reversed_rows, shifted_rows, read_before_written,
+               last_row_read]
 
 
 def notes(f, *args) -> list[str]:
@@ -112,7 +125,8 @@ def arrays(dtype, shape, seed=0):
 @given(passes=st.sampled_from([0, 1, 2, 17, 40]), dtype=st.sampled_from(DTYPES),
        f=st.sampled_from(INDEPENDENT))
 def test_independent_passes_give_plain_pythons_results_bit_for_bit(passes, dtype, f):
-    shape = (passes, 3) if f in (vector_sum, rows_of_a_matrix, columns_written) else (passes,)
+    matrices = (vector_sum, rows_of_a_matrix, columns_written, last_row_read)
+    shape = (passes, 3) if f in matrices else (passes,)
     if f is rows_of_a_matrix and passes == 0:
         return                                   # row.max() of no rows: NumPy raises too
     compare(f, arrays(dtype, shape))
@@ -122,7 +136,8 @@ def test_independent_passes_give_plain_pythons_results_bit_for_bit(passes, dtype
                                       (integer_sum, (50,)), (vector_sum, (50, 3)),
                                       (rows_of_a_matrix, (50, 4)), (columns_written, (50, 3)),
                                       (reversed_rows, (50,)), (shifted_rows, (50,)),
-                                      (own_row_updated, (50, 3)), (largest, (50,))])
+                                      (own_row_updated, (50, 3)), (largest, (50,)),
+                                      (read_before_written, (50,)), (last_row_read, (50, 3))])
 def test_a_loop_of_independent_passes_is_vectorised(f, shape):
     x = arrays(np.float64, shape)
     compare(f, x)
