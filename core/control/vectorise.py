@@ -47,6 +47,11 @@ from .ops import Ops
 
 LARGEST_BATCH_BYTES = 1 << 29   # a value of the batched passes larger than this: not vectorised
 FOLD_BLOCK = 16                 # values a pass of a reduction's XLA loop folds
+# A pass whose values hold more elements than this already spreads the cost of a pass of the
+# XLA loop over its work, and batched it ran slower on XLA:CPU (bench/loops.py: pairwise,
+# 1,500 elements a pass, 4x slower; azimint_naive, 40,000, 5x slower; doitgen, 750, and
+# rows of 100 elements 2-3x faster): such a loop stays sequential.
+LARGEST_PASS_ELEMENTS = 1024
 
 # the elementwise operations a reduction may fold its value with, in pass order
 FOLDABLE = frozenset({add_p, subtract_p, multiply_p, divide_p, maximum_p, minimum_p, fmax_p,
@@ -311,6 +316,7 @@ def emit_plan(plan: Plan, lead: Sequence[Any], inits: Sequence[Any]) -> list[Tra
     roles = plan.roles
     needed = [a for k in sorted(roles) for a in _batched_atoms(roles[k])]
     graph = dead_code_elimination(Graph(plan.body.in_vars, plan.body.eqns, tuple(needed)))
+    _check_pass_size(graph)
     carried = plan.body.in_vars[plan.n_lead:]
     index_values = _index_values(ops, plan, carried[0].aval)
     values = [*lead, index_values, *inits[1:]]
@@ -332,6 +338,13 @@ def emit_plan(plan: Plan, lead: Sequence[Any], inits: Sequence[Any]) -> list[Tra
         raise Refused(f"its passes batched would hold {largest / 2**20:,.0f} MiB at once")
     trace.eqns.extend(ops.eqns)
     return [_tracer(trace, r, v.aval) for r, v in zip(results, carried, strict=True)]
+
+
+def _check_pass_size(graph: Graph) -> None:
+    largest = max((v.aval.size for e in graph.eqns for v in e.outs), default=0)
+    if largest > LARGEST_PASS_ELEMENTS:
+        raise Refused(f"a pass already works on {largest:,} elements (batching pays where a "
+                      f"pass has at most {LARGEST_PASS_ELEMENTS:,})")
 
 
 def _first_position(ops: Ops, plan: Plan, write: Write, values: list):
