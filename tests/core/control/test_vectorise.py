@@ -255,3 +255,17 @@ def test_a_nest_vectorises_its_inner_loop_and_keeps_the_outer_sequential():
        dtype=st.sampled_from([np.float64, np.float32, np.int64]))
 def test_a_nest_gives_plain_pythons_results(rows, cols, dtype):
     compare(rows_from_the_row_before, arrays(dtype, (rows, cols)))
+
+
+def wide_rows(X):
+    out = np.empty_like(X)
+    for i in range(X.shape[0]):
+        out[i] = np.sqrt(X[i])
+    return out
+
+
+def test_a_loop_whose_passes_are_already_large_stays_sequential():
+    X = arrays(np.float64, (6, 2000))
+    compare(wide_rows, X)
+    assert any("a pass already works on 2,000 elements" in n for n in notes(wide_rows, X))
+    assert vectorised(wide_rows, X[:, :100])
