@@ -515,6 +515,10 @@ def vectorised(body: Graph, n_lead: int, bounds: LoopBounds | None, labels: Sequ
     except UnsupportedError as err:
         note_loop(source, f"sequential loop: its body cannot be batched ({err.message})")
         return None
+    except (TypeError, ValueError) as err:      # a batching rule's: the loop is still right
+        note_loop(source, f"sequential loop: batching its body failed ({type(err).__name__}: "
+                  f"{err})")
+        return None
     note_loop(source, f"vectorised: its {plan.passes:,} passes run as one batched "
               "computation (" + _roles_text(plan, labels) + ")")
     return results
