@@ -99,6 +99,7 @@ class Plan:
     step: int
     passes: int
     roles: dict[int, Any]        # carried position (after the index) -> Write/Reduction/Fresh
+    facts: IndexFacts
 
 
 def plan_loop(body: Graph, n_lead: int, bounds: LoopBounds, labels: Sequence[str]) -> Plan:
@@ -113,7 +114,7 @@ def plan_loop(body: Graph, n_lead: int, bounds: LoopBounds, labels: Sequence[str
     analysis = _Analysis(body, n_lead, facts, passes, labels)
     roles = analysis.roles()
     analysis.check_dependences(roles)
-    return Plan(body, n_lead, bounds.start, bounds.step, passes, roles)
+    return Plan(body, n_lead, bounds.start, bounds.step, passes, roles, facts)
 
 
 class _Analysis:
@@ -321,7 +322,9 @@ def emit_plan(plan: Plan, lead: Sequence[Any], inits: Sequence[Any]) -> list[Tra
     index_values = _index_values(ops, plan, carried[0].aval)
     values = [*lead, index_values, *inits[1:]]
     batched = [False] * plan.n_lead + [True] + [False] * (len(carried) - 1)
-    outs, out_b = batch_eval(ops, graph, [_atom(v) for v in values], batched, plan.passes)
+    graph, sliced = _rows_read(ops, plan, graph, values)
+    outs, out_b = batch_eval(ops, graph, [_atom(v) for v in values] + sliced,
+                             batched + [True] * len(sliced), plan.passes)
     if not any(out_b):
         raise Refused("nothing its passes compute depends on the index")
     found = iter(zip(outs, out_b, strict=True))
@@ -340,6 +343,61 @@ def emit_plan(plan: Plan, lead: Sequence[Any], inits: Sequence[Any]) -> list[Tra
     return [_tracer(trace, r, v.aval) for r, v in zip(results, carried, strict=True)]
 
 
+def _rows_read(ops: Ops, plan: Plan, graph: Graph, values: list) -> tuple[Graph, list]:
+    """Reads of an array the passes do not write, one row per pass along an axis (`X[i]`):
+    every pass's row is one slice of the array, not a gather. Returns the graph taking those
+    reads' results as more (batched) inputs, and the slices."""
+    reads, sliced = [], []
+    batched_in = {id(v) for v in graph.in_vars[:plan.n_lead]} | {
+        id(v) for v in graph.in_vars[plan.n_lead + 1:]}
+    for eqn in graph.eqns:
+        if eqn.prim.name == READ and id(eqn.inputs[0]) in batched_in:
+            rows = _slice_of_rows(ops, plan, graph, eqn, values)
+            if rows is not None:
+                reads.append(eqn)
+                sliced.append(rows)
+    if not reads:
+        return graph, []
+    skipped = {id(e) for e in reads}
+    eqns = tuple(e for e in graph.eqns if id(e) not in skipped)
+    ins = graph.in_vars + tuple(e.outs[0] for e in reads)
+    return Graph(ins, eqns, graph.out_atoms), sliced
+
+
+def _slice_of_rows(ops: Ops, plan: Plan, graph: Graph, read: Eqn, values: list):
+    """`read`'s result for every pass (the batch axis first), as one slice; None when the
+    read does not take one row per pass along one axis, inside the array."""
+    facts, starts = plan.facts, read.inputs[1:]
+    sizes = tuple(read.params["slice_sizes"])
+    forms = [facts.of(s) for s in starts]
+    if any(f is None for f in forms):
+        return None
+    moving = [d for d, f in enumerate(forms) if dict(f[0]).get(id(facts.index), 0)]
+    if len(moving) != 1 or sizes[moving[0]] != 1 or \
+            not facts.inside(starts, sizes, read.inputs[0].aval.shape):
+        return None
+    axis = moving[0]
+    order = dict(forms[axis][0])[id(facts.index)] * plan.step
+    if abs(order) != 1:
+        return None
+    last = plan.start + (plan.passes - 1) * plan.step
+    at = [_at_index(ops, plan, s, values, plan.start if order > 0 else last) for s in starts]
+    array = _atom(values[graph.in_vars.index(read.inputs[0])])
+    rows = ops.dynamic_slice(array, at, sizes[:axis] + (plan.passes,) + sizes[axis + 1:])
+    if order < 0:
+        rows = ops.rev(rows, (axis,))
+    rows = ops.moveaxis(rows, axis, 0)
+    return ops.reshape(rows, (plan.passes,) + sizes)
+
+
+def _at_index(ops: Ops, plan: Plan, atom, values: list, index: int):
+    """`atom` of the body, worked out unbatched for the pass of loop index `index`."""
+    graph = dead_code_elimination(Graph(plan.body.in_vars, plan.body.eqns, (atom,)))
+    operands = [_atom(v) for v in values]
+    operands[plan.n_lead] = _atom(index)
+    return ops.inline(graph, operands)[0]
+
+
 def _check_pass_size(graph: Graph) -> None:
     largest = max((v.aval.size for e in graph.eqns for v in e.outs), default=0)
     if largest > LARGEST_PASS_ELEMENTS:
@@ -352,11 +410,8 @@ def _first_position(ops: Ops, plan: Plan, write: Write, values: list):
     writes the first row, worked out unbatched (an expression of the loop's own values that
     an enclosing loop can still follow)."""
     last = plan.start + (plan.passes - 1) * plan.step
-    graph = dead_code_elimination(Graph(plan.body.in_vars, plan.body.eqns,
-                                        (write.eqn.inputs[2 + write.axis],)))
-    operands = [_atom(v) for v in values]
-    operands[plan.n_lead] = _atom(plan.start if write.ascending else last)
-    return ops.inline(graph, operands)[0]
+    return _at_index(ops, plan, write.eqn.inputs[2 + write.axis], values,
+                     plan.start if write.ascending else last)
 
 
 def _batched_atoms(role) -> list:
