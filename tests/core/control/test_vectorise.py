@@ -102,7 +102,20 @@ def last_row_read(A):
     return A
 
 
-INDEPENDENT = [rows_written, scalar_sum, integer_sum, vector_sum, rows_of_a_matrix,
+def read_before_written_backwards(x):
+    for i in range(x.shape[0] - 1, 0, -1):
+        x[i] = x[i - 1] - 2           # x[i - 1] is written by a later pass of this loop
+    return x
+
+
+def transposed(X):
+    out = np.zeros(X.shape[::-1], X.dtype)
+    for i in range(X.shape[1]):
+        out[i] = X[:, i] * 2
+    return out
+
+
+INDEPENDENT = [read_before_written_backwards, transposed, rows_written, scalar_sum, integer_sum, vector_sum, rows_of_a_matrix,
                columns_written, reversed_rows, shifted_rows, read_before_written,
                last_row_read]
 
@@ -121,11 +134,11 @@ def arrays(dtype, shape, seed=0):
     return values.astype(dtype) / (3 if np.dtype(dtype).kind in "fc" else 1)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(passes=st.sampled_from([0, 1, 2, 17, 40]), dtype=st.sampled_from(DTYPES),
        f=st.sampled_from(INDEPENDENT))
 def test_independent_passes_give_plain_pythons_results_bit_for_bit(passes, dtype, f):
-    matrices = (vector_sum, rows_of_a_matrix, columns_written, last_row_read)
+    matrices = (vector_sum, rows_of_a_matrix, columns_written, last_row_read, transposed)
     shape = (passes, 3) if f in matrices else (passes,)
     if f is rows_of_a_matrix and passes == 0:
         return                                   # row.max() of no rows: NumPy raises too
@@ -137,7 +150,9 @@ def test_independent_passes_give_plain_pythons_results_bit_for_bit(passes, dtype
                                       (rows_of_a_matrix, (50, 4)), (columns_written, (50, 3)),
                                       (reversed_rows, (50,)), (shifted_rows, (50,)),
                                       (own_row_updated, (50, 3)), (largest, (50,)),
-                                      (read_before_written, (50,)), (last_row_read, (50, 3))])
+                                      (read_before_written, (50,)), (last_row_read, (50, 3)),
+                                      (read_before_written_backwards, (50,)),
+                                      (transposed, (4, 50))])
 def test_a_loop_of_independent_passes_is_vectorised(f, shape):
     x = arrays(np.float64, shape)
     compare(f, x)
