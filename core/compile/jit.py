@@ -18,6 +18,7 @@ from typing import Any, Callable, Hashable, Sequence
 import numpy as np
 
 from .. import passes
+from ..control.vectorise import loop_notes
 from ..frontend.convert import converted_function
 from ..frontend.reads import Reads, guard_globals, is_user_function
 from ..frontend.unrolled import unroll_notes
@@ -153,8 +154,9 @@ class Compiled:
 
     @functools.cached_property
     def notes(self) -> tuple[str, ...]:
-        """What a user should know about this program's size (equations from unrolled loops)."""
-        return tuple(unroll_notes(self.graph))
+        """What a user should know about this program's size (equations from unrolled loops)
+        and its loops (which ran as one batched computation, and why the others did not)."""
+        return tuple(unroll_notes(self.graph)) + tuple(loop_notes(self.graph))
 
     @property
     def timings(self) -> dict[str, float]:

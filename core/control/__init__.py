@@ -9,6 +9,12 @@
     branches.py     the branches of an `if` traced into one `cond` (or a `select`)
     loop_writes.py  writes to the user's objects made inside a rolled loop, one row per pass
     forwarding.py   reads of what the pass before wrote, carried instead of read (no copy)
+    ops.py          what rules of transformations write into: equations with the source line
+                    they came from
+    batching.py     automatic batching: the batched graph (each equation by its primitive's
+                    batching rule); vmap (transform/) and vectorised loops use it
+    vectorise.py    a range loop whose passes are independent, run as one batched computation
+                    followed by one write per array and one reduction per carried value
 
 The rolling of a user's Python loops into these equations is the frontend's (frontend/
 rewrite.py and runtime.py); this layer never reads source code.

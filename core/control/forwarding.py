@@ -151,7 +151,7 @@ def forward_reads(body: Graph, n_lead: int, bounds: LoopBounds | None
 
 def forward_within_pass(body: Graph, n_lead: int, bounds: LoopBounds) -> Graph:
     """The body with reads after a write of the pass resolved (see the module's docstring)."""
-    facts = _Facts(body, n_lead, bounds)
+    facts = IndexFacts(body, n_lead, bounds)
     replaced: dict[int, Any] = {}
     eqns = []
     for eqn in body.eqns:
@@ -178,7 +178,7 @@ def _with_inputs(eqn: Eqn, replaced: dict[int, Any]) -> Eqn:
     return Eqn(eqn.prim, inputs, eqn.params, eqn.outs, eqn.source, eqn.id)
 
 
-class _Facts(_Affine):
+class IndexFacts(_Affine):
     """What is known of a body's index expressions: affine forms, the ranges of their
     symbols, and the loop's bound on its index."""
 
@@ -228,7 +228,7 @@ class _Facts(_Affine):
         if not (self.inside(starts, sizes, shape) and self.inside(others, other_sizes, shape)):
             return False
         for a, b, size, other_size in zip(starts, others, sizes, other_sizes, strict=True):
-            low, high = self.bounds_of(_minus(self.of(a), self.of(b)))
+            low, high = self.bounds_of(minus_form(self.of(a), self.of(b)))
             if high <= -size or low >= other_size:
                 return True
         return False
@@ -286,7 +286,7 @@ class _Facts(_Affine):
         return range_of(var) if var is not None else None
 
 
-def _minus(a, b):
+def minus_form(a, b):
     if a is None or b is None:
         return None
     terms = dict(a[0])

@@ -35,6 +35,7 @@ from .loop_writes import collect_writes
 from .loop_writes import stack_writes
 from .forwarding import LoopBounds, first_reads, forward_reads, with_unused_inputs
 from .subtrace import SubTrace, close
+from .vectorise import vectorised
 
 
 # The inputs of a loop body's trace that carry a rebound name by value (by buffer id): seen
@@ -238,7 +239,9 @@ class _Loop:
         snapshot.check()
         inits = self.inits(types) + [coerce(v, s) for v, s in zip(
             (True, 0) * len(checks), CHECK_SLOTS * len(checks), strict=True)] + stacked.inits()
-        values = self.emit(cond_graph, body_graph, inits, self.bounds_in_body(body.inner))
+        labels = self.labels(types) if self.may_vectorise(checks, stacked) else None
+        values = self.emit(cond_graph, body_graph, inits, self.bounds_in_body(body.inner),
+                           labels)
         rows = len(stacked.inputs)
         result = self.results(types, values[:len(values) - rows], checks)
         stacked.finish(values[len(values) - rows:])
@@ -398,9 +401,27 @@ class _Loop:
         start, stop, step = self.index
         return LoopBounds(step, local(start), local(stop))
 
+    def may_vectorise(self, checks, stacked) -> bool:
+        """Whether the loop is one a user wrote as a Python loop (those of `api`, as JAX's,
+        stay XLA loops), without run-time checks of its indices nor writes to objects."""
+        return self.observed is not None and not checks and not stacked.inputs
+
+    def labels(self, types) -> list[str]:
+        """A name per carried position, for what the report says of the loop: the index,
+        the arrays updated in place, the leaves of the rebound names."""
+        labels = ["i"] if self.index is not None else []
+        for buf in self.fixed:
+            labels.append(next((n for n in self.spec.names if isinstance(
+                self.env.get(n), Tracer) and self.env[n]._buffer is buf), "an array"))
+        for name in self.spec.assigned:
+            labels += [name] * sum(isinstance(t, Slot) for t in types[name][1])
+        return labels
+
     def emit(self, cond_graph: Graph, body_graph: Graph, inits: list,
-             bounds: LoopBounds | None = None) -> list:
-        """Bind the while_loop; the value of every carried position after it."""
+             bounds: LoopBounds | None = None, labels: list[str] | None = None) -> list:
+        """Bind the while_loop (or, for a loop whose passes are independent, their batched
+        computation: `vectorise`); the value of every carried position after it. `labels`:
+        a name per carried position, where the loop may be vectorised (None: it may not)."""
         keep = 1 if self.index is not None else 0
         cond_graph, body_graph, invariants, carried = hoist_invariants(cond_graph, body_graph,
                                                                       keep)
@@ -408,6 +429,11 @@ class _Loop:
         consts = [inits[k] for k in invariants]
         carried_inits = [inits[k] for k in carried]
         n_lead = len(body_c.consts) + len(consts)
+        if labels is not None and self.cond_fn is None:
+            batched = vectorised(body_c.graph, n_lead, bounds, [labels[k] for k in carried],
+                                 [*body_c.consts, *consts], carried_inits)
+            if batched is not None:
+                return _placed(inits, carried, batched)
         body, forwarded = forward_reads(body_c.graph, n_lead, bounds)
         carried_inits += first_reads(forwarded, body_c.graph.in_vars,
                                      [*body_c.consts, *consts, *carried_inits])
@@ -416,10 +442,7 @@ class _Loop:
                     *carried_inits, cond_graph=cond, body_graph=body,
                     cond_nconsts=len(cond_c.consts) + len(consts),
                     body_nconsts=n_lead, **self.trip_count())[:len(carried)]
-        values = list(inits)
-        for k, out in zip(carried, outs, strict=True):
-            values[k] = out
-        return values
+        return _placed(inits, carried, outs)
 
     def trip_count(self) -> dict[str, int]:
         """{"trip_count": n} for a range loop whose bounds are Python ints (reverse-mode
@@ -445,6 +468,14 @@ class _Loop:
         for check in checks:
             current_trace().require(next(values), next(values), check.message, check.error)
         return result
+
+
+def _placed(inits: list, carried: list[int], outs: Sequence) -> list:
+    """The value of every position after the loop: its carried ones from `outs`."""
+    values = list(inits)
+    for k, out in zip(carried, outs, strict=True):
+        values[k] = out
+    return values
 
 
 def index_range(index: Tracer, start, stop, step: int) -> None:

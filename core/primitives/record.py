@@ -19,7 +19,7 @@ differentiation (`core.transform` is their interpreter):
 - `differentiable=False` declares a primitive whose results have no derivative (comparisons,
   integer and bit operations, argmax): their tangents are zero, without a rule.
 
-and its rule of automatic batching (`core.transform.batching` is its interpreter):
+and its rule of automatic batching (`core.control.batching` is its interpreter):
 
 - `batch(ctx, operands, batched, **params) -> (outs, which outs are batched)`: the equation on
   operands that carry one more leading axis, the batch axis, where `batched` says so (axis 0,

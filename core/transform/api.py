@@ -21,7 +21,7 @@ from ..ir import Literal, ShapedArray
 from ..tracing import current_trace, to_atom
 from ..tree_util import LEAF, children, flatten, leaf_count, registration_advice, unflatten
 from .flat import FlatTrace, Static, inline, leaf_aval, leaf_positions, to_tracer, trace_flat
-from .ops import Ops, is_inexact
+from ..control.ops import Ops, is_inexact
 from .jvp import jvp_graph
 from .vjp import vjp_graph
 

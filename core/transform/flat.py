@@ -23,7 +23,7 @@ from ..numpy.base import as_kind, ensure_tracer
 from ..numpy.subclasses import plain_base
 from ..tracing import Buffer, Tracer, c_strides, current_trace, to_atom
 from ..tree_util import flatten, unflatten
-from .ops import Ops
+from ..control.ops import Ops
 
 def rolled(fun: Callable) -> Callable:
     """fun converted for tracing (its loops and branches rolled, its reads visible: see

@@ -19,7 +19,7 @@ from ..tree_util import flatten, unflatten
 from .api import Transformed, as_tuple, check_grad_inputs, _name
 from .flat import FlatTrace, inline, leaf_positions, to_tracer, trace_flat
 from .jvp import jvp_graph
-from .ops import Ops, is_inexact
+from ..control.ops import Ops, is_inexact
 from .vjp import vjp_graph
 
 COUNTER = ShapedArray((), np.dtype(np.int64))

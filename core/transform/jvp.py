@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 from ..ir import Eqn, Graph, Literal, Var
 from ..tracing import UnsupportedError
-from .ops import Ops, is_inexact
+from ..control.ops import Ops, copy_eqn, is_inexact
 
 
 class RuleContext(Ops):
@@ -55,13 +55,6 @@ def missing_rule(eqn: Eqn, which: str) -> UnsupportedError:
     return UnsupportedError(
         f"psc_jit cannot differentiate `{eqn.prim.name}`: it has no {which} rule", eqn.source,
         "compute this value outside the differentiated function, or ask for the rule")
-
-
-def copy_eqn(ops: Ops, eqn: Eqn, inputs: Sequence[Any]) -> list[Var]:
-    """The equation as it is, on new inputs; its new outputs."""
-    outs = tuple(Var(v.aval) for v in eqn.outs)
-    ops.eqns.append(Eqn(eqn.prim, tuple(inputs), eqn.params, outs, eqn.source))
-    return list(outs)
 
 
 def tangent_var(atom, nonzero: bool) -> Var | None:

@@ -23,8 +23,9 @@ from ..control.subtrace import close
 from ..ir import Eqn, Graph, Var
 from ..passes import dead_code_elimination
 from ..primitives.record import Linear
-from .jvp import Env, RuleContext, copy_eqn, missing_rule
-from .ops import Ops, is_inexact
+from ..control.ops import copy_eqn
+from .jvp import Env, RuleContext, missing_rule
+from ..control.ops import Ops, is_inexact
 
 
 class VjpContext(RuleContext):

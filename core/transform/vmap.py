@@ -23,10 +23,10 @@ from ..tracing import Tracer, caller_source, current_trace, to_atom
 from ..tree_util import (broadcast_prefix, flatten, flatten_with_paths, registration_advice,
                          unflatten)
 from .api import Transformed, _name
-from .batching import batch_eval, with_batch
+from ..control.batching import batch_eval, with_batch
 from .collectives import bound_axis
 from .flat import FlatTrace, Static, is_number, leaf_aval, to_tracer, trace_flat
-from .ops import Ops
+from ..control.ops import Ops
 
 
 def _is_axis(value) -> bool:

@@ -20,7 +20,7 @@ from psc_jit.core import check_graph, jit, vmap
 from psc_jit.core.interpreter import eval_graph
 from psc_jit.core.primitives import PRIMITIVES
 from psc_jit.core.tracing import bind
-from psc_jit.core.transform.batching import batch_graph
+from psc_jit.core.control.batching import batch_graph
 
 from .batch_cases import CASES
 

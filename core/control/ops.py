@@ -11,7 +11,6 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..control.subtrace import inline
 from ..ir import Eqn, Graph, Literal, ShapedArray, SourceInfo, Var
 from ..passes import dead_code_elimination
 from ..primitives import (abs_p, add_p, argmin_p, broadcast_in_dim_p, complex_p,
@@ -24,6 +23,7 @@ from ..primitives import (abs_p, add_p, argmin_p, broadcast_in_dim_p, complex_p,
                           select_p, sign_p, sin_p, sinh_p, slice_p, sort_p, sqrt_p, subtract_p,
                           transpose_p)
 from ..tracing import to_atom
+from .subtrace import inline
 
 
 def is_inexact(aval: ShapedArray) -> bool:
@@ -299,3 +299,10 @@ class Ops:
 
     def dot_general(self, lhs, rhs, contracting, batch):
         return self.bind(dot_general_p, lhs, rhs, contracting=contracting, batch=batch)
+
+
+def copy_eqn(ops: Ops, eqn: Eqn, inputs: Sequence[Any]) -> list[Var]:
+    """The equation as it is, on new inputs; its new outputs."""
+    outs = tuple(Var(v.aval) for v in eqn.outs)
+    ops.eqns.append(Eqn(eqn.prim, tuple(inputs), eqn.params, outs, eqn.source))
+    return list(outs)

@@ -16,8 +16,7 @@ from typing import Any, Sequence
 
 from ..ir import Eqn, Graph, Literal, ShapedArray, Var
 from ..tracing import UnsupportedError
-from .jvp import copy_eqn
-from .ops import Ops
+from .ops import Ops, copy_eqn
 
 
 def batched_aval(aval: ShapedArray, axis_size: int) -> ShapedArray:
