@@ -337,3 +337,15 @@ def test_device_times_group_a_profile_by_device_with_the_collectives_part():
                         ThunkEvent("all-reduce-start", 200, 200, 1)))
     assert device_times(trace) == (DeviceTime(0, 400, 100), DeviceTime(1, 400, 200))
     assert device_times(trace)[1].collective_share == 0.5
+
+
+def test_numpy_and_device_calls_of_one_function_each_keep_their_kind():
+    f = psc_jit.jit(lambda v: v * 2.0 + 1.0)
+    x = np.arange(8.0)
+    for _ in range(3):      # (the C++ dispatcher has this signature's fast path by now)
+        assert type(f(x)) is np.ndarray
+    a = psc_jit.device_put(x)
+    out = f(a)
+    assert isinstance(out, psc_jit.Array)
+    np.testing.assert_array_equal(np.asarray(out), f(x))
+    assert type(f(x)) is np.ndarray and isinstance(f(a), psc_jit.Array)
