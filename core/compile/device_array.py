@@ -22,7 +22,12 @@ from . import xla
 from .errors import XlaError
 from .sharding import Mesh, NamedSharding, PartitionSpec, SingleDevice
 
-_OWN_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_CORE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_ROOT = os.path.dirname(_CORE)
+# psc_jit's own code, where a frame is not the user's: the installed package, or in a source
+# checkout (an editable install) its three folders
+_OWN_DIRS = (_ROOT + os.sep,) if os.path.basename(_ROOT) == "psc_jit" else tuple(
+    os.path.join(_ROOT, d) + os.sep for d in ("core", "extension", "widgets"))
 
 
 class Array:
@@ -132,7 +137,7 @@ def caller_line() -> str:
     """Where the user's code called in (the first frame outside psc_jit): how a failed
     asynchronous run is named when its result is read later."""
     frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_OWN_DIR):
+    while frame is not None and frame.f_code.co_filename.startswith(_OWN_DIRS):
         frame = frame.f_back
     if frame is None:
         return "the call"
