@@ -108,11 +108,13 @@ def scaling(psc_jit, Mesh, NamedSharding, P, x, w, repeat: int) -> None:
 
 
 def _jax():
+    """jax, with 64-bit types on (else it would compute float64 inputs in float32)."""
     try:
         import jax
-        return jax
     except ImportError:
         return None
+    jax.config.update("jax_enable_x64", True)
+    return jax
 
 
 def _jax_time(jax, name: str, n: int, x, w, repeat: int) -> str:
