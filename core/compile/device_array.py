@@ -170,7 +170,8 @@ def place(value, sharding: NamedSharding, origin: str = "device_put") -> Array:
                         "a device")
     array = np.asarray(array, order="C")
     slices = sharding.shard_slices(array.shape)
-    handle = xla.spmd.put(array, sharding.device_list, sharding.hlo_text(array.ndim), slices)
+    handle = xla.spmd.put(array, array.shape, sharding.device_list,
+                          sharding.hlo_text(array.ndim), slices)
     return Array(handle, ShapedArray(array.shape, array.dtype), sharding, origin)
 
 
@@ -237,7 +238,7 @@ def make_array_from_process_local_data(sharding, local_data, global_shape=None):
                     zip(block, box, strict=True)) if xla.spmd.is_local(d) else block
               for d, block in zip(sharding.device_list, sharding.shard_slices(shape),
                                   strict=True)]
-    handle = xla.spmd.put_local(local, shape, sharding.device_list,
-                                sharding.hlo_text(len(shape)), slices)
+    handle = xla.spmd.put(local, shape, sharding.device_list, sharding.hlo_text(len(shape)),
+                          slices)
     return Array(handle, ShapedArray(shape, local.dtype), sharding,
                  "make_array_from_process_local_data")

@@ -113,6 +113,11 @@ class DeviceProgram:
         return self.executable.hlo_text()
 
     @functools.cached_property
+    def spans_processes(self) -> bool:
+        """Whether its devices belong to more than one process (the distributed runtime)."""
+        return len({d.process_index for d in self.executable.devices}) > 1
+
+    @functools.cached_property
     def fingerprint(self) -> str:
         """What the processes of the distributed runtime compare before a run together."""
         return hashlib.sha256(self.text.encode()).hexdigest()
@@ -180,7 +185,7 @@ def device_call(jitted, args: tuple, kwargs: dict, arrays: bool | None = None,
     leaves = list(spec.leaves) + list(extra)
     inputs = _placed_inputs(program, leaves, origin)
     programs.last_times = ()
-    if spans_processes(program.in_shardings[0].mesh if program.in_shardings else None):
+    if program.spans_processes:
         outputs = _run_with_the_other_processes(program, inputs, jitted.name)
     elif profile:
         outputs, trace = xla.profiled(lambda: _run_to_the_end(program, inputs),

@@ -12,7 +12,7 @@ import numpy as np
 from ...ir import ShapedArray
 from ..errors import XlaError, run_failed
 from .runtime import _DISTRIBUTED, _jaxlib, _make_client
-from .spmd import _placement
+from .spmd import _placement, partition_options
 
 
 # -- the distributed runtime: several processes, one set of devices ---------------------------
@@ -130,7 +130,6 @@ def forget(runtime: DistributedRuntime, key: str) -> None:
 
 def global_sharding(runtime: DistributedRuntime, hlo_text: str):
     """A sharding over all the runtime's devices, as XLA's HLO sharding text says it."""
-    _, _jax, xla_client = _jaxlib()
     return _placement(tuple(runtime.cpu_client.devices()), hlo_text)
 
 
@@ -184,13 +183,7 @@ def compile_spmd(runtime: DistributedRuntime, text: str, out_avals: Sequence[Sha
     results' as HLO sharding texts), for one partition per device."""
     _, _jax, xla_client = _jaxlib()
     devices = runtime.cpu_client.devices()
-    from . import compile_options
-    options = compile_options(xla_client)
-    build = options.executable_build_options
-    build.num_replicas, build.num_partitions = 1, len(devices)
-    build.use_spmd_partitioning = True
-    build.device_assignment = xla_client.DeviceAssignment.create(
-        np.array([[device.id for device in devices]]))
+    options = partition_options(xla_client, devices, shardy=False)
     try:
         loaded = runtime.cpu_client.compile_and_load(text.encode(), _jax.DeviceList(tuple(devices)),
                                                      options)

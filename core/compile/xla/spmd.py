@@ -57,31 +57,20 @@ def is_local(device) -> bool:
     return device.process_index == device.client.process_index()
 
 
-def put(value: np.ndarray, devices: Sequence, hlo_text: str,
+def put(data: np.ndarray, shape: tuple[int, ...], devices: Sequence, hlo_text: str,
         slices: Sequence[tuple[slice, ...]]):
-    """`value` placed on `devices` (device i gets `value[slices[i]]`), copied: a later change
-    of `value` does not reach the placed array. Each block is copied once, here, and the
-    device reads the copy in place (jaxlib keeps it alive); jaxlib's own copy semantics
-    refuse empty blocks."""
+    """An array of `shape` placed on `devices` as `hlo_text` says, of which this process gives
+    its own devices' blocks, `data[slices[i]]` for its device i: the whole value (`data` of
+    `shape`), or with the distributed runtime this process's part of it. Each block is copied
+    once, here, and the device reads the copy in place (jaxlib keeps it alive), so a later
+    change of `data` does not reach the placed array; jaxlib's own copy semantics refuse
+    empty blocks."""
     _, _jax, _ = _jaxlib()
-    aval = ShapedArray(value.shape, value.dtype)
-    local = [(d, s) for d, s in zip(devices, slices, strict=True) if is_local(d)]
-    shards = [aligned_copy(np.ascontiguousarray(value[s])) if value.ndim else
-              np.array(value) for _, s in local]
-    return _jax.batched_device_put(aval, _placement(tuple(devices), hlo_text), shards,
-                                   [d for d, _ in local], True, False,
-                                   _jax.HostBufferSemantics.ZERO_COPY, True)
-
-
-def put_local(local: np.ndarray, shape: tuple[int, ...], devices: Sequence, hlo_text: str,
-              slices: Sequence[tuple[slice, ...]]):
-    """An array of global `shape` over `devices` of which this process gives its own
-    devices' blocks, `local[slices[i]]` for its device i (copied)."""
-    _, _jax, _ = _jaxlib()
-    aval = ShapedArray(shape, local.dtype)
     mine = [(d, s) for d, s in zip(devices, slices, strict=True) if is_local(d)]
-    blocks = [aligned_copy(np.ascontiguousarray(local[s])) for _, s in mine]
-    return _jax.batched_device_put(aval, _placement(tuple(devices), hlo_text), blocks,
+    blocks = [aligned_copy(np.ascontiguousarray(data[s])) if data.ndim else np.array(data)
+              for _, s in mine]
+    return _jax.batched_device_put(ShapedArray(shape, data.dtype),
+                                   _placement(tuple(devices), hlo_text), blocks,
                                    [d for d, _ in mine], True, False,
                                    _jax.HostBufferSemantics.ZERO_COPY, True)
 
@@ -159,6 +148,21 @@ class PartitionedExecutable:
         return self._loaded.hlo_modules()[0].to_string()
 
 
+def partition_options(xla_client, devices: Sequence, shardy: bool):
+    """psc_jit's compile options (as every program's) for a program of one partition per
+    device, partition p on devices[p], split by XLA's SPMD partitioner from the module's
+    Shardy shardings (`shardy`) or its `mhlo.sharding` attributes."""
+    from . import compile_options
+    options = compile_options(xla_client)
+    build = options.executable_build_options
+    build.num_partitions, build.num_replicas = len(devices), 1
+    build.use_spmd_partitioning = True
+    build.use_shardy_partitioner = shardy
+    build.device_assignment = xla_client.DeviceAssignment.create(
+        np.array([[d.id for d in devices]]))    # (replicas, partitions)
+    return options
+
+
 def compile_partitioned(text: str, devices: Sequence, in_avals: Sequence[ShapedArray],
                         out_avals: Sequence[ShapedArray],
                         waiting: Callable[[float], None] | None = None
@@ -168,15 +172,9 @@ def compile_partitioned(text: str, devices: Sequence, in_avals: Sequence[ShapedA
     The compile runs on a worker thread, the wait interruptible (as `compile_stablehlo`), by
     the devices' own client (the CPU's, or a GPU plugin's)."""
     _, _jax, xla_client = _jaxlib()
-    from . import compile_options, register_custom_targets
+    from . import register_custom_targets
     register_custom_targets(text)
-    options = compile_options(xla_client)      # (psc_jit's own options, as every program's)
-    options.num_partitions, options.num_replicas = len(devices), 1
-    build = options.executable_build_options
-    build.use_spmd_partitioning = True
-    build.use_shardy_partitioner = True
-    build.device_assignment = xla_client.DeviceAssignment.create(
-        np.array([[d.id for d in devices]]))    # (replicas, partitions)
+    options = partition_options(xla_client, devices, shardy=True)
     loaded = compile_on_worker(devices[0].client, text, _jax.DeviceList(tuple(devices)),
                                options, waiting, "partitioned module")
     return PartitionedExecutable(loaded, devices, in_avals, out_avals)
