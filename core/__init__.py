@@ -62,6 +62,7 @@ from .frontend.regions import (HostBlock, HostStep, Region, cell_plan, failure_l
                                host_steps_of, is_split, loop_names, plan_cell, plan_part,
                                regions_of, rest_of, static_plan, unrepeatable)
 from .frontend.hoist import Hoist
+from .frontend.printed import PrintHoist, checking_prints
 from .frontend.predraw import generator_state, put_back_states
 from .frontend.convert import cell_function
 from .frontend.definitions import with_definitions
@@ -103,6 +104,7 @@ __all__ = [
     "PRESENT", "bind_outputs", "CellAnalysis", "analyze_cell", "make_cell_function",
     "parse_cell", "roll_loops",
     "block_at", "region_analysis", "HostBlock", "HostStep", "Region", "cell_plan", "failure_line", "unrepeatable", "Hoist",
+    "PrintHoist", "checking_prints",
     "rest_of",
     "generator_state", "put_back_states",
     "host_steps_of", "is_split", "loop_names", "plan_cell", "plan_part", "regions_of",

@@ -16,7 +16,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .core import Hoist, HostBlock, HostStep, Region, block_at, plan_part, rest_of
+from .core import (Hoist, HostBlock, HostStep, PrintHoist, Region, block_at, plan_part,
+                   rest_of)
 
 
 class SplitAt(Exception):
@@ -94,6 +95,8 @@ class PlanRun:
         if isinstance(part, HostStep):
             if part.hoist is not None:
                 return self._draws(part)
+            if isinstance(part.rewritten, PrintHoist):
+                return self._print(part)
             return self._host_step(part)
         self._host_block(part)
         return None
@@ -129,6 +132,19 @@ class PlanRun:
         return self.run(plan_part(self.tree, region, self.host_lines, self.analysis.filename))
 
     # -- host steps ---------------------------------------------------------------------------
+    def _print(self, step: HostStep):
+        """A print whose values the region before it computed (printed.py). When that region
+        was planned again and ran the print itself, there are no values: nothing to do."""
+        __tracebackhide__ = True
+        names = step.rewritten.names()
+        if names[0] not in self.namespace:
+            return None
+        try:
+            return self._host_step(step)
+        finally:
+            for name in names:
+                self.namespace.pop(name, None)
+
     def _host_step(self, step: HostStep):
         """Run the statement as the plain cell runs it: at module level in the namespace (the
         cell's last expression is evaluated, and its value shown)."""

@@ -21,6 +21,7 @@ from .core import (PRESENT, TRACE_CACHE, CellAnalysis, cell_plan, Compiled,
                    DataDependentShapeError, LoweringError, TraceError,
                    HostBlock, Jitted, KeptArrays, KernelTimes, RunReport, Sink,
                    SubclassArgument, Timings, analyze_cell, bind_outputs, cell_function,
+                   checking_prints,
                    KeptObjects, copy_inputs, effect_sinks, failure_line, host_steps_of,
                    is_split, largest_difference, loop_names, region_analysis,
                    fmt_seconds, replay_effects, sink_fits, static_plan, time_interleaved,
@@ -388,7 +389,7 @@ class CellRunner(SplitTiming):
         if program is not None and program.sinks == sinks:   # (each object still of its kind)
             self._programs.move_to_end(key)
         else:
-            fn = cell_function(analysis, list(inputs), self.user_ns)
+            fn = checking_prints(cell_function(analysis, list(inputs), self.user_ns), analysis)
             if options.grad is None:    # (its writes, and its helpers' to the notebook's globals)
                 fn = with_effects(fn, tuple(inputs.index(n) for n in sinks), self.user_ns,
                                   inputs)

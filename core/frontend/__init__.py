@@ -11,7 +11,9 @@ Modules, in the order a cell meets them:
                        from recipes on every run
     regions.py         a cell cut into compiled regions around its host steps: the plan
                        (with hoist.py: a draw taken out of its statement, the rest compiled;
-                       predraw.py: a loop's draws made before it, so that it rolls)
+                       predraw.py: a loop's draws made before it, so that it rolls;
+                       printed.py: a print's values computed in the region before it, where
+                       exactness.py finds them NumPy's bits)
     rewrite.py         loop rolling, the AST pass (with rewrite_expressions.py, blockers.py,
                        scopes.py, creation_calls.py)
     runtime.py         loop rolling, the helpers rewritten code calls at trace time (with

@@ -370,7 +370,7 @@ def test_a_region_that_only_appends_to_a_list_the_cell_reads_elsewhere_compiles(
             "print(len(out), out[-1] > 0)\n")
     compare("x = np.linspace(0, 1, 5)", cell, cell, reports=reports)
     compiled = [r.lines for r in reports[0].regions if r.compiled]
-    assert compiled == [(5, 5)]
+    assert compiled == [(5, 5), (6, 6)]     # (the last print's values too)
 
 
 def test_a_loop_whose_draw_raises_on_its_first_pass_ends_as_plain_python_does(compare):
@@ -378,3 +378,55 @@ def test_a_loop_whose_draw_raises_on_its_first_pass_ends_as_plain_python_does(co
     pass after the statement before the draw ran, the generator untouched."""
     cell = "x = np.zeros(2)\nfor i in range(3):\n    x = x + 1\n    y = rng.integers(lo, 2, size=2)\n"
     compare("rng = np.random.default_rng(1)\nlo = 5", cell)
+
+
+# -- what a print shows, computed in the region before it (frontend/printed.py) --------------
+
+@pytest.mark.parametrize("setup, cell", [
+    ("rolls = np.array([2, 7, 7, 3, 7, 12])", 'print("P(7) =", (rolls == 7).mean())\n'),
+    ("x = np.linspace(0.0, 1.0, 7)",
+     'y = x / 3\nprint(f"max {y.max():.3f} shifted {(y + 2).round(2)}", y.shape)\n'),
+    ("x = np.arange(5)", 'print(x, x.shape, x * 2, sep=" | ")\n'),
+    ("v = np.array([3.5, -1.0, 9.25, 0.5])", "print(np.sort(v)[::-1][:3], v.argmax())\n"),
+    ("k = np.arange(10, dtype=np.int32)", "print((k * 3 - 1).sum(), np.sqrt(k / 7))\n"),
+])
+def test_the_values_a_print_shows_are_computed_in_the_region_before_it(compare, setup, cell):
+    reports = []
+    np.set_printoptions(precision=17)       # (every digit shows)
+    try:
+        compare(setup, cell, cell, reports=reports)
+    finally:
+        np.set_printoptions(precision=8)
+    first, again = reports
+    last = cell.count("\n") + 1             # (the print's line, after the magic's)
+    assert [r.lines[1] for r in first.regions if r.compiled] == [last]
+    assert again.regions[-1].cache_hit
+
+
+@pytest.mark.parametrize("cell, why", [
+    ("print(x.sum())\n", "a sum of floats"),
+    ("print(x * 0.1 * 0.3)\n", "two constants in a row"),
+    ("print(x * 0.1 + 1)\n", "multiply-add"),
+    ("print(x / w / 3)\n", "a quotient divided again"),
+    ("print(np.exp(x))\n", "np.exp"),
+])
+def test_a_print_whose_values_xla_would_round_otherwise_runs_as_plain_python(compare, cell, why):
+    reports = []
+    np.set_printoptions(precision=17)
+    try:
+        compare("x = np.random.default_rng(3).random(40)\nw = x[::-1] + 0.5", cell,
+                reports=reports)
+    finally:
+        np.set_printoptions(precision=8)
+    report, = reports
+    assert not report.compiled
+    assert why in report.fallback_reason and "NumPy's last digits" in report.fallback_reason
+
+
+@pytest.mark.parametrize("cell", [
+    'print(f"{x * 2:.2f} {x[9]}")\n',      # formatting x * 2 fails before x[9] is read
+    "print(not_bound, x * 2)\n",            # the name fails before x * 2 is computed
+    "print(x[1] * 2, x[9])\n",              # the second value fails: nothing is printed
+])
+def test_a_print_whose_arguments_fail_ends_as_plain_python_does(compare, cell):
+    compare("x = np.arange(5.0)", cell)

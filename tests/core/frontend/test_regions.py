@@ -35,7 +35,10 @@ def test_a_print_cuts_the_cell_in_two_regions_around_one_host_step():
     step = parts[1]
     assert (step.line, step.construct) == (3, "print(y.sum())")
     assert "print" in step.reason
-    assert parts[0].lines() == "line 2" and parts[2].ends_cell
+    assert parts[0].lines() == "lines 2-3" and parts[2].ends_cell   # (y.sum(): its values)
+    assert step.rewritten is not None and parts[0].rewrite == step.rewritten.computing()
+    parts = plan("y = x * 2\nprint('y', y)\nz = y + 1\n")      # (nothing to compute)
+    assert parts[0].lines() == "line 2" and parts[1].rewritten is None
 
 
 def test_random_draws_star_imports_and_line_magics_are_host_steps():
