@@ -71,7 +71,7 @@ class PrintedValues:
     def apply(self, stmts: list) -> list:
         stmt = stmts[-1]
         exprs = _moved_nodes(stmt, self.hoist.moved)
-        reads = [ast.copy_location(ast.Expr(ast.parse(read, mode="eval").body), stmt)
+        reads = [_at(ast.Expr(ast.parse(read, mode="eval").body), stmt)
                  for read in self.hoist.reads]
         targets = ast.Tuple([ast.Name(n, ast.Store()) for n in self.hoist.names()], ast.Store())
         values = ast.Tuple(exprs, ast.Load())
@@ -80,6 +80,16 @@ class PrintedValues:
         for new in reads + [assign]:
             ast.fix_missing_locations(new)
         return out
+
+
+def _at(node, stmt):
+    """`node` with every part of it at the statement's place (what a trace stopping in it
+    names is the print's line)."""
+    for part in ast.walk(node):
+        if "lineno" in part._attributes:
+            part.lineno, part.end_lineno = stmt.lineno, stmt.end_lineno
+            part.col_offset, part.end_col_offset = stmt.col_offset, stmt.end_col_offset
+    return node
 
 
 def print_hoist_of(stmt, filename: str, computes) -> PrintHoist | None:

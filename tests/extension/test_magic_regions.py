@@ -430,3 +430,15 @@ def test_a_print_whose_values_xla_would_round_otherwise_runs_as_plain_python(com
 ])
 def test_a_print_whose_arguments_fail_ends_as_plain_python_does(compare, cell):
     compare("x = np.arange(5.0)", cell)
+
+
+def test_a_print_reading_the_size_of_a_mask_selection_splits_at_its_lines(compare):
+    """The print reads `group.size` before a value it moves: the selection is a host step
+    (line 3), the print runs as plain Python (line 4), both named in the report."""
+    reports = []
+    cell = ("for k in np.unique(labels):\n    group = values[labels == k]\n"
+            "    print(k, group.size, round(group.max(), 3))\n")
+    compare("labels = np.array([0, 1, 0, 2, 1])\nvalues = np.arange(5.0)", cell,
+            reports=reports)
+    steps = [s.line for s in reports[0].host_steps if hasattr(s, "construct")]
+    assert steps == [3, 4]
