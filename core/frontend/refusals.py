@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 
 from ..numpy.subclasses import subclass_error
-from ..tracing import UnsupportedError, caller_source, context_value
+from ..tracing import CALLS_FOR_THE_USER, UnsupportedError, caller_source, context_value
 from .host_calls import (EVENT_PREFIXES, call_label, host_call_reason, host_event_reason,
                          host_value_reason)
 from .subclasses import made_subclass_error, subclass_call_error
@@ -98,6 +98,9 @@ def call_watched(fn, made, args, kwargs):
     refuse(UnsupportedError(f"{call_label(fn)} {event}", caller_source()) if event else
            made_subclass_error(fn, result))
     return result
+
+
+CALLS_FOR_THE_USER.add(call_watched.__code__)
 
 
 def take_host_event() -> str | None:

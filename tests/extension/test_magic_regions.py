@@ -442,3 +442,22 @@ def test_a_print_reading_the_size_of_a_mask_selection_splits_at_its_lines(compar
             reports=reports)
     steps = [s.line for s in reports[0].host_steps if hasattr(s, "construct")]
     assert steps == [3, 4]
+
+
+@pytest.mark.parametrize("cell", [
+    "t = repr(a.mean())\nu = a * 2\n",
+    "t = repr(a * 2)\nu = a * 2\n",
+    "t = repr(a[1]), repr(float(a.sum()))\nu = a * 2\n",
+    "print(repr(a.mean()))\nx0 = 2\n",
+    "print(repr(b.mean()), str(b[::2]))\n",
+])
+def test_the_text_of_a_traced_value_is_numpys_text(compare, cell):
+    compare("a = np.arange(4.0)\nb = np.array([False, True, False, False])", cell, cell)
+
+
+@pytest.mark.parametrize("cell", [
+    "t = str([a.mean(), a[0]])\nu = a * 2\n",
+    "t = '%s %r' % (a.sum(), (a[1],))\nu = a * 2\n",
+])
+def test_the_text_of_traced_values_in_a_container_is_numpys_text(compare, cell):
+    compare("a = np.arange(4.0)", cell, cell)
