@@ -101,8 +101,20 @@ class Lowered:
             return executable
         executable, hit = EXECUTABLE_CACHE.get_or_compile(key, self.traced.name,
                                                           load_or_compile_now)
+        executable.compile_variants_with(_variant_compiler(self.graph.out_avals, inline))
         return Compiled(self, executable, time.perf_counter() - start, hit,
                         origin[0] if origin else None)
+
+
+def _variant_compiler(out_avals, inline: bool) -> Callable:
+    """How a variant of a program for misaligned inputs is compiled (`offsets`): through the
+    disk cache too, so that a later session loads it instead of compiling it anew."""
+    def compile_variant(text: str, in_avals) -> xla.Executable:
+        key = executable_key(text, xla.jaxlib_version(), xla.platform(),
+                             xla.target_description())
+        return load_or_compile(key, text, in_avals, out_avals, lambda: xla.compile_stablehlo(
+            text, in_avals, out_avals, inline=inline), inline=inline)[0]
+    return compile_variant
 
 
 @dataclass
