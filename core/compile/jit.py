@@ -242,9 +242,13 @@ class Compiled:
         why: XLA's CPU client takes an array without a copy only when its data is contiguous
         and 64-byte aligned."""
         found = []
-        for (i, dtype), name in zip(self._result.inputs, self.input_names, strict=True):
+        in_place = self.executable.read_in_place([leaves[i] for i, _ in self._result.inputs] +
+                                                 list(self._consts))
+        for k, ((i, dtype), name) in enumerate(zip(self._result.inputs, self.input_names,
+                                                   strict=True)):
             value = leaves[i]
-            if dtype is not None or not isinstance(value, np.ndarray) or value.nbytes < 64:
+            if dtype is not None or not isinstance(value, np.ndarray) or value.nbytes < 64 \
+                    or k in in_place:
                 continue
             if not value.flags.c_contiguous:
                 found.append(f"{name} is not contiguous: {fmt_bytes(value.nbytes)} copied")

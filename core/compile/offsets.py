@@ -117,9 +117,16 @@ class OffsetVariants:
             offsets.append(offset)
         return tuple(offsets) if any(offsets) else None
 
-    def call(self, arrays):
+    def read_in_place(self, arrays) -> frozenset[int]:
+        """The positions of the inputs a variant made for these arrays reads in place."""
+        offsets = self.offsets(arrays)
+        if offsets is None or self.variants.get(offsets) is None:
+            return frozenset()
+        return frozenset(k for k, offset in enumerate(offsets) if offset)
+
+    def call(self, arrays, marks: list | None = None):
         """The outputs of the variant for these arrays' offsets, run on them in place; None
-        when there is none (yet) for them."""
+        when there is none (yet) for them. `marks`: as `Executable.execute` takes them."""
         offsets = self.offsets(arrays)
         if offsets is None:
             return None
@@ -131,7 +138,8 @@ class OffsetVariants:
         variant = self.variants[offsets]
         if variant is None:
             return None
-        return variant.execute([widened(x, o) for x, o in zip(arrays, offsets, strict=True)])
+        return variant.execute([widened(x, o) for x, o in zip(arrays, offsets, strict=True)],
+                               marks)
 
     def variant(self, offsets):
         try:

@@ -119,13 +119,19 @@ class Executable:
         if self._unaligned is not None:
             self._unaligned.compile_fn = compile_fn
 
+    def read_in_place(self, arrays: Sequence[np.ndarray]) -> frozenset[int]:
+        """The positions of the misaligned inputs among `arrays` that a variant of the
+        program (`offsets`) reads in place: no longer copied."""
+        return self._unaligned.read_in_place(arrays) if self._unaligned else frozenset()
+
     def execute(self, arrays: Sequence[np.ndarray], marks: list | None = None
                 ) -> list[np.ndarray]:
         """Run with NumPy inputs (of exactly in_avals' dtypes and shapes); NumPy outputs.
 
         An input goes in without a copy when C-contiguous and 64-byte aligned; a large one
         that is not is copied into an aligned staging buffer of its slot (reused), a small one
-        by jaxlib. Each output is XLA's buffer, as a writable ndarray keeping XLA's array alive.
+        by jaxlib; a large C-contiguous one off the boundary is read in place by a variant
+        of the program from the second call with its offset on (`offsets`). Each output is XLA's buffer, as a writable ndarray keeping XLA's array alive.
         `marks` (when given) gets the clock once the inputs are in and after XLA's run.
 
         A run that may be long is waited for where an interrupt stops the wait (see
@@ -147,8 +153,8 @@ class Executable:
         if marks is None and self._aligned_call is not None and \
                 large_ones_aligned(arrays, COPIED_AT_ONCE_BYTES):   # none copied on a thread:
             return self._aligned_call(*arrays)          # the inline run ends on return
-        if marks is None and self._unaligned is not None:
-            outputs = self._unaligned.call(arrays)
+        if self._unaligned is not None:
+            outputs = self._unaligned.call(arrays, marks)
             if outputs is not None:
                 return outputs
         staged = [slot.stage(x) for slot, x in zip(self._large, arrays, strict=True)] \
