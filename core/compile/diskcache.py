@@ -466,7 +466,7 @@ def load_or_compile(key: str, text: str, in_avals, out_avals, compile_fn,
     if entry is not None:
         try:
             executable = xla.deserialize(entry.payload, in_avals, out_avals, entry.lapack,
-                                         inline)
+                                         inline, text)
         except xla.XlaError as err:
             cache.discard(key, str(err))
         else:

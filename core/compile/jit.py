@@ -101,8 +101,20 @@ class Lowered:
             return executable
         executable, hit = EXECUTABLE_CACHE.get_or_compile(key, self.traced.name,
                                                           load_or_compile_now)
+        executable.compile_variants_with(_variant_compiler(self.graph.out_avals, inline))
         return Compiled(self, executable, time.perf_counter() - start, hit,
                         origin[0] if origin else None)
+
+
+def _variant_compiler(out_avals, inline: bool) -> Callable:
+    """How a variant of a program for misaligned inputs is compiled (`offsets`): through the
+    disk cache too, so that a later session loads it instead of compiling it anew."""
+    def compile_variant(text: str, in_avals) -> xla.Executable:
+        key = executable_key(text, xla.jaxlib_version(), xla.platform(),
+                             xla.target_description())
+        return load_or_compile(key, text, in_avals, out_avals, lambda: xla.compile_stablehlo(
+            text, in_avals, out_avals, inline=inline), inline=inline)[0]
+    return compile_variant
 
 
 @dataclass
@@ -230,9 +242,13 @@ class Compiled:
         why: XLA's CPU client takes an array without a copy only when its data is contiguous
         and 64-byte aligned."""
         found = []
-        for (i, dtype), name in zip(self._result.inputs, self.input_names, strict=True):
+        in_place = self.executable.read_in_place([leaves[i] for i, _ in self._result.inputs] +
+                                                 list(self._consts))
+        for k, ((i, dtype), name) in enumerate(zip(self._result.inputs, self.input_names,
+                                                   strict=True)):
             value = leaves[i]
-            if dtype is not None or not isinstance(value, np.ndarray) or value.nbytes < 64:
+            if dtype is not None or not isinstance(value, np.ndarray) or value.nbytes < 64 \
+                    or k in in_place:
                 continue
             if not value.flags.c_contiguous:
                 found.append(f"{name} is not contiguous: {fmt_bytes(value.nbytes)} copied")

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..ir import ShapedArray
 from ..numpy.base import ensure_tracer
+from ..numpy.segments import register_segment_loop
 from ..numpy.ufuncs import call_ufunc
 from ..primitives import convert_element_type_p
 from ..tracing import Tracer, bind, caller_source, current_trace
@@ -157,3 +158,6 @@ def _python_scan(f, init, xs_leaves, xs_def, no_xs, n):
     y_def = flatten(ys[0])[1]
     columns = zip(*(flatten(y)[0] for y in ys), strict=True)
     return carry, unflatten(y_def, [np.stack(c) for c in columns])
+
+
+register_segment_loop(fori_loop)    # products over segments the data bound (numpy/segments.py)

@@ -26,7 +26,8 @@ from .base import convert, ensure_tracer, unsupported
 from .indexing import expand_ellipsis, indexed_view, register_traced_slices
 from .masked_writes import offset_positions
 from .ufuncs import call_ufunc, np_where
-from .spans import INT, Span, mask_of
+from .segments import GatheredWindow, data_bound
+from .spans import INT, Span
 from .windows import Window, write
 
 
@@ -145,7 +146,8 @@ def _gather_through_window(x: Tracer, idx: tuple) -> Window:
     """x[w] for an integer array of traced length w (a CSR row's columns,
     `x[A_col[A_row[i]:A_row[i + 1]]]`): x gathered at every position of w's whole axis, a
     Window of w's span. Outside the span the index is 0, so that only the span's indices are
-    checked against x's length (NumPy's IndexError) and nothing outside is ever observed."""
+    checked against x's length (NumPy's IndexError) and nothing outside is ever observed.
+    Where w's bounds were read from an array, the gather waits for its use (`segments`)."""
     window = next(e for e in idx if isinstance(e, Window))
     if window.dtype.kind in "fc":
         raise IndexError("arrays used as indices must be of integer (or boolean) type")
@@ -153,11 +155,8 @@ def _gather_through_window(x: Tracer, idx: tuple) -> Window:
             or x.shape[0] == 0:
         window.refuse("indexing an array (other than along its first axis, by one integer "
                       "window)")
-    inside = mask_of(window.data, window.spans)
-    positions = np_where(inside, window.data, np.int64(0))
-    gathered = x[positions]
-    spans = window.spans + (None,) * (gathered.ndim - 1)
-    return Window(gathered, spans, f"an array indexed by {window.text}")
+    gathered = GatheredWindow(x, window)
+    return gathered if data_bound(window.spans[0]) else gathered.whole()
 
 
 def _plan_slice(entry: slice, n: int, axis: int, starts, sizes, spans, position: int):

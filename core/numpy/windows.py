@@ -38,6 +38,8 @@ from .ufuncs import call_ufunc
 
 # NumPy functions a Window takes (filled by `window_functions`, which builds on this module).
 WINDOW_FUNCTIONS: dict = {}
+# products computed otherwise than masked, each (fn, a, b) -> result or None (`segments`)
+PRODUCTS: list = []
 
 
 class Window:
@@ -288,6 +290,10 @@ def _divide(total, count, accumulate, dtype):
 def contract(fn, a, b):
     """matmul/dot of 1-d or 2-d operands, at least one a window: the contracted axis aligned
     and zero outside its span in both (0 * NaN would be NaN)."""
+    for product in PRODUCTS:
+        result = product(fn, a, b)
+        if result is not None:
+            return result
     a_ndim, b_ndim = np.ndim(a) if not isinstance(a, (Window, Tracer)) else a.ndim, \
         np.ndim(b) if not isinstance(b, (Window, Tracer)) else b.ndim
     if not (1 <= a_ndim <= 2 and 1 <= b_ndim <= 2):

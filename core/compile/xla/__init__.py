@@ -28,6 +28,7 @@ from .. import blas, hostkernels
 from ..backend_options import BACKEND_OPTIONS, options_with
 from ..errors import XlaError, run_failed as _run_failed
 from ..machine import host_machine
+from ..offsets import OffsetVariants
 from ..hostmemory import (COPIED_AT_ONCE_BYTES, InputSlot, ResultView, large_ones_aligned,
                           release_staged)
 from ..thunks import ThunkTrace, thunk_trace
@@ -83,7 +84,7 @@ class Executable:
     may be a trillion), so each run is handed to a worker thread while the caller waits."""
 
     def __init__(self, loaded, in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray],
-                 inline: bool = False):
+                 inline: bool = False, source: str | None = None):
         _, _jax, _ = _jaxlib()
         self._loaded = loaded
         self.inline = inline
@@ -107,6 +108,21 @@ class Executable:
         self._aligned_call = self._dispatched_call(     # large inputs read in place: `execute`
             [ResultView.of(aval, True) for aval in self.out_avals]) \
             if inline and self._large and large_ones_aligned is not None else None
+        self._unaligned = OffsetVariants(      # large misaligned inputs read in place
+            source, self.in_avals, self.out_avals, [slot.large for slot in self._large],
+            lambda text, avals: compile_stablehlo(text, avals, self.out_avals, inline=inline)) \
+            if source is not None and self._large else None
+
+    def compile_variants_with(self, compile_fn: Callable) -> None:
+        """Compile this program's variants for misaligned inputs with `compile_fn(text,
+        in_avals)` (jit's: through the disk cache) instead of compiling them directly."""
+        if self._unaligned is not None:
+            self._unaligned.compile_fn = compile_fn
+
+    def read_in_place(self, arrays: Sequence[np.ndarray]) -> frozenset[int]:
+        """The positions of the misaligned inputs among `arrays` that a variant of the
+        program (`offsets`) reads in place: no longer copied."""
+        return self._unaligned.read_in_place(arrays) if self._unaligned else frozenset()
 
     def execute(self, arrays: Sequence[np.ndarray], marks: list | None = None
                 ) -> list[np.ndarray]:
@@ -114,7 +130,8 @@ class Executable:
 
         An input goes in without a copy when C-contiguous and 64-byte aligned; a large one
         that is not is copied into an aligned staging buffer of its slot (reused), a small one
-        by jaxlib. Each output is XLA's buffer, as a writable ndarray keeping XLA's array alive.
+        by jaxlib; a large C-contiguous one off the boundary is read in place by a variant
+        of the program from the second call with its offset on (`offsets`). Each output is XLA's buffer, as a writable ndarray keeping XLA's array alive.
         `marks` (when given) gets the clock once the inputs are in and after XLA's run.
 
         A run that may be long is waited for where an interrupt stops the wait (see
@@ -136,6 +153,10 @@ class Executable:
         if marks is None and self._aligned_call is not None and \
                 large_ones_aligned(arrays, COPIED_AT_ONCE_BYTES):   # none copied on a thread:
             return self._aligned_call(*arrays)          # the inline run ends on return
+        if self._unaligned is not None:
+            outputs = self._unaligned.call(arrays, marks)
+            if outputs is not None:
+                return outputs
         staged = [slot.stage(x) for slot, x in zip(self._large, arrays, strict=True)] \
             if self._large else arrays
         if marks is None and self._aligned_call is not None:    # all read in place now
@@ -367,7 +388,7 @@ def compile_stablehlo(text: str, in_avals: Sequence[ShapedArray],
     register_custom_targets(text)
     loaded = compile_on_worker(_client(inline), text, _jax.DeviceList((_device(inline),)),
                                compile_options(xla_client), waiting, "lowered module")
-    return Executable(loaded, in_avals, out_avals, inline)
+    return Executable(loaded, in_avals, out_avals, inline, source=text)
 
 
 def uses_lapack(text: str) -> bool:
@@ -382,7 +403,7 @@ def uses_custom_targets(text: str) -> bool:
 
 def deserialize(data: bytes, in_avals: Sequence[ShapedArray],
                 out_avals: Sequence[ShapedArray], lapack: bool = True,
-                inline: bool = False) -> Executable:
+                inline: bool = False, source: str | None = None) -> Executable:
     """An executable serialized by `Executable.serialize` (in this or an earlier process, by
     either client), loaded into the inline client when `inline` (see `Executable`).
     `lapack`: whether the program calls custom targets, LAPACK's or psc_jit's own
@@ -397,6 +418,6 @@ def deserialize(data: bytes, in_avals: Sequence[ShapedArray],
             data, _jax.DeviceList((_device(inline),)), xla_client.CompileOptions())
     except Exception as err:   # jaxlib raises its own XlaRuntimeError; keep its text
         raise XlaError(f"XLA could not load the serialized executable: {err}") from err
-    return Executable(loaded, in_avals, out_avals, inline)
+    return Executable(loaded, in_avals, out_avals, inline, source)
 
 

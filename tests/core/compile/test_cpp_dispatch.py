@@ -101,6 +101,8 @@ def python_functions_called(fn) -> set[str]:
 
 @pytest.mark.skipif(router is None, reason="the router is part of the C module, not built")
 def test_large_inputs_read_in_place_hit_in_cpp_and_the_others_are_staged():
+    """A misaligned input is staged on its first call only: from its second call with that
+    offset on, a variant of the program reads it in place (compile/offsets.py)."""
     f = jit(affine)
     x = np.random.default_rng(8).random((500, 600))       # 2.4 MB, above the staging size
     aligned = with_offset(x, 0)
@@ -110,10 +112,11 @@ def test_large_inputs_read_in_place_hit_in_cpp_and_the_others_are_staged():
     hits_of(f, aligned)
     assert "_python_call" not in python_functions_called(lambda: f(aligned))
     for name, layout in layouts.items():
-        for _ in range(2):
+        for turn in range(2):
             called = python_functions_called(lambda: f(layout))  # noqa: B023
             np.testing.assert_array_equal(f(layout), x * 2.0 + 1.0, err_msg=name)
-            assert ("stage" in called) == (name != "aligned"), (name, sorted(called))
+            staged = name != "aligned" and (name != "misaligned" or turn == 0)
+            assert ("stage" in called) == staged, (name, sorted(called))
     assert f.last_call.cache_hit
 
 

@@ -1,0 +1,150 @@
+"""Large misaligned inputs read in place, without a copy.
+
+The CPU client reads an input in place only when its data starts on a 64-byte boundary
+(hostmemory.ALIGNMENT; checked on jaxlib 0.10.2: an array 8, 16, 32 or 48 bytes past one is
+copied). NumPy's own allocations are 16-byte aligned, and a `psc_jit.jit` user never loads
+the magic's aligned allocator, so every large input was copied on every call: a memcpy of the
+whole input, as much memory traffic again as an elementwise program's own (bench/loops.py's
+go_fast, `a + trace` over 8 MB: 0.71x NumPy).
+
+Instead the program is given the input from the boundary before its data: a 1-d array of the
+input's elements and the few before them (`widened`), which starts aligned and is read in
+place; a variant of the program (`offset_module`) slices those leading elements off and
+reshapes the rest, which XLA fuses into the program's reads (no copy). The bytes before the
+array lie on the page of its first byte (they are fewer than 64), so they are mapped memory,
+and the program never reads them. The variant's program depends on each input's offset,
+so it is compiled once per combination of offsets (`Executable` keeps them).
+"""
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from ..ir import ShapedArray
+from ..lowering import i64_array, tensor_type
+from .errors import XlaError
+from .hostmemory import ALIGNMENT
+
+INNER = "psc_unaligned_inner"       # the original main, called by the variant's main
+
+
+def element_offset(x, aval: ShapedArray) -> int | None:
+    """How many elements x's data starts past the ALIGNMENT boundary before it (0: aligned);
+    None when x cannot be read from that boundary (not a C-contiguous array of the slot's
+    type, or its data not on a multiple of its item size)."""
+    if type(x) is not np.ndarray or not x.flags.c_contiguous or x.dtype != aval.dtype or \
+            x.shape != aval.shape:
+        return None
+    past = x.ctypes.data % ALIGNMENT
+    if past % x.dtype.itemsize:
+        return None
+    return past // x.dtype.itemsize
+
+
+def widened(x: np.ndarray, offset: int) -> np.ndarray:
+    """x's elements and the `offset` elements before them, as a 1-d array starting on the
+    ALIGNMENT boundary (a view of x's memory that keeps x alive)."""
+    if not offset:
+        return x
+    itemsize = x.dtype.itemsize
+    memory = (ctypes.c_char * ((x.size + offset) * itemsize)).from_address(
+        x.ctypes.data - offset * itemsize)
+    memory.owner = x            # (the view keeps `memory`, and so x, alive)
+    return np.frombuffer(memory, x.dtype)
+
+
+def widened_aval(aval: ShapedArray, offset: int) -> ShapedArray:
+    return ShapedArray((aval.size + offset,), aval.dtype) if offset else aval
+
+
+def offset_module(text: str, in_avals, out_avals, offsets) -> str:
+    """The StableHLO module `text` (one `main`, as core/lowering.py writes it) taking each
+    input with `offsets[k]` elements before it as a 1-d array: its main renamed INNER and
+    called by a new main that slices the leading elements off and restores the shapes."""
+    header = "  func.func public @main("
+    if text.count(header) != 1 or not out_avals:
+        raise ValueError("a module with one public main, and results")
+    inner = text.replace(header, f"  func.func private @{INNER}(")
+    params, lines, args = [], [], []
+    for k, (aval, offset) in enumerate(zip(in_avals, offsets, strict=True)):
+        outer = widened_aval(aval, offset)
+        params.append(f"%arg{k}: {tensor_type(outer)}")
+        if not offset:
+            args.append(f"%arg{k}")
+            continue
+        flat = ShapedArray((aval.size,), aval.dtype)
+        lines.append(f'    %s{k} = "stablehlo.slice"(%arg{k}) {{start_indices = '
+                     f"{i64_array([offset])}, limit_indices = {i64_array([outer.size])}, "
+                     f"strides = {i64_array([1])}}} : ({tensor_type(outer)}) -> "
+                     f"{tensor_type(flat)}")
+        lines.append(f'    %r{k} = "stablehlo.reshape"(%s{k}) : ({tensor_type(flat)}) -> '
+                     f"{tensor_type(aval)}")
+        args.append(f"%r{k}")
+    ins = ", ".join(tensor_type(a) for a in in_avals)
+    outs = ", ".join(tensor_type(a) for a in out_avals)
+    results = ", ".join(f"%out#{k}" for k in range(len(out_avals))) if len(out_avals) > 1 \
+        else "%out"
+    call = (f"    %out{':' + str(len(out_avals)) if len(out_avals) > 1 else ''} = "
+            f"func.call @{INNER}({', '.join(args)}) : ({ins}) -> ({outs})")
+    main = [f"  func.func public @main({', '.join(params)}) -> ({outs}) {{", *lines, call,
+            f'    "func.return"({results}) : ({outs}) -> ()', "  }"]
+    first_line_end = inner.index("\n") + 1
+    return inner[:first_line_end] + "\n".join(main) + "\n" + inner[first_line_end:]
+
+
+class OffsetVariants:
+    """The variants of one program by the offsets of its large inputs, each compiled the
+    second time a call brings those offsets (a program called once with a misaligned input
+    keeps the staged copy, cheaper than a compile). `compile_fn(text, in_avals)` compiles
+    one; a variant that cannot be made leaves those offsets to the staged copy."""
+
+    def __init__(self, text: str, in_avals, out_avals, large: list[bool], compile_fn):
+        self.text, self.in_avals, self.out_avals = text, tuple(in_avals), tuple(out_avals)
+        self.large = large
+        self.compile_fn = compile_fn
+        self.seen: set[tuple[int, ...]] = set()
+        self.variants: dict[tuple[int, ...], object] = {}
+
+    def offsets(self, arrays) -> tuple[int, ...] | None:
+        """Each large input's element offset (0 for the others); None when all are aligned
+        or one cannot be read from its boundary."""
+        offsets = []
+        for x, aval, large in zip(arrays, self.in_avals, self.large, strict=True):
+            offset = element_offset(x, aval) if large else 0
+            if offset is None:
+                return None
+            offsets.append(offset)
+        return tuple(offsets) if any(offsets) else None
+
+    def read_in_place(self, arrays) -> frozenset[int]:
+        """The positions of the inputs a variant made for these arrays reads in place."""
+        offsets = self.offsets(arrays)
+        if offsets is None or self.variants.get(offsets) is None:
+            return frozenset()
+        return frozenset(k for k, offset in enumerate(offsets) if offset)
+
+    def call(self, arrays, marks: list | None = None):
+        """The outputs of the variant for these arrays' offsets, run on them in place; None
+        when there is none (yet) for them. `marks`: as `Executable.execute` takes them."""
+        offsets = self.offsets(arrays)
+        if offsets is None:
+            return None
+        if offsets not in self.variants:
+            if offsets not in self.seen:
+                self.seen.add(offsets)
+                return None
+            self.variants[offsets] = self.variant(offsets)
+        variant = self.variants[offsets]
+        if variant is None:
+            return None
+        return variant.execute([widened(x, o) for x, o in zip(arrays, offsets, strict=True)],
+                               marks)
+
+    def variant(self, offsets):
+        try:
+            text = offset_module(self.text, self.in_avals, self.out_avals, offsets)
+            avals = [widened_aval(a, o) for a, o in zip(self.in_avals, offsets, strict=True)]
+            return self.compile_fn(text, avals)
+        except (ValueError, XlaError):
+            return None

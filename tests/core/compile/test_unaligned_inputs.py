@@ -1,0 +1,94 @@
+"""Large inputs that NumPy left off the 64-byte boundary (its allocations are 16-byte
+aligned) are read in place from the second call with those offsets on (compile/offsets.py):
+a variant of the program takes each one from the boundary before it. Against NumPy for every
+offset an item size allows, dtypes, loops of 0, 1 and n passes, inputs that cannot be read
+that way, and several inputs at once."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from psc_jit.core import jit
+from psc_jit.core.compile.hostmemory import aligned_copy
+from psc_jit.core.compile.offsets import element_offset, offset_module
+from psc_jit.core.ir import ShapedArray
+from test_calls import with_offset
+
+pytestmark = pytest.mark.xla
+
+
+def go_fast(a):                         # bench/loops.py's kernel
+    trace = 0.0
+    for i in range(a.shape[0]):
+        trace += np.tanh(a[i, i])
+    return a + trace
+
+
+def scaled_sum(a, b):
+    return a * 2 + b, (a - b).sum()
+
+
+def variants_of(f, *args) -> dict:
+    """The offsets the program of f for args has variants for (those read in place)."""
+    unaligned = f.lower(*args).compile().executable._unaligned
+    return {k: v for k, v in unaligned.variants.items() if v is not None}
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32, np.int8, np.complex128])
+@settings(max_examples=6, deadline=None)
+@given(shape=st.sampled_from([(1, 70_000), (300, 300), (2, 40_000)]), data=st.data())
+def test_misaligned_inputs_give_numpys_results_on_every_call(dtype, shape, data):
+    itemsize = np.dtype(dtype).itemsize
+    offset = data.draw(st.sampled_from(range(0, 64, itemsize)))
+    a = (np.random.default_rng(offset).random(shape) * 5).astype(dtype)
+    x = with_offset(a, offset)
+    f = jit(go_fast)
+    want = go_fast(a)
+    for _ in range(3):
+        got = f(x)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-6 if dtype == np.float32 else 1e-14)
+    np.testing.assert_array_equal(x, a)
+
+
+@pytest.mark.parametrize("offsets", [(16, 0), (0, 48), (8, 40), (32, 32)])
+def test_several_inputs_each_at_its_own_offset(offsets):
+    rng = np.random.default_rng(1)
+    a, b = rng.random((400, 300)), rng.random((400, 300))
+    x, y = with_offset(a, offsets[0]), with_offset(b, offsets[1])
+    f = jit(scaled_sum)
+    for _ in range(3):
+        got, total = f(x, y)
+        np.testing.assert_array_equal(got, a * 2 + b)
+        assert total == pytest.approx((a - b).sum(), rel=1e-12)
+    assert tuple(o // 8 for o in offsets) in variants_of(f, x, y)
+
+
+def test_a_misaligned_input_is_read_in_place_from_its_second_call():
+    x = with_offset(np.random.default_rng(2).random((500, 500)), 16)
+    f = jit(go_fast)
+    f(x)
+    assert not variants_of(f, x)                    # one call: the input was copied
+    f(x)
+    assert variants_of(f, x).keys() == {(2,)}       # 16 bytes: two float64 before it
+
+
+def test_inputs_that_cannot_be_read_from_the_boundary_are_copied_and_right():
+    a = np.random.default_rng(3).random((300, 300))
+    raw = np.empty(a.nbytes + 64, np.uint8)
+    start = -raw.ctypes.data % 64 + 4                    # 4 bytes past: not a whole float64
+    odd = raw[start:start + a.nbytes].view(np.float64).reshape(a.shape)
+    odd[...] = a
+    f = jit(go_fast)
+    for x in (odd, odd, np.asfortranarray(a), a[:, ::-1], aligned_copy(a)):
+        np.testing.assert_allclose(f(x), go_fast(np.ascontiguousarray(x)), rtol=1e-14)
+    assert element_offset(odd, ShapedArray(a.shape, a.dtype)) is None
+    assert element_offset(a[:, ::-1], ShapedArray(a.shape, a.dtype)) is None
+
+
+def test_the_variant_module_is_refused_where_it_cannot_be_written():
+    avals = [ShapedArray((4,), np.dtype(np.float64))]
+    with pytest.raises(ValueError):
+        offset_module("module @m {\n}\n", avals, avals, (1,))
+    with pytest.raises(ValueError):
+        offset_module("module @m {\n  func.func public @main(%arg0: tensor<4xf64>) -> () {\n",
+                      avals, [], (1,))
