@@ -27,6 +27,8 @@ from .errors import XlaError
 from .hostmemory import ALIGNMENT
 
 INNER = "psc_unaligned_inner"       # the original main, called by the variant's main
+MAX_VARIANTS = 4    # per program: NumPy's large allocations keep one offset (16 bytes past a
+#                     page), so a few cover a session; past them inputs are copied again
 
 
 def element_offset(x, aval: ShapedArray) -> int | None:
@@ -131,6 +133,8 @@ class OffsetVariants:
         if offsets is None:
             return None
         if offsets not in self.variants:
+            if len(self.variants) >= MAX_VARIANTS:
+                return None
             if offsets not in self.seen:
                 self.seen.add(offsets)
                 return None

@@ -92,3 +92,19 @@ def test_the_variant_module_is_refused_where_it_cannot_be_written():
     with pytest.raises(ValueError):
         offset_module("module @m {\n  func.func public @main(%arg0: tensor<4xf64>) -> () {\n",
                       avals, [], (1,))
+
+
+def test_a_program_keeps_at_most_a_few_variants_and_copies_past_them():
+    """Inputs at ever new offsets do not compile a variant each: past MAX_VARIANTS they are
+    copied again, with the same results."""
+    from psc_jit.core.compile.offsets import MAX_VARIANTS
+    f = jit(scaled_sum)
+    a, b = np.arange(20_000.0), np.linspace(0, 1, 20_000)
+    expected = scaled_sum(a, b)
+    for offset in range(8, 64, 8):              # 7 offsets, each called twice
+        for _ in range(2):
+            x = with_offset(a, offset)
+            got = f(x, b)
+            np.testing.assert_array_equal(got[0], expected[0])
+            assert got[1] == pytest.approx(expected[1], rel=1e-13)
+    assert 0 < len(variants_of(f, with_offset(a, 8), b)) <= MAX_VARIANTS < 7
