@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,7 +32,8 @@ from .cell import impure_findings
 from .exactness import inexact_reason
 
 PREFIX = "__psc_print"
-PRINTED_REFUSAL = "its value is printed, and"
+PRINTED_REFUSAL = "would not have NumPy's last digits"
+_REFUSED_VALUE = re.compile(rf"the print's value (\d+) {PRINTED_REFUSAL}")
 _SHAPE_ATTRIBUTES = frozenset({"shape", "dtype", "size", "ndim"})
 _NEVER_MOVED = (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom, ast.Starred)
 
@@ -92,9 +94,18 @@ def _at(node, stmt):
     return node
 
 
-def print_hoist_of(stmt, filename: str, computes) -> PrintHoist | None:
+def refused_value(reason: str | None) -> int | None:
+    """How many of a print's values may still move, when `reason` is the refusal of one of
+    them (the values before it were found exact): the refused value's index; else None."""
+    found = _REFUSED_VALUE.search(reason or "")
+    return int(found.group(1)) - 1 if found else None
+
+
+def print_hoist_of(stmt, filename: str, computes, limit: int | None = None
+                   ) -> PrintHoist | None:
     """The PrintHoist of `print(...)` as a statement whose arguments compute something
-    (`computes`: regions.py's test) under the module's conditions, or None."""
+    (`computes`: regions.py's test) under the module's conditions, or None. `limit`: move
+    only the first so many (a later one was refused: `refused_value`)."""
     if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
             and isinstance(stmt.value.func, ast.Name) and stmt.value.func.id == "print"):
         return None
@@ -106,6 +117,7 @@ def print_hoist_of(stmt, filename: str, computes) -> PrintHoist | None:
     if order is None:
         return None
     moving = [i for i, (node, _) in enumerate(order) if _moves(node, filename, computes)]
+    moving = moving[:limit] if limit is not None else moving
     if not moving:
         return None
     reads, numbers = [], []
@@ -197,13 +209,13 @@ def checking_prints(fn, analysis):
         result = fn(*args, **kwargs)
         trace = current_trace()
         if trace is not None:
-            for name, number in zip(hoist.names(), hoist.numbers, strict=True):
+            for k, (name, number) in enumerate(zip(hoist.names(), hoist.numbers, strict=True)):
                 why = _not_printable(result[0].get(name), number, trace)
-                if why is not None:
+                if why is not None:     # (the values before it are exact: they may move)
                     raise UnsupportedError(
-                        f"{PRINTED_REFUSAL} {why} would not give NumPy's last digits",
+                        f"the print's value {k + 1} {PRINTED_REFUSAL}: {why}",
                         SourceInfo(analysis.filename, hoist.line),
-                        "the print runs as plain Python")
+                        "it is computed as plain Python")
         return result
     return cell
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from .cell import block_at, impure_findings  # noqa: F401 (block_at: the plan's paths)
 from .hoist import Hoist, hoist_of
-from .printed import PRINTED_REFUSAL, PrintHoist, print_hoist_of
+from .printed import PrintHoist, print_hoist_of, refused_value
 from .predraw import predraw_of
 
 # The path of a block of statements: () is the cell's top level; (i, "body") the body of the
@@ -261,9 +261,9 @@ def _host_part(stmt, path, index, host_lines, filename, ends_cell):
     if reason is None:
         return None
     line, construct, why = reason
-    printed_why = host_lines.get(stmt.lineno, "")
-    if PRINTED_REFUSAL in printed_why:     # (a print whose values XLA would round otherwise)
-        why = _without_location(printed_why, stmt.lineno, construct)
+    limit = refused_value(host_lines.get(stmt.lineno))
+    if limit is not None:               # (a print whose values XLA would round otherwise)
+        why = _without_location(host_lines[stmt.lineno], stmt.lineno, construct)
     if isinstance(stmt, (ast.For, ast.While, ast.If)) and len(path) < 2 * MAX_DEPTH and \
             not _leaves_early(stmt) and not _test_is_host(stmt, filename, host_lines):
         bodies = tuple(_plan_block(getattr(stmt, field), path + (index, field), host_lines,
@@ -277,8 +277,9 @@ def _host_part(stmt, path, index, host_lines, filename, ends_cell):
     if hoist is not None:
         shown = hoist.draws[0] if len(hoist.draws[0]) <= 60 else hoist.draws[0][:57] + "..."
         return HostStep(path, index, stmt.lineno, shown, why, False, hoist=hoist)
-    printed = print_hoist_of(stmt, filename, computes) if not _stops_at(stmt, host_lines) \
-        else None
+    others = {n: r for n, r in host_lines.items() if refused_value(r) is None}
+    printed = print_hoist_of(stmt, filename, computes, limit) \
+        if not _stops_at(stmt, others) else None
     if printed is not None:
         return HostStep(path, index, stmt.lineno, _construct(stmt, filename), why, ends_cell,
                         rewritten=printed)

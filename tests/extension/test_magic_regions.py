@@ -461,3 +461,20 @@ def test_the_text_of_a_traced_value_is_numpys_text(compare, cell):
 ])
 def test_the_text_of_traced_values_in_a_container_is_numpys_text(compare, cell):
     compare("a = np.arange(4.0)", cell, cell)
+
+
+@pytest.mark.parametrize("cell, compiled", [
+    ("for i in range(3):\n    x = rng.normal(size=3)\n    print(i, x.round(2), x.sum())\n", True),
+    ("print(f'{x.max():.3f} {x.mean():.3f} {x.min()}')\n", True),    # (max moves)
+    ("print(x.sum(), x.round(2))\n", False),        # (the sum comes first: nothing moves)
+])
+def test_the_values_before_a_refused_one_still_move(compare, cell, compiled):
+    reports = []
+    np.set_printoptions(precision=17)
+    try:
+        compare("rng = np.random.default_rng(7)\nx = rng.random(30)", cell, cell, reports=reports)
+    finally:
+        np.set_printoptions(precision=8)
+    assert reports[0].compiled is compiled and reports[1].compiled is compiled
+    if compiled:
+        assert "the print's value" in " ".join(s.explain() for s in reports[0].host_steps)
