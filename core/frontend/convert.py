@@ -138,7 +138,10 @@ def _getattr(recorder, fn, obj, name: str, *default):
 def attr(obj, name: str):
     """`obj.name`; while tracing, a property of a user class runs converted (what its getter
     reads is seen, as for any user function). A traced Python number has only its type's
-    attributes (`m.shape` of a float raises AttributeError, as plain Python does)."""
+    attributes (`m.shape` of a float raises AttributeError, as plain Python does), and its
+    `__class__` is the type NumPy's value has, as `type(m)` is."""
+    if name == "__class__" and isinstance(obj, Tracer):
+        return type_of(obj)
     if isinstance(obj, Tracer) and obj.kind == "python" and not hasattr(type_of(obj), name):
         raise AttributeError(f"'{type_of(obj).__name__}' object has no attribute '{name}'")
     if recording_active() and not isinstance(obj, Tracer):

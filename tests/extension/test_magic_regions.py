@@ -478,3 +478,11 @@ def test_the_values_before_a_refused_one_still_move(compare, cell, compiled):
     assert reports[0].compiled is compiled and reports[1].compiled is compiled
     if compiled:
         assert "the print's value" in " ".join(s.explain() for s in reports[0].host_steps)
+
+
+@pytest.mark.parametrize("cell", [
+    "print((x * 2).__class__, x[1].__class__, x.sum().__class__.__name__)\n",
+    "k = (x * 2).__class__\nm = x.T.__class__ is np.ndarray\n",
+])
+def test_the_class_of_a_traced_value_is_numpys(compare, cell):
+    compare("x = np.arange(5.0)", cell, cell)
