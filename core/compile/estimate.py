@@ -142,8 +142,8 @@ TRANSCENDENTAL = frozenset({"exp", "exp2", "expm1", "log", "log2", "log10", "log
 SORTS = frozenset({"sort", "argsort"})
 SCANS = frozenset({"cumsum", "cumprod", "cummax", "cummin"})
 # Time linear in memory traffic (elementwise primitives, those of its ufuncs, are too).
-LINEAR_TIME = FUSIBLE | {"reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
-                         "reduce_or", "argmax", "argmin", "gather", "scatter",
+LINEAR_TIME = FUSIBLE | {"reduce_sum", "reduce_sums", "reduce_prod", "reduce_max", "reduce_min",
+                         "reduce_and", "reduce_or", "argmax", "argmin", "gather", "scatter",
                          "dynamic_update_slice", "bitcast_convert", "sharding_constraint", "psum",
                          "all_gather"}
 MODELLED = LINEAR_TIME | FACTORIZATIONS | TRANSCENDENTAL | SORTS | SCANS | {

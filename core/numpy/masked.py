@@ -25,8 +25,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import SourceInfo
-from ..tracing import Tracer, UnsupportedError, caller_source, current_trace, source_line
-from .base import as_kind, convert, normalize_axes, numpy_name, real_part, reshape, shape_of
+from ..primitives import reduce_sums_p
+from ..tracing import (Tracer, UnsupportedError, bind, caller_source, current_trace,
+                       source_line)
+from .base import (as_kind, broadcast_to, convert, normalize_axes, numpy_name, real_part,
+                   reshape, shape_of)
 from .reductions import mean_dtypes, np_all, np_any, np_max, np_min, np_prod, np_sum
 from .ufuncs import COMPARISON_UFUNCS, OPERATOR_UFUNCS, _check_out, call_ufunc, np_where
 
@@ -300,12 +303,22 @@ def _extremum(reducer, name: str, identity_is_largest: bool):
     return reduce
 
 
+def _sum_and_count(sel: MaskedSelection, data: Tracer, axes) -> tuple[Tracer, Tracer]:
+    """The sum of the selected elements of data (sel.data's shape) over `axes`, and how many
+    each sum took (counted in int64, then in data's dtype), kept as length-1 axes: one
+    reduction of both (reduce_sums, see why there), not a sum and a count."""
+    counted = convert(broadcast_to(sel.mask_in_data(), data.shape), np.int64)
+    total, count = bind(reduce_sums_p, _filled(sel, data, 0), counted, axes=axes)
+    kept = tuple(1 if d in axes else n for d, n in enumerate(data.shape))
+    return reshape(total, kept), convert(reshape(count, kept), data.dtype)
+
+
 def _masked_mean(a, axis=None, dtype=None, out=None, keepdims=False, **extras):
     _no_extras(a, out, extras)
     axes = _data_axes(a, axis)
     acc, result_dtype = mean_dtypes(a.dtype, dtype)
-    total = np_sum(_filled(a, a.data, 0), axis=axes, dtype=acc, keepdims=True)
-    mean = call_ufunc(np.divide, total, convert(_selected_count(a, axes), acc))
+    total, count = _sum_and_count(a, convert(a.data, acc), axes)
+    mean = call_ufunc(np.divide, total, count)
     return _finish(a, convert(mean, result_dtype), axes, axis, keepdims)
 
 
@@ -314,8 +327,7 @@ def _masked_var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **ex
     axes = _data_axes(a, axis)
     acc, result_dtype = mean_dtypes(a.dtype, dtype)
     data = convert(a.data, acc)
-    count = convert(_selected_count(a, axes), acc)
-    total = np_sum(_filled(a, data, 0), axis=axes, keepdims=True)
+    total, count = _sum_and_count(a, data, axes)
     centered = call_ufunc(np.subtract, data, call_ufunc(np.divide, total, count))
     if acc.kind == "c":
         squared = real_part(call_ufunc(np.multiply, centered, call_ufunc(np.conjugate, centered)))

@@ -526,6 +526,15 @@ def reduce_inputs(draw, dtypes, elements=values, nonempty=False):
 
 
 @st.composite
+def reduce_sums_inputs(draw):
+    """Up to three arrays of one shape, each of its own dtype, summed over the same axes."""
+    shape = draw(shapes())
+    xs = [draw(arrays(dtype, shape, tame_values(dtype)))
+          for dtype in draw(st.lists(st.sampled_from(ALL_DTYPES), min_size=1, max_size=3))]
+    return xs, {"axes": draw(axes_of(len(shape)))}
+
+
+@st.composite
 def arg_inputs(draw):
     dtype = draw(st.sampled_from(ALL_DTYPES))
     x = draw(arrays(dtype, draw(shapes(min_dims=1, nonempty=True))))
@@ -787,6 +796,7 @@ CASES = {
              accumulated(lambda args, params: params["axis_size"])),
     "all_gather": (collective_inputs(), check_same_bytes),
     "reduce_sum": (reduce_inputs(ALL_DTYPES, tame_values), accumulated(reduced_terms)),
+    "reduce_sums": (reduce_sums_inputs(), accumulated(reduced_terms)),
     "reduce_prod": (reduce_inputs(ALL_DTYPES, tame_factors), accumulated(reduced_terms)),
     "reduce_max": (reduce_inputs(ALL_DTYPES, nonempty=True), exact_up_to_sign_of_zero),
     "reduce_min": (reduce_inputs(ALL_DTYPES, nonempty=True), exact_up_to_sign_of_zero),
@@ -882,12 +892,25 @@ def test_window_products_on_every_window(compile_cached, transposed, by_blas):
     assert ("psc_window_gemv" in text) == by_blas
 
 
-@pytest.mark.parametrize("name", ["reduce_sum", "reduce_prod"])
+def test_sums_of_every_precision_at_once(compile_cached):
+    """reduce_sums of operands of float16, float32, float64, complex and integer dtypes
+    together (XLA takes no mix of float widths in one reduction): each sum is reduce_sum's."""
+    rng = np.random.default_rng(4)
+    xs = [rng.uniform(-2, 2, (3, 40)).astype(d) for d in (np.float16, np.float32, np.float64)]
+    xs += [(xs[2] + 1j * xs[1]).astype(d) for d in (np.complex64, np.complex128)]
+    xs += [rng.integers(-9, 9, (3, 40)).astype(d) for d in (np.int8, np.uint64, np.bool_)]
+    got, want = run(compile_cached, "reduce_sums", xs, axes=(1,))
+    for g, w, x in zip(got, want, xs, strict=True):
+        check_accumulated([g], [w], [x], {"axes": (1,)}, "reduce_sum", 40)
+
+
+@pytest.mark.parametrize("name", ["reduce_sum", "reduce_sums", "reduce_prod"])
 def test_float16_sums_and_products_are_rounded_once(compile_cached, name):
     """NumPy accumulates float16 in float32: 1000 * 0.1 is 100.0, not float16's 99.6."""
-    x = np.full((1000,), 0.1 if name == "reduce_sum" else 1.001, np.float16)
-    got, want = run(compile_cached, name, [x], axes=(0,))
-    assert_same(got[0], want[0], rtol=RTOL[np.dtype(np.float16)], what=name)
+    x = np.full((1000,), 0.1 if name != "reduce_prod" else 1.001, np.float16)
+    got, want = run(compile_cached, name, [x] * (2 if name == "reduce_sums" else 1), axes=(0,))
+    for g, w in zip(got, want, strict=True):
+        assert_same(g, w, rtol=RTOL[np.dtype(np.float16)], what=name)
 
 
 # -- control flow: primitives holding sub-graphs ----------------------------------------------

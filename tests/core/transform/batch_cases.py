@@ -118,6 +118,8 @@ REDUCTIONS = (
     [Case(f"reduce_{kind}", (Float(R),), {"axes": axes}, label)
      for kind in ("sum", "prod", "max", "min") for axes, label in (((1,), ""), ((0, 1), "all"))]
     + [Case(f"reduce_{kind}", (Bools(R),), {"axes": (0,)}) for kind in ("and", "or")]
+    + [Case("reduce_sums", (Float(R), Float(R)), {"axes": axes}, label)
+       for axes, label in (((1,), ""), ((0, 1), "all"))]
     + [Case(f"arg{kind}", (Float(R),), {"axis": axis, "index_dtype": np.dtype(np.int64)},
             str(axis)) for kind in ("max", "min") for axis in (0, 1)]
     + [Case(f"cum{kind}", (Float(R),), {"axis": axis, "reverse": reverse}, f"{axis}-{reverse}")

@@ -144,6 +144,8 @@ R = (3, 4)
 REDUCTIONS = [
     Case("reduce_sum", (Float(R),), {"axes": (1,)}),
     Case("reduce_sum", (Float(R),), {"axes": (0, 1)}, "all"),
+    Case("reduce_sums", (Float(R), Float(R)), {"axes": (1,)}),
+    Case("reduce_sums", (Float(R), Float(R, dtype=C128)), {"axes": (0, 1)}, "all-complex"),
     Case("reduce_prod", (Float(R, 0.5, 1.5),), {"axes": (0,)}),
     Case("reduce_prod", (Float((2, 3, 2), -1.5, 1.5),), {"axes": (0, 2)}, "two-axes"),
     Case("reduce_max", (Float(R),), {"axes": (1,)}),
