@@ -606,6 +606,28 @@ def window_matvec_inputs(draw):
 
 
 @st.composite
+def window_dot_inputs(draw):
+    """Two vectors, each itself or a row or column of a matrix (its index clamped, past the
+    ends too), short or longer than window_dot's chunks, and a span, clipped or crossed."""
+    dtype = draw(st.sampled_from((np.float32, np.float64)))
+    n = draw(st.sampled_from((0, 1, 5, 200)))
+    operands, lines, ats = [], [], []
+    for _ in range(2):
+        line = draw(st.sampled_from((None, 0, 1)))
+        shape = (n,) if line is None else (n, 3) if line == 0 else (3, n)
+        operands.append(draw(arrays(dtype, shape, tame_factors(dtype))))
+        lines.append(line)
+        if line is not None:
+            ats.append(np.int64(draw(st.integers(-1, 4))))
+    bounds = [np.int64(draw(st.integers(-3, n + 3))) for _ in range(2)]
+    return [*operands, *bounds, *ats], {"lines": tuple(lines)}
+
+
+def window_dot_terms(args, params):
+    return max(np.shape(args[0]), default=1)
+
+
+@st.composite
 def correlate_inputs(draw):
     """Two vectors, the kernel short (summed as shifted slices) or long (XLA's convolution
     for floats: past correlation.UNROLLED_TAPS)."""
@@ -824,6 +846,7 @@ CASES = {
     "gather": (gather_inputs(), check_exact),
     "scatter": (scatter_inputs(), check_scatter),
     "window_matvec": (window_matvec_inputs(), accumulated(window_terms)),
+    "window_dot": (window_dot_inputs(), accumulated(window_dot_terms)),
     "correlate": (correlate_inputs(), accumulated(correlate_terms)),
 }
 
@@ -890,6 +913,33 @@ def test_window_products_on_every_window(compile_cached, transposed, by_blas):
     text, _ = lowered("window_matvec", [ShapedArray(np.shape(a), np.asarray(a).dtype)
                                         for a in args], {"transposed": transposed}, targets)
     assert ("psc_window_gemv" in text) == by_blas
+
+
+@pytest.mark.parametrize("n", [7, 200])
+@pytest.mark.parametrize("lines", [(None, None), (1, None), (None, 0), (0, 1)])
+def test_window_dot_reads_its_span_alone(compile_cached, n, lines):
+    """window_dot on spans from before the start to past the end (crossed ones too) of
+    vectors that are NaN and inf everywhere else, themselves or lines of such matrices:
+    nothing outside the span shows, with chunks (n = 200) and without."""
+    rng = np.random.default_rng(5)
+    for lo, hi in itertools.product(range(-1, n + 2, max(n // 6, 1)), repeat=2):
+        args, ats = [], []
+        for line, seed in zip(lines, (0, 1), strict=True):
+            values = rng.uniform(-2, 2, n)
+            vector = np.full(n, np.nan)
+            vector[::3] = np.inf
+            vector[max(lo, 0):max(hi, 0)] = values[max(lo, 0):max(hi, 0)]
+            if line is None:
+                args.append(vector)
+                continue
+            matrix = np.full((3, n) if line == 1 else (n, 3), -np.inf)
+            matrix[(seed, slice(None)) if line == 1 else (slice(None), seed)] = vector
+            args.append(matrix)
+            ats.append(np.int64(seed))
+        got, want = run(compile_cached, "window_dot", [*args, *np.int64([lo, hi]), *ats],
+                        lines=lines)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-13, atol=1e-13,
+                                   err_msg=f"span [{lo}, {hi})")
 
 
 def test_sums_of_every_precision_at_once(compile_cached):

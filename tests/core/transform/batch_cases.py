@@ -219,6 +219,12 @@ WINDOWS = [
     Case("window_matvec", (Float((4, 5)), Float((4,)), Ints((), 0, 6), Ints((), 0, 6),
                            Ints((), 0, 5), Ints((), 0, 5)), {"transposed": True},
          "transposed-bounds"),
+    Case("window_dot", (Float((5,)), Float((5,)), Ints((), -1, 6), Ints((), 0, 6)),
+         {"lines": (None, None)}, "bounds"),
+    Case("window_dot", (Float((3, 5)), Float((5, 4)), Ints((), 0, 6), Ints((), 0, 6),
+                        Ints((), 0, 3), Ints((), 0, 4)), {"lines": (1, 0)}, "lines"),
+    Case("window_dot", (Float((300,)), Float((300,)), Ints((), 0, 150), Ints((), 150, 300)),
+         {"lines": (None, None)}, "chunks"),
 ]
 
 CASES = (ELEMENTWISE + REDUCTIONS + STRUCTURAL + CONTRACTION + WINDOWS + LINALG
