@@ -1,8 +1,8 @@
 """Statistics of a boolean-mask selection made anew in every pass of a rolled loop
 (`data[(r1 <= radius) & (radius < r2)].mean()`, bench/loops.py's azimint_naive): NumPy's
 values and dtypes for every loop bound and dtype, an empty selection's mean a NaN as NumPy's;
-and the mean computed in one pass over the data, its sum and its count together, the
-selection never written to memory (it was, twice, and the kernel ran at 0.6x NumPy)."""
+and each masked sum computed in one pass over the data with its count, the selection never
+written to memory (it was, twice for a mean, and the kernel ran at 0.6x NumPy)."""
 from __future__ import annotations
 
 import warnings
@@ -27,12 +27,14 @@ def binned_means(data, radius, edges):
 
 def binned_spread(data, radius, npt):
     out = np.zeros((npt, 3))
+    totals = np.zeros(npt, dtype=np.sum(data[:0]).dtype)
     for i in range(npt):
         inside = (radius >= i) & (radius < i + 1)
         out[i, 0] = data[inside].var()
         out[i, 1] = np.std(data[inside], ddof=1)
         out[i, 2] = data[inside].mean(dtype=np.float64)
-    return out
+        totals[i] = data[inside].sum()
+    return out, totals
 
 
 def _data(n, dtype, seed):
@@ -66,29 +68,39 @@ def test_a_mean_per_pass_of_a_selection_made_per_pass_is_numpys(npt, dtype, n, s
 @settings(max_examples=12, deadline=None)
 @given(npt=st.sampled_from([0, 1, 4]), dtype=st.sampled_from(DTYPES),
        seed=st.integers(0, 3))
-def test_var_std_and_mean_per_pass_are_numpys(npt, dtype, seed):
+def test_var_std_mean_and_sum_per_pass_are_numpys(npt, dtype, seed):
     data = _data(40, dtype, seed)
     radius = np.random.default_rng(seed + 20).random(40) * 5     # bin 4 is empty
-    want = _quietly(binned_spread, data, radius, npt)
-    got = _quietly(jit(binned_spread), data, radius, npt)
+    (want, want_totals) = _quietly(binned_spread, data, radius, npt)
+    (got, got_totals) = _quietly(jit(binned_spread), data, radius, npt)
     assert got.dtype == want.dtype and got.shape == want.shape
     # (float16: psc_jit's std rounds its variance to float16 before the root, NumPy's not)
     rtol = 2e-3 if dtype == np.float16 else 1e-12
     np.testing.assert_allclose(got, want, rtol=rtol, equal_nan=True)
+    assert got_totals.dtype == want_totals.dtype
+    np.testing.assert_array_equal(got_totals, want_totals)     # sums of small integers
 
 
+STATISTICS = {"mean": lambda s: s.mean(), "sum": lambda s: s.sum(),
+              "var": lambda s: np.var(s, ddof=1)}
+
+
+@pytest.mark.parametrize("statistic", sorted(STATISTICS))
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
-def test_a_masked_mean_is_one_pass_that_writes_nothing_of_the_data_size(dtype):
-    """XLA:CPU writes a lone sum's computed operand to memory before summing it: the masked
-    sum and the count of one mean are one reduction, which computes both on the fly."""
+def test_a_masked_statistic_writes_no_array_of_the_data_size(statistic, dtype):
+    """XLA:CPU writes a lone sum's computed operand to memory before summing it: each masked
+    sum is one reduction with its count, which computes both on the fly (the mask, used by
+    the variance's two sums, is the one array of the data's length it may write)."""
     n = 4096
     data, radius = _data(n, dtype, 1), np.random.default_rng(2).random(n)
+    reduce = STATISTICS[statistic]
 
-    def masked_mean(data, radius):
-        return data[(radius >= 0.25) & (radius < 0.5)].mean()
-    compiled = jit(masked_mean).lower(data, radius).compile()
-    written = [k.name for k in compiled.kernels.all_kernels() if f"[{n}]" in k.shape]
+    def masked(data, radius):
+        return reduce(data[(radius >= 0.25) & (radius < 0.5)])
+    compiled = jit(masked).lower(data, radius).compile()
+    written = [k.shape for k in compiled.kernels.all_kernels()
+               if f"[{n}]" in k.shape and not k.shape.startswith("pred")]
     assert written == []
-    want = masked_mean(data, radius)
-    got = jit(masked_mean)(data, radius)
-    assert got.dtype == want.dtype and got == want
+    want = masked(data, radius)
+    got = jit(masked)(data, radius)
+    assert got.dtype == want.dtype and got == pytest.approx(want, rel=1e-12)
