@@ -142,12 +142,12 @@ TRANSCENDENTAL = frozenset({"exp", "exp2", "expm1", "log", "log2", "log10", "log
 SORTS = frozenset({"sort", "argsort"})
 SCANS = frozenset({"cumsum", "cumprod", "cummax", "cummin"})
 # Time linear in memory traffic (elementwise primitives, those of its ufuncs, are too).
-LINEAR_TIME = FUSIBLE | {"reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
-                         "reduce_or", "argmax", "argmin", "gather", "scatter",
+LINEAR_TIME = FUSIBLE | {"reduce_sum", "reduce_sums", "reduce_prod", "reduce_max", "reduce_min",
+                         "reduce_and", "reduce_or", "argmax", "argmin", "gather", "scatter",
                          "dynamic_update_slice", "bitcast_convert", "sharding_constraint", "psum",
                          "all_gather"}
 MODELLED = LINEAR_TIME | FACTORIZATIONS | TRANSCENDENTAL | SORTS | SCANS | {
-    "dot_general", "correlate", "window_matvec", "fft", "while_loop", "cond"}
+    "dot_general", "correlate", "window_matvec", "window_dot", "fft", "while_loop", "cond"}
 
 
 def runs_briefly(graph: Graph) -> bool:
@@ -196,6 +196,8 @@ def _eqn_seconds(eqn, producers: dict) -> float | None:
 
 
 def _traffic(eqn) -> int:
+    if eqn.prim.name == "window_dot":    # two lines at most, read in place out of a matrix
+        return 2 * eqn.outs[0].aval.dtype.itemsize * max(eqn.inputs[0].aval.shape)
     return sum(a.aval.nbytes for a in eqn.inputs) + sum(v.aval.nbytes for v in eqn.outs)
 
 
@@ -210,6 +212,8 @@ def _arithmetic(eqn) -> float:
         return 2.0 * eqn.outs[0].aval.size * eqn.inputs[1].aval.size
     if name == "window_matvec":
         return 2.0 * eqn.inputs[0].aval.size
+    if name == "window_dot":        # at most a whole line of its first operand
+        return 2.0 * max(eqn.inputs[0].aval.shape)
     if name in FACTORIZATIONS:
         largest = max(eqn.inputs, key=lambda a: a.aval.size).aval
         side = max(largest.shape[-2:], default=1)

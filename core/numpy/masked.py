@@ -25,8 +25,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import SourceInfo
-from ..tracing import Tracer, UnsupportedError, caller_source, current_trace, source_line
-from .base import as_kind, convert, normalize_axes, numpy_name, real_part, reshape, shape_of
+from ..primitives import reduce_sums_p
+from ..tracing import (Tracer, UnsupportedError, bind, caller_source, current_trace,
+                       source_line)
+from .base import (as_kind, broadcast_to, convert, normalize_axes, numpy_name, real_part,
+                   reshape, shape_of)
 from .reductions import mean_dtypes, np_all, np_any, np_max, np_min, np_prod, np_sum
 from .ufuncs import COMPARISON_UFUNCS, OPERATOR_UFUNCS, _check_out, call_ufunc, np_where
 
@@ -300,29 +303,52 @@ def _extremum(reducer, name: str, identity_is_largest: bool):
     return reduce
 
 
+def _sum_and_count(sel: MaskedSelection, data: Tracer, axes) -> tuple[Tracer, Tracer]:
+    """The sum of the selected elements of data (sel.data's shape) over `axes`, and how many
+    each sum took (int64), kept as length-1 axes: one reduction of both (reduce_sums: XLA:CPU
+    fuses the mask into a reduction of two results, not into a lone sum)."""
+    counted = convert(broadcast_to(sel.mask_in_data(), data.shape), np.int64)
+    total, count = bind(reduce_sums_p, _filled(sel, data, 0), counted, axes=axes)
+    kept = tuple(1 if d in axes else n for d, n in enumerate(data.shape))
+    return reshape(total, kept), reshape(count, kept)
+
+
+def _masked_sum(a, axis=None, dtype=None, out=None, keepdims=False, **extras):
+    """The sum; its count, computed in the same pass, makes an empty selection's sum the zero
+    of the sum's dtype, as NumPy's sum of nothing is (and keeps the reduction one pass)."""
+    _no_extras(a, out, extras)
+    axes = _data_axes(a, axis)
+    summed = np.sum(np.zeros(1, a.dtype), dtype=dtype).dtype
+    total, count = _sum_and_count(a, convert(a.data, summed), axes)
+    total = np_where(call_ufunc(np.greater, count, np.int64(0)), total, np.zeros((), summed))
+    return _finish(a, total, axes, axis, keepdims)
+
+
 def _masked_mean(a, axis=None, dtype=None, out=None, keepdims=False, **extras):
     _no_extras(a, out, extras)
     axes = _data_axes(a, axis)
     acc, result_dtype = mean_dtypes(a.dtype, dtype)
-    total = np_sum(_filled(a, a.data, 0), axis=axes, dtype=acc, keepdims=True)
-    mean = call_ufunc(np.divide, total, convert(_selected_count(a, axes), acc))
+    total, count = _sum_and_count(a, convert(a.data, acc), axes)
+    mean = call_ufunc(np.divide, total, convert(count, acc))
     return _finish(a, convert(mean, result_dtype), axes, axis, keepdims)
 
 
 def _masked_var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **extras):
+    """Two passes, as NumPy's: the mean, then the squared distances from it; each sums its
+    count too (the second one's divides: used, it keeps that sum one pass as well)."""
     _no_extras(a, out, extras)
     axes = _data_axes(a, axis)
     acc, result_dtype = mean_dtypes(a.dtype, dtype)
     data = convert(a.data, acc)
-    count = convert(_selected_count(a, axes), acc)
-    total = np_sum(_filled(a, data, 0), axis=axes, keepdims=True)
-    centered = call_ufunc(np.subtract, data, call_ufunc(np.divide, total, count))
+    total, count = _sum_and_count(a, data, axes)
+    centered = call_ufunc(np.subtract, data, call_ufunc(np.divide, total, convert(count, acc)))
     if acc.kind == "c":
         squared = real_part(call_ufunc(np.multiply, centered, call_ufunc(np.conjugate, centered)))
     else:
         squared = call_ufunc(np.multiply, centered, centered)
-    spread = np_sum(_filled(a, squared, 0), axis=axes, keepdims=True)
-    divisor = call_ufunc(np.maximum, call_ufunc(np.subtract, real_part(count), ddof), 0)
+    spread, count = _sum_and_count(a, squared, axes)
+    divisor = call_ufunc(np.maximum, call_ufunc(np.subtract, convert(count, squared.dtype),
+                                                ddof), 0)
     var = call_ufunc(np.divide, spread, divisor)
     var = convert(var, np.real(np.zeros((), result_dtype)).dtype)
     return _finish(a, var, axes, axis, keepdims)
@@ -365,7 +391,7 @@ def _logical(reducer, identity: bool):
 
 
 SELECTION_FUNCTIONS = {
-    np.sum: _sum_like(_sum, lambda dtype: 0),
+    np.sum: _masked_sum,
     np.prod: _sum_like(_prod, lambda dtype: 1),
     np.max: _extremum(np_max, "maximum", identity_is_largest=False),
     np.amax: _extremum(np_max, "maximum", identity_is_largest=False),

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..primitives import select_p, window_matvec_p
+from ..primitives import select_p, window_dot_p, window_matvec_p
 from ..primitives.window_products import FLOATS
 from ..tracing import Tracer, bind, caller_source, current_trace
 from .base import as_kind, convert, ensure_tracer, normalize_axes, unsupported
@@ -305,6 +305,10 @@ def contract(fn, a, b):
         product = _window_matvec(a_op, b_op, span, [a, b])
         if product is not None:
             return product
+    if (a_ndim, b_ndim) == (1, 1) and span is not None:
+        product = _window_dot(a_op[0], b_op[0], span)
+        if product is not None:
+            return product
     a_data = masked(a_op[0], _only(a_op[1], a_axis, span), 0, (a_axis,))
     b_data = masked(b_op[0], _only(b_op[1], b_axis, span), 0, (b_axis,))
     result = fn(a_data, b_data)
@@ -331,6 +335,15 @@ def _window_matvec(a_op, b_op, span, inputs):
     bounds = [ensure_tracer(as_int64(v)) for v in (out.lo, out.hi, k.lo, k.hi)]
     product = bind(window_matvec_p, matrix, vector, *bounds, transposed=transposed)
     return wrap(as_kind(product, "array"), (spans[out_axis],), inputs)
+
+
+def _window_dot(u, v, span):
+    """Two float vectors of one dtype, dotted over their common span as window_dot: the
+    span's elements alone, not the whole vectors masked. None for other dtypes."""
+    if u.dtype != v.dtype or u.dtype not in FLOATS:
+        return None
+    bounds = [ensure_tracer(as_int64(b)) for b in (span.lo, span.hi)]
+    return as_kind(bind(window_dot_p, u, v, *bounds, lines=(None, None)), "scalar")
 
 
 def window_parts(x):

@@ -7,11 +7,13 @@ Categories, each a module defining its primitives as values (`exp_p`, `reshape_p
     transcendental  exponentials, logarithms, roots, trigonometry (their complex lowerings
                     with C's special values in complex_functions, which defines no primitive)
     reductions      reduce_*, argmax/argmin, cumulative reductions
+    joint_reductions reduce_sums: several sums over the same axes in one pass
     sorting         sort
     structural      broadcast, reshape, transpose, slices, pad, iota, gather and scatter
     contraction     dot_general
     correlation     correlate: the sliding dot product of two vectors (np.convolve)
     window_products window_matvec: a matrix-vector product over a window of traced bounds
+    window_dot      window_dot: a dot product over a span of traced bounds, read in place
     linalg          cholesky, triangular_solve, lu, eigh, svd, geqrf, householder_product,
                     householder_apply
     fft             the discrete Fourier transform (stablehlo.fft)
@@ -29,8 +31,8 @@ Importing this package registers them all in `PRIMITIVES` (name -> record). Code
 primitive by its value, never by a string.
 """
 from . import (arithmetic, casts, collectives, contraction, control,  # noqa: F401
-               correlation, elementwise, fft, linalg, placement, reductions, sorting, structural, transcendental,
-               window_products)
+               correlation, elementwise, fft, joint_reductions, linalg, placement, reductions,
+               sorting, structural, transcendental, window_dot, window_products)
 from .control import branch_index
 from .record import PRIMITIVES, Primitive
 

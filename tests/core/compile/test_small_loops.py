@@ -74,7 +74,8 @@ def test_the_serialized_options_carry_the_small_loop_threshold():
 def test_a_loop_over_matrix_rows_runs_as_one_compiled_function():
     L, b = _matrix(300, np.float64, 1), np.arange(300.0)
     text = jit(forward_substitution).lower(L, b, 300).compile().as_text()
-    assert _loop_kinds(text) == ["small call"]
+    kinds = _loop_kinds(text)       # the rows' loop, and window_dot's loop over chunks in it
+    assert kinds and set(kinds) == {"small call"}
 
 
 def test_a_pass_over_a_large_matrix_keeps_its_thunks():

@@ -526,6 +526,15 @@ def reduce_inputs(draw, dtypes, elements=values, nonempty=False):
 
 
 @st.composite
+def reduce_sums_inputs(draw):
+    """Up to three arrays of one shape, each of its own dtype, summed over the same axes."""
+    shape = draw(shapes())
+    xs = [draw(arrays(dtype, shape, tame_values(dtype)))
+          for dtype in draw(st.lists(st.sampled_from(ALL_DTYPES), min_size=1, max_size=3))]
+    return xs, {"axes": draw(axes_of(len(shape)))}
+
+
+@st.composite
 def arg_inputs(draw):
     dtype = draw(st.sampled_from(ALL_DTYPES))
     x = draw(arrays(dtype, draw(shapes(min_dims=1, nonempty=True))))
@@ -594,6 +603,28 @@ def window_matvec_inputs(draw):
     x = draw(arrays(dtype, (k_n,), tame_factors(dtype)))
     bounds = [np.int64(draw(st.integers(-2, n + 2))) for n in (out_n, out_n, k_n, k_n)]
     return [a, x, *bounds], {"transposed": transposed}
+
+
+@st.composite
+def window_dot_inputs(draw):
+    """Two vectors, each itself or a row or column of a matrix (its index clamped, past the
+    ends too), short or longer than window_dot's chunks, and a span, clipped or crossed."""
+    dtype = draw(st.sampled_from((np.float32, np.float64)))
+    n = draw(st.sampled_from((0, 1, 5, 200)))
+    operands, lines, ats = [], [], []
+    for _ in range(2):
+        line = draw(st.sampled_from((None, 0, 1)))
+        shape = (n,) if line is None else (n, 3) if line == 0 else (3, n)
+        operands.append(draw(arrays(dtype, shape, tame_factors(dtype))))
+        lines.append(line)
+        if line is not None:
+            ats.append(np.int64(draw(st.integers(-1, 4))))
+    bounds = [np.int64(draw(st.integers(-3, n + 3))) for _ in range(2)]
+    return [*operands, *bounds, *ats], {"lines": tuple(lines)}
+
+
+def window_dot_terms(args, params):
+    return max(np.shape(args[0]), default=1)
 
 
 @st.composite
@@ -787,6 +818,7 @@ CASES = {
              accumulated(lambda args, params: params["axis_size"])),
     "all_gather": (collective_inputs(), check_same_bytes),
     "reduce_sum": (reduce_inputs(ALL_DTYPES, tame_values), accumulated(reduced_terms)),
+    "reduce_sums": (reduce_sums_inputs(), accumulated(reduced_terms)),
     "reduce_prod": (reduce_inputs(ALL_DTYPES, tame_factors), accumulated(reduced_terms)),
     "reduce_max": (reduce_inputs(ALL_DTYPES, nonempty=True), exact_up_to_sign_of_zero),
     "reduce_min": (reduce_inputs(ALL_DTYPES, nonempty=True), exact_up_to_sign_of_zero),
@@ -814,6 +846,7 @@ CASES = {
     "gather": (gather_inputs(), check_exact),
     "scatter": (scatter_inputs(), check_scatter),
     "window_matvec": (window_matvec_inputs(), accumulated(window_terms)),
+    "window_dot": (window_dot_inputs(), accumulated(window_dot_terms)),
     "correlate": (correlate_inputs(), accumulated(correlate_terms)),
 }
 
@@ -882,12 +915,52 @@ def test_window_products_on_every_window(compile_cached, transposed, by_blas):
     assert ("psc_window_gemv" in text) == by_blas
 
 
-@pytest.mark.parametrize("name", ["reduce_sum", "reduce_prod"])
+@pytest.mark.parametrize("n", [7, 200])
+@pytest.mark.parametrize("lines", [(None, None), (1, None), (None, 0), (0, 1)])
+def test_window_dot_reads_its_span_alone(compile_cached, n, lines):
+    """window_dot on spans from before the start to past the end (crossed ones too) of
+    vectors that are NaN and inf everywhere else, themselves or lines of such matrices:
+    nothing outside the span shows, with chunks (n = 200) and without."""
+    rng = np.random.default_rng(5)
+    for lo, hi in itertools.product(range(-1, n + 2, max(n // 6, 1)), repeat=2):
+        args, ats = [], []
+        for line, seed in zip(lines, (0, 1), strict=True):
+            values = rng.uniform(-2, 2, n)
+            vector = np.full(n, np.nan)
+            vector[::3] = np.inf
+            vector[max(lo, 0):max(hi, 0)] = values[max(lo, 0):max(hi, 0)]
+            if line is None:
+                args.append(vector)
+                continue
+            matrix = np.full((3, n) if line == 1 else (n, 3), -np.inf)
+            matrix[(seed, slice(None)) if line == 1 else (slice(None), seed)] = vector
+            args.append(matrix)
+            ats.append(np.int64(seed))
+        got, want = run(compile_cached, "window_dot", [*args, *np.int64([lo, hi]), *ats],
+                        lines=lines)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-13, atol=1e-13,
+                                   err_msg=f"span [{lo}, {hi})")
+
+
+def test_sums_of_every_precision_at_once(compile_cached):
+    """reduce_sums of operands of float16, float32, float64, complex and integer dtypes
+    together (XLA takes no mix of float widths in one reduction): each sum is reduce_sum's."""
+    rng = np.random.default_rng(4)
+    xs = [rng.uniform(-2, 2, (3, 40)).astype(d) for d in (np.float16, np.float32, np.float64)]
+    xs += [(xs[2] + 1j * xs[1]).astype(d) for d in (np.complex64, np.complex128)]
+    xs += [rng.integers(-9, 9, (3, 40)).astype(d) for d in (np.int8, np.uint64, np.bool_)]
+    got, want = run(compile_cached, "reduce_sums", xs, axes=(1,))
+    for g, w, x in zip(got, want, xs, strict=True):
+        check_accumulated([g], [w], [x], {"axes": (1,)}, "reduce_sum", 40)
+
+
+@pytest.mark.parametrize("name", ["reduce_sum", "reduce_sums", "reduce_prod"])
 def test_float16_sums_and_products_are_rounded_once(compile_cached, name):
     """NumPy accumulates float16 in float32: 1000 * 0.1 is 100.0, not float16's 99.6."""
-    x = np.full((1000,), 0.1 if name == "reduce_sum" else 1.001, np.float16)
-    got, want = run(compile_cached, name, [x], axes=(0,))
-    assert_same(got[0], want[0], rtol=RTOL[np.dtype(np.float16)], what=name)
+    x = np.full((1000,), 0.1 if name != "reduce_prod" else 1.001, np.float16)
+    got, want = run(compile_cached, name, [x] * (2 if name == "reduce_sums" else 1), axes=(0,))
+    for g, w in zip(got, want, strict=True):
+        assert_same(g, w, rtol=RTOL[np.dtype(np.float16)], what=name)
 
 
 # -- control flow: primitives holding sub-graphs ----------------------------------------------

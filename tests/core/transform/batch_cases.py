@@ -118,6 +118,8 @@ REDUCTIONS = (
     [Case(f"reduce_{kind}", (Float(R),), {"axes": axes}, label)
      for kind in ("sum", "prod", "max", "min") for axes, label in (((1,), ""), ((0, 1), "all"))]
     + [Case(f"reduce_{kind}", (Bools(R),), {"axes": (0,)}) for kind in ("and", "or")]
+    + [Case("reduce_sums", (Float(R), Float(R)), {"axes": axes}, label)
+       for axes, label in (((1,), ""), ((0, 1), "all"))]
     + [Case(f"arg{kind}", (Float(R),), {"axis": axis, "index_dtype": np.dtype(np.int64)},
             str(axis)) for kind in ("max", "min") for axis in (0, 1)]
     + [Case(f"cum{kind}", (Float(R),), {"axis": axis, "reverse": reverse}, f"{axis}-{reverse}")
@@ -217,6 +219,12 @@ WINDOWS = [
     Case("window_matvec", (Float((4, 5)), Float((4,)), Ints((), 0, 6), Ints((), 0, 6),
                            Ints((), 0, 5), Ints((), 0, 5)), {"transposed": True},
          "transposed-bounds"),
+    Case("window_dot", (Float((5,)), Float((5,)), Ints((), -1, 6), Ints((), 0, 6)),
+         {"lines": (None, None)}, "bounds"),
+    Case("window_dot", (Float((3, 5)), Float((5, 4)), Ints((), 0, 6), Ints((), 0, 6),
+                        Ints((), 0, 3), Ints((), 0, 4)), {"lines": (1, 0)}, "lines"),
+    Case("window_dot", (Float((300,)), Float((300,)), Ints((), 0, 150), Ints((), 150, 300)),
+         {"lines": (None, None)}, "chunks"),
 ]
 
 CASES = (ELEMENTWISE + REDUCTIONS + STRUCTURAL + CONTRACTION + WINDOWS + LINALG

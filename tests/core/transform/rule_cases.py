@@ -144,6 +144,8 @@ R = (3, 4)
 REDUCTIONS = [
     Case("reduce_sum", (Float(R),), {"axes": (1,)}),
     Case("reduce_sum", (Float(R),), {"axes": (0, 1)}, "all"),
+    Case("reduce_sums", (Float(R), Float(R)), {"axes": (1,)}),
+    Case("reduce_sums", (Float(R), Float(R, dtype=C128)), {"axes": (0, 1)}, "all-complex"),
     Case("reduce_prod", (Float(R, 0.5, 1.5),), {"axes": (0,)}),
     Case("reduce_prod", (Float((2, 3, 2), -1.5, 1.5),), {"axes": (0, 2)}, "two-axes"),
     Case("reduce_max", (Float(R),), {"axes": (1,)}),
@@ -194,6 +196,16 @@ CONTRACTION = [
          {"transposed": False}),
     Case("window_matvec", (Float((4, 5)), Float((4,)), *map(Fixed, np.int64([0, 3, 1, 9]))),
          {"transposed": True}, "transposed"),
+    # elements 1 to 3 of two vectors; row 2 of a matrix times a vector; a vector times
+    # column 1 of a matrix, past both ends; a span longer than window_dot's chunks
+    Case("window_dot", (Float((5,)), Float((5,)), *map(Fixed, np.int64([1, 4]))),
+         {"lines": (None, None)}),
+    Case("window_dot", (Float((3, 5)), Float((5,)), *map(Fixed, np.int64([0, 4, 2]))),
+         {"lines": (1, None)}, "row"),
+    Case("window_dot", (Float((5,)), Float((5, 3)), *map(Fixed, np.int64([-1, 9, 1]))),
+         {"lines": (None, 0)}, "column"),
+    Case("window_dot", (Float((300,)), Float((2, 300)), *map(Fixed, np.int64([7, 290, 1]))),
+         {"lines": (None, 1)}, "chunks"),
     # a kernel summed as shifted slices, one long enough for XLA's convolution, complex
     Case("correlate", (Float((7,)), Float((3,)))),
     Case("correlate", (Float((40,)), Float((35,))), label="long"),
