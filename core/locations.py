@@ -37,6 +37,17 @@ def user_frame(frame):
     return None
 
 
+# The code of psc_jit's functions that make the user's calls in traced code (the frontend's
+# `call_watched`): what they ask of a value, the user asks.
+CALLS_FOR_THE_USER: set = set()
+TEXT_HINT = "print or format it after the cell, or return the value"
+
+
+def called_by_user(frame) -> bool:
+    """Whether the caller at `frame` is the user's code, or calls for it."""
+    return is_user_file(frame.f_code.co_filename) or frame.f_code in CALLS_FOR_THE_USER
+
+
 def is_user_file(filename: str) -> bool:
     return not filename.startswith(_SKIP_DIRS) and "<__array_function__" not in filename
 

@@ -32,7 +32,7 @@ from . import budget
 from .ir import Eqn, Graph, Literal, ShapedArray, SourceInfo, Var, aval_of
 from .layout import Layout, ViewOp, c_strides_of
 from .locations import caller_source, traceback_source  # noqa: F401 (imported from here too)
-from .locations import is_user_file, storing_item, user_frame
+from .locations import TEXT_HINT, called_by_user, storing_item, user_frame
 
 SUPPORTED_DTYPES = frozenset(np.dtype(t) for t in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
@@ -392,12 +392,6 @@ class ViewStep:
     positions: Callable[[list], list] | None = None
 
 
-_TEXT_HINT = "print or format it after the cell, or return the value"
-# The code of psc_jit's functions that make the user's calls in traced code (the frontend's
-# `call_watched`): a repr they ask for is the user's.
-CALLS_FOR_THE_USER: set = set()
-
-
 class Tracer:
     """An array inside a trace. Its kind is what NumPy would hand back: an `array`, a NumPy
     `scalar`, or a `python` scalar (weakly typed)."""
@@ -550,26 +544,19 @@ class Tracer:
         return self.aval.shape[0]
 
     def __repr__(self):
-        """Asked by the user's code while its trace runs (`repr(x.mean())`, `str([m])`), the
-        text NumPy would give: known, or refused as any concrete value is. Asked by psc_jit's
-        own code (its messages) or a debugger, its type."""
-        caller = sys._getframe(1).f_code
-        if current_trace() is None or not (is_user_file(caller.co_filename) or
-                                           caller in CALLS_FOR_THE_USER):
+        """The text NumPy would give (known, or refused as any concrete value is) when the
+        user's code asks while its trace runs (`repr(x.mean())`, `str([m])`); else its type."""
+        if current_trace() is None or not called_by_user(sys._getframe(1)):
             return f"Tracer<{self.aval}>"
-        return repr(self._as_numpy_gives(self._concrete("the text", _TEXT_HINT)))
+        return repr(self._as_numpy_gives(self._concrete("the text", TEXT_HINT)))
 
     def __format__(self, spec=""):     # print(x), str(x), f"{x:.3f}"
-        return format(self._as_numpy_gives(self._concrete("the text", _TEXT_HINT)), spec)
+        return format(self._as_numpy_gives(self._concrete("the text", TEXT_HINT)), spec)
 
     def _as_numpy_gives(self, value: np.ndarray):
-        """A known value as the type NumPy's result would have: a NumPy scalar, a Python
-        number, or an array."""
-        if self.kind == "scalar":
-            return value[()]
-        if self.kind == "python":
-            return value.item()
-        return value
+        """A known value as NumPy's result's type: a NumPy scalar, Python number or array."""
+        return value[()] if self.kind == "scalar" else \
+            value.item() if self.kind == "python" else value
 
     __str__ = __format__
 

@@ -19,7 +19,8 @@ import sys
 from dataclasses import dataclass
 
 from ..numpy.subclasses import subclass_error
-from ..tracing import CALLS_FOR_THE_USER, UnsupportedError, caller_source, context_value
+from ..locations import CALLS_FOR_THE_USER
+from ..tracing import UnsupportedError, caller_source, context_value
 from .host_calls import (EVENT_PREFIXES, call_label, host_call_reason, host_event_reason,
                          host_value_reason)
 from .subclasses import made_subclass_error, subclass_call_error
