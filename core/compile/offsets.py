@@ -26,6 +26,11 @@ from ..lowering import i64_array, tensor_type
 from .errors import XlaError
 from .hostmemory import ALIGNMENT
 
+try:        # core/compile/_host_memory.c, when it was built (else `offsets` and `widened`)
+    from ._host_memory import from_boundaries
+except ImportError:
+    from_boundaries = None
+
 INNER = "psc_unaligned_inner"       # the original main, called by the variant's main
 MAX_VARIANTS = 4    # per program: NumPy's large allocations keep one offset (16 bytes past a
 #                     page), so a few cover a session; past them inputs are copied again
@@ -129,9 +134,16 @@ class OffsetVariants:
     def call(self, arrays, marks: list | None = None):
         """The outputs of the variant for these arrays' offsets, run on them in place; None
         when there is none (yet) for them. `marks`: as `Executable.execute` takes them."""
-        offsets = self.offsets(arrays)
-        if offsets is None:
-            return None
+        views = None
+        if from_boundaries is not None:     # (offsets and views at once, in C)
+            found = from_boundaries(arrays, self.large)
+            if found is None:
+                return None
+            offsets, views = found
+        else:
+            offsets = self.offsets(arrays)
+            if offsets is None:
+                return None
         if offsets not in self.variants:
             if len(self.variants) >= MAX_VARIANTS:
                 return None
@@ -142,8 +154,9 @@ class OffsetVariants:
         variant = self.variants[offsets]
         if variant is None:
             return None
-        return variant.execute([widened(x, o) for x, o in zip(arrays, offsets, strict=True)],
-                               marks)
+        if views is None:
+            views = [widened(x, o) for x, o in zip(arrays, offsets, strict=True)]
+        return variant.execute(views, marks)
 
     def variant(self, offsets):
         try:

@@ -108,3 +108,24 @@ def test_a_program_keeps_at_most_a_few_variants_and_copies_past_them():
             np.testing.assert_array_equal(got[0], expected[0])
             assert got[1] == pytest.approx(expected[1], rel=1e-13)
     assert 0 < len(variants_of(f, with_offset(a, 8), b)) <= MAX_VARIANTS < 7
+
+
+@pytest.mark.parametrize("in_c", [True, False])
+def test_the_variant_reads_the_same_elements_with_or_without_the_compiled_helper(
+        monkeypatch, in_c):
+    """offsets.from_boundaries (core/compile/_host_memory.c) and its Python stand-in
+    (`offsets` and `widened`) give the variant the same arrays."""
+    from psc_jit.core.compile import offsets
+    if not in_c:
+        monkeypatch.setattr(offsets, "from_boundaries", None)
+    elif offsets.from_boundaries is None:
+        pytest.skip("core/compile/_host_memory.c was not built")
+    f = jit(scaled_sum)
+    for offset in (8, 16, 40):
+        a = with_offset(np.arange(30_000.0), offset)
+        b = with_offset(np.linspace(-1.0, 1.0, 30_000), 64 - offset)
+        for _ in range(3):      # (the variant runs from the second call on)
+            got = f(a, b)
+            np.testing.assert_array_equal(got[0], a * 2 + b)
+            assert got[1] == pytest.approx((a - b).sum(), rel=1e-13)
+    assert variants_of(f, a, b)
