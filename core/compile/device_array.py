@@ -20,7 +20,7 @@ from ..ir import ShapedArray
 from ..numpy import verify_checks
 from . import xla
 from .errors import XlaError
-from .sharding import Mesh, NamedSharding, PartitionSpec, SingleDevice
+from .sharding import Mesh, NamedSharding, PartitionSpec, SingleDevice, assemble, within
 
 _CORE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _ROOT = os.path.dirname(_CORE)
@@ -102,9 +102,7 @@ class Array:
                 f"this array ({self.sharding.describe(self.ndim)} over several processes): "
                 "ask for it replicated (out_shardings=NamedSharding(mesh)) to read all of it")
         else:
-            value = np.empty(shape, self.dtype)
-            for index, block in zip(self.sharding.shard_slices(shape), blocks, strict=True):
-                value[index] = block
+            value = assemble(self.sharding, shape, range(len(blocks)), blocks)
         return value if dtype is None else value.astype(dtype, copy=False)
 
     def __repr__(self) -> str:
@@ -190,30 +188,24 @@ def device_put(x, device=None) -> Array:
 __all__ = ["Array", "Mesh", "NamedSharding", "PartitionSpec", "device_put"]
 
 
+def local_positions(sharding: NamedSharding) -> list[int]:
+    """Which devices of the sharding (by position) are this process's."""
+    return [p for p, d in enumerate(sharding.device_list) if xla.spmd.is_local(d)]
+
+
 def local_box(sharding: NamedSharding, shape: tuple[int, ...]) -> tuple[slice, ...]:
     """The part of a global array of `shape` that this process's devices hold between them
     (a box; a layout whose local blocks are not one box is refused)."""
-    slices = [s for d, s in zip(sharding.device_list, sharding.shard_slices(shape),
-                                strict=True) if xla.spmd.is_local(d)]
-    if not slices:
-        raise ValueError(f"{sharding!r} puts nothing on this process's devices")
-    box = tuple(slice(min(s[k].start for s in slices), max(s[k].stop for s in slices))
-                for k in range(len(shape)))
-    held = {tuple((s.start, s.stop) for s in block) for block in slices}
-    volume = int(np.prod([s.stop - s.start for s in slices[0]]))
-    if len(held) * volume != int(np.prod([b.stop - b.start for b in box])):
-        raise ValueError(f"{sharding!r} gives this process blocks that are not one box of the "
-                         f"{shape} array: split it so that each process holds a box")
-    return box
+    return sharding.part_held(shape, local_positions(sharding), "this process's devices")
 
 
 def global_shape_of(sharding: NamedSharding, local_shape: tuple[int, ...]) -> tuple[int, ...]:
     """The global shape of which this process's part has `local_shape`: each dimension
     times the number of processes' parts along it."""
-    probe = tuple(n * len(sharding.device_list) for n in local_shape)   # divisible by all
-    box = local_box(sharding, probe)
-    return tuple(n * p // (b.stop - b.start)
-                 for n, p, b in zip(local_shape, probe, box, strict=True))
+    positions = local_positions(sharding)
+    if not positions:
+        raise ValueError(f"{sharding!r} puts nothing on this process's devices")
+    return sharding.global_shape(local_shape, positions)
 
 
 def make_array_from_process_local_data(sharding, local_data, global_shape=None):
@@ -234,8 +226,7 @@ def make_array_from_process_local_data(sharding, local_data, global_shape=None):
         raise ValueError(f"this process's part of a {shape} array laid out as "
                          f"{sharding.describe(len(shape))} has shape "
                          f"{tuple(b.stop - b.start for b in box)}, not {local.shape}")
-    slices = [tuple(slice(s.start - b.start, s.stop - b.start) for s, b in
-                    zip(block, box, strict=True)) if xla.spmd.is_local(d) else block
+    slices = [within(box, block) if xla.spmd.is_local(d) else block
               for d, block in zip(sharding.device_list, sharding.shard_slices(shape),
                                   strict=True)]
     handle = xla.spmd.put(local, shape, sharding.device_list, sharding.hlo_text(len(shape)),

@@ -16,6 +16,7 @@ the others').
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import itertools
 import math
@@ -28,7 +29,9 @@ from typing import Sequence
 import numpy as np
 
 from ..ir import ShapedArray
+from .sharding import Mesh, NamedSharding, PartitionSpec, assemble, within
 from .xla import distributed as xla
+from .xla.spmd import is_local
 
 WATCH_SECONDS = 0.25     # how often a wait looks whether every process is still alive
 FAILED_RUN_LOOKS = 8     # after a failed run, how many looks (WATCH_SECONDS apart) for a dead one
@@ -171,7 +174,7 @@ def process_count() -> int:
 
 def device_count() -> int:
     """How many devices every process has between them."""
-    return len(xla.devices_of_processes(runtime().handle))
+    return len(_devices())
 
 
 def local_device_count() -> int:
@@ -202,31 +205,33 @@ def _leave_at_exit() -> None:
 @dataclass(frozen=True)
 class Tiling:
     """How a global array is cut: `tiles[d]` blocks along dimension d, dealt to the devices in
-    row-major block order; () replicates it (every device holds all of it)."""
+    row-major block order; () replicates it (every device holds all of it). It is a
+    NamedSharding over a mesh with one axis per dimension (`sharding`)."""
     tiles: tuple[int, ...] = ()
 
     def hlo_text(self, num_devices: int) -> str:
         """As XLA's `mhlo.sharding` attribute says it."""
         if not self.tiles:
             return "{replicated}"
+        self._check_count(num_devices)
+        return f"{{devices=[{','.join(map(str, self.tiles))}]<=[{num_devices}]}}"
+
+    def sharding(self, devices: Sequence) -> NamedSharding:
+        """The same layout over `devices` (in block order), in the device layer's words: a
+        mesh of one axis per dimension (`dim0`, `dim1`...), each dimension split over its own
+        axis (replicated: a mesh of one axis, `devices`, that splits nothing)."""
+        if not self.tiles:
+            return NamedSharding(Mesh(list(devices), ("devices",)))
+        self._check_count(len(devices))
+        grid = np.empty(len(devices), dtype=object)
+        grid[:] = list(devices)
+        names = tuple(f"dim{k}" for k in range(len(self.tiles)))
+        return NamedSharding(Mesh(grid.reshape(self.tiles), names), PartitionSpec(*names))
+
+    def _check_count(self, num_devices: int) -> None:
         if math.prod(self.tiles) != num_devices:
             raise DistributedError(f"a tiling of {self.tiles} blocks needs "
                                    f"{math.prod(self.tiles)} devices; there are {num_devices}")
-        return f"{{devices=[{','.join(map(str, self.tiles))}]<=[{num_devices}]}}"
-
-    def block(self, device: int, shape: Sequence[int]) -> tuple[slice, ...]:
-        """The part of a global array of `shape` that device number `device` holds."""
-        if not self.tiles:
-            return tuple(slice(0, n) for n in shape)
-        index = np.unravel_index(device, self.tiles)
-        sizes = [self._block_size(n, t) for n, t in zip(shape, self.tiles, strict=True)]
-        return tuple(slice(i * s, (i + 1) * s) for i, s in zip(index, sizes, strict=True))
-
-    @staticmethod
-    def _block_size(n: int, tiles: int) -> int:
-        if n % tiles:
-            raise DistributedError(f"a dimension of {n} does not cut into {tiles} equal blocks")
-        return n // tiles
 
 
 @dataclass(frozen=True)
@@ -247,61 +252,28 @@ class GlobalArray:
 
     def local_data(self) -> np.ndarray:
         """This process's part (all of it when replicated), as NumPy."""
-        blocks = xla.SpmdExecutable.local_blocks(self.array)
-        if not self.tiling.tiles:
-            return blocks[0]
-        return assemble_local(self.tiling, self.shape, blocks, _local_device_numbers())
+        sharding = self.tiling.sharding(_devices())
+        with _as_distributed_error():
+            return assemble(sharding, self.shape, _local_device_numbers(),
+                            xla.SpmdExecutable.local_blocks(self.array), "this process")
+
+
+def _devices() -> list:
+    """Every process's devices, in the runtime's order (the order blocks are dealt in)."""
+    return xla.runtime_devices(runtime().handle)
 
 
 def _local_device_numbers() -> list[int]:
-    here = runtime().process_id
-    return [i for i, (_, process) in enumerate(xla.devices_of_processes(runtime().handle))
-            if process == here]
+    return [i for i, device in enumerate(_devices()) if is_local(device)]
 
 
-def _local_part(tiling: Tiling, shape: Sequence[int], devices: Sequence[int]
-                ) -> tuple[slice, ...]:
-    """The part of the global array that `devices` hold between them: a box, or an error
-    (a tiling whose blocks a process's devices hold are not one box, e.g. 3 x 2 blocks over
-    two processes of three devices, has no local data of one array)."""
-    blocks = [tiling.block(d, shape) for d in devices]
-    box = tuple(slice(min(b[k].start for b in blocks), max(b[k].stop for b in blocks))
-                for k in range(len(shape)))
-    held = 1 if not tiling.tiles else len(blocks)
-    if held * math.prod(_sizes(blocks[0])) != math.prod(_sizes(box)):
-        raise DistributedError(f"a tiling of {tiling.tiles} blocks gives this process's "
-                               f"devices {list(devices)} blocks that are not one box of the "
-                               f"array: cut it so that each process holds a box")
-    return box
-
-
-def _sizes(part: tuple[slice, ...]) -> list[int]:
-    return [s.stop - s.start for s in part]
-
-
-def _within(part: tuple[slice, ...], block: tuple[slice, ...]) -> tuple[slice, ...]:
-    return tuple(slice(b.start - p.start, b.stop - p.start)
-                 for p, b in zip(part, block, strict=True))
-
-
-def assemble_local(tiling: Tiling, shape: Sequence[int], blocks: Sequence[np.ndarray],
-                   devices: Sequence[int]) -> np.ndarray:
-    part = _local_part(tiling, shape, devices)
-    out = np.empty(_sizes(part), dtype=blocks[0].dtype)
-    for device, block in zip(devices, blocks, strict=True):
-        out[_within(part, tiling.block(device, shape))] = block
-    return out
-
-
-def global_shape_of(tiling: Tiling, local_shape: Sequence[int], devices: Sequence[int],
-                    num_devices: int) -> tuple[int, ...]:
-    """The global shape whose part held by `devices` has `local_shape`: each tiled dimension
-    times the number of processes' parts along it."""
-    if not tiling.tiles:
-        return tuple(local_shape)
-    index = [np.unravel_index(d, tiling.tiles) for d in devices]
-    held = [len({i[k] for i in index}) for k in range(len(tiling.tiles))]
-    return tuple(n * t // h for n, t, h in zip(local_shape, tiling.tiles, held, strict=True))
+@contextlib.contextmanager
+def _as_distributed_error():
+    """A layout refused by the device layer (ValueError) as the runtime's own error."""
+    try:
+        yield
+    except ValueError as err:
+        raise DistributedError(str(err)) from None
 
 
 def make_array_from_process_local_data(tiling: Tiling, local_data: np.ndarray,
@@ -310,18 +282,22 @@ def make_array_from_process_local_data(tiling: Tiling, local_data: np.ndarray,
     by `tiling` (the whole array when it is replicated). `global_shape`: by default each tiled
     dimension grows by the number of processes' parts along it."""
     local_data = np.asarray(local_data)
-    devices = _local_device_numbers()
-    num_devices = len(xla.devices_of_processes(runtime().handle))
-    shape = tuple(global_shape) if global_shape is not None else \
-        global_shape_of(tiling, local_data.shape, devices, num_devices)
-    part = _local_part(tiling, shape, devices)
-    if tuple(_sizes(part)) != local_data.shape:
+    devices = _devices()
+    sharding = tiling.sharding(devices)
+    mine = _local_device_numbers()
+    with _as_distributed_error():
+        shape = tuple(global_shape) if global_shape is not None else \
+            sharding.global_shape(local_data.shape, mine)
+        part = sharding.part_held(shape, mine, "this process")
+    if tuple(s.stop - s.start for s in part) != local_data.shape:
         raise DistributedError(f"this process's part of a {shape} array cut into "
                                f"{tiling.tiles or 'one (replicated)'} blocks has shape "
-                               f"{tuple(_sizes(part))}, not {local_data.shape}")
+                               f"{tuple(s.stop - s.start for s in part)}, not "
+                               f"{local_data.shape}")
     aval = ShapedArray(shape, local_data.dtype)
-    blocks = [local_data[_within(part, tiling.block(d, shape))] for d in devices]
-    array = xla.put_global(runtime().handle, aval, tiling.hlo_text(num_devices), blocks)
+    every = sharding.shard_slices(shape)
+    blocks = [local_data[within(part, every[p])] for p in mine]
+    array = xla.put_global(runtime().handle, aval, tiling.hlo_text(len(devices)), blocks)
     return GlobalArray(aval, tiling, array)
 
 
@@ -337,7 +313,7 @@ class SpmdProgram:
                  out_avals: Sequence[ShapedArray], in_tilings: Sequence[Tiling],
                  out_tilings: Sequence[Tiling], label: str):
         handle = runtime().handle
-        n = len(xla.devices_of_processes(handle))
+        n = len(_devices())
         self.label, self.out_avals, self.out_tilings = label, tuple(out_avals), tuple(out_tilings)
         self.in_types = tuple(zip(in_avals, in_tilings, strict=True))
         self.fingerprint = hashlib.sha256(text.encode()).hexdigest()

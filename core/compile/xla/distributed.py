@@ -101,9 +101,9 @@ def stop_distributed(runtime: DistributedRuntime, seconds: int) -> None:
                 runtime.service.shutdown()
 
 
-def devices_of_processes(runtime: DistributedRuntime) -> list[tuple[int, int]]:
-    """Every device of the runtime as (device id, process index), in the client's order."""
-    return [(device.id, device.process_index) for device in runtime.cpu_client.devices()]
+def runtime_devices(runtime: DistributedRuntime) -> list:
+    """Every process's devices, in the client's order."""
+    return list(runtime.cpu_client.devices())
 
 
 def live_processes(runtime: DistributedRuntime, ids: Sequence[int]) -> set[int]:

@@ -10,8 +10,9 @@ import sys
 import numpy as np
 import pytest
 
+import psc_jit
 from psc_jit import distributed
-from psc_jit.core import distributed as core_distributed
+from psc_jit.core.compile.sharding import assemble
 from psc_jit.distributed import DistributedError, Tiling
 
 CHILD = pathlib.Path(__file__).with_name("distributed_child.py")
@@ -130,23 +131,27 @@ def test_ranks_out_of_range_are_refused(num_processes, process_id):
         distributed.initialize("127.0.0.1:1234", num_processes, process_id)
 
 
-@pytest.mark.pure
+@pytest.mark.xla
 def test_a_tiling_deals_blocks_to_devices_in_order():
     tiling, shape = Tiling((2, 2)), (4, 6)
+    sharding = tiling.sharding(psc_jit.devices()[:4])
     whole = np.arange(24).reshape(shape)
-    blocks = [whole[tiling.block(d, shape)] for d in range(4)]
+    blocks = [whole[s] for s in sharding.shard_slices(shape)]
     assert [b.tolist() for b in blocks[:2]] == [[[0, 1, 2], [6, 7, 8]], [[3, 4, 5], [9, 10, 11]]]
     assert tiling.hlo_text(4) == "{devices=[2,2]<=[4]}"
+    assert sharding.hlo_text(2) == "{devices=[2,2]0,1,2,3}"     # (the same layout)
     assert Tiling().hlo_text(4) == "{replicated}"
+    assert Tiling().sharding(psc_jit.devices()[:4]).hlo_text(2) == "{replicated}"
     # a process holding devices 2 and 3 holds the bottom rows; its data makes the global shape
-    assert np.array_equal(core_distributed.assemble_local(tiling, shape, blocks[2:], [2, 3]),
-                          whole[2:])
-    assert core_distributed.global_shape_of(tiling, (2, 6), [2, 3], 4) == shape
+    assert np.array_equal(assemble(sharding, shape, [2, 3], blocks[2:]), whole[2:])
+    assert sharding.global_shape((2, 6), [2, 3]) == shape
+    assert sharding.global_shape((1, 6), [0, 1]) == (2, 6) == sharding.global_shape((1, 3), [0])
 
 
-@pytest.mark.pure
+@pytest.mark.xla
 def test_a_tiling_whose_local_blocks_are_not_one_box_is_refused():
-    with pytest.raises(DistributedError, match=r"devices \[0, 1, 2\] blocks that are not one box"):
-        core_distributed.assemble_local(Tiling((3, 2)), (6, 4), [np.zeros((2, 2))] * 3, [0, 1, 2])
-    # the box a process holds when its devices' blocks do make one
-    assert core_distributed.global_shape_of(Tiling((2, 3)), (1, 6), [0, 1, 2], 6) == (2, 6)
+    sharding = Tiling((2, 2)).sharding(psc_jit.devices()[:4])
+    with pytest.raises(ValueError, match=r"gives this process blocks that are not one box"):
+        assemble(sharding, (4, 4), [0, 1, 2], [np.zeros((2, 2))] * 3, "this process")
+    with pytest.raises(DistributedError, match=r"needs 4 devices; there are 3"):
+        Tiling((2, 2)).sharding(psc_jit.devices()[:3])
