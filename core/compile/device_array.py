@@ -208,16 +208,11 @@ def global_shape_of(sharding: NamedSharding, local_shape: tuple[int, ...]) -> tu
     return sharding.global_shape(local_shape, positions)
 
 
-def make_array_from_process_local_data(sharding, local_data, global_shape=None):
-    """One array over all the processes' devices from each process's part of it (run in
-    every process): with a NamedSharding over a mesh of the distributed runtime's devices, a
-    psc_jit.Array that jit takes as any other (its computations then span the processes);
-    `global_shape` by default grows each split dimension by the number of processes' parts
-    along it. (A `distributed.Tiling` gives the runtime's own GlobalArray, for
-    `distributed.SpmdProgram`.)"""
-    if not isinstance(sharding, NamedSharding):
-        from .distributed import make_array_from_process_local_data as tiled
-        return tiled(sharding, local_data, global_shape)
+def place_local(sharding: NamedSharding, local_data, global_shape=None) -> Array:
+    """One array over all the processes' devices, laid out as `sharding` says, from this
+    process's part of it (`distributed.make_array_from_process_local_data`, run in every
+    process); `global_shape` by default grows each split dimension by the number of
+    processes' parts along it."""
     local = np.asarray(local_data, order="C")
     shape = tuple(global_shape) if global_shape is not None else \
         global_shape_of(sharding, local.shape)

@@ -186,9 +186,10 @@ def device_call(jitted, args: tuple, kwargs: dict, arrays: bool | None = None,
     inputs = _placed_inputs(program, leaves, origin)
     programs.last_times = ()
     if program.spans_processes:
-        outputs = _run_with_the_other_processes(program, inputs, jitted.name)
+        outputs = distributed.run_together(program.executable, inputs, program.fingerprint,
+                                           jitted.name)
     elif profile:
-        outputs, trace = xla.profiled(lambda: _run_to_the_end(program, inputs),
+        outputs, trace = xla.profiled(lambda: program.executable.run(inputs),
                                       program.executable.module_name, EVENT_BUDGET)
         programs.last_times = device_times(trace)
     else:
@@ -203,23 +204,6 @@ def device_call(jitted, args: tuple, kwargs: dict, arrays: bool | None = None,
 def spans_processes(mesh) -> bool:
     """Whether a mesh's devices belong to more than one process (the distributed runtime)."""
     return mesh is not None and len({d.process_index for d in mesh.device_list}) > 1
-
-
-def _run_with_the_other_processes(program: DeviceProgram, inputs: list, label: str) -> list:
-    """A run every process of the runtime makes together: first each checks that the others
-    run this very program (else its collectives would wait for ever), then it runs while this
-    process watches that every other one is still alive (see distributed.py); it waits for
-    the end (a failure is raised here, with the process that stopped)."""
-    current = distributed.runtime()
-    distributed.check_same_program(current, program.fingerprint, label)
-    return distributed.run_watched(current, lambda: _run_to_the_end(program, inputs), label)
-
-
-def _run_to_the_end(program: DeviceProgram, inputs: list) -> list:
-    outputs = program.executable.execute(inputs)
-    for output in outputs:
-        xla.spmd.block_until_ready(output)
-    return outputs
 
 
 def _describe(sharding: NamedSharding, leaf) -> str:

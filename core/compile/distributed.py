@@ -29,9 +29,10 @@ from typing import Sequence
 import numpy as np
 
 from ..ir import ShapedArray
-from .sharding import Mesh, NamedSharding, PartitionSpec, assemble, within
+from . import device_array
+from .sharding import Mesh, NamedSharding, PartitionSpec, assemble
 from .xla import distributed as xla
-from .xla.spmd import is_local
+from .xla.spmd import compile_partitioned, is_local, shards
 
 WATCH_SECONDS = 0.25     # how often a wait looks whether every process is still alive
 FAILED_RUN_LOOKS = 8     # after a failed run, how many looks (WATCH_SECONDS apart) for a dead one
@@ -178,7 +179,7 @@ def device_count() -> int:
 
 
 def local_device_count() -> int:
-    return len(_local_device_numbers())
+    return sum(map(is_local, _devices()))
 
 
 def shutdown() -> None:
@@ -254,17 +255,13 @@ class GlobalArray:
         """This process's part (all of it when replicated), as NumPy."""
         sharding = self.tiling.sharding(_devices())
         with _as_distributed_error():
-            return assemble(sharding, self.shape, _local_device_numbers(),
-                            xla.SpmdExecutable.local_blocks(self.array), "this process")
+            return assemble(sharding, self.shape, device_array.local_positions(sharding),
+                            shards(self.array), "this process")
 
 
 def _devices() -> list:
     """Every process's devices, in the runtime's order (the order blocks are dealt in)."""
     return xla.runtime_devices(runtime().handle)
-
-
-def _local_device_numbers() -> list[int]:
-    return [i for i, device in enumerate(_devices()) if is_local(device)]
 
 
 @contextlib.contextmanager
@@ -276,29 +273,21 @@ def _as_distributed_error():
         raise DistributedError(str(err)) from None
 
 
-def make_array_from_process_local_data(tiling: Tiling, local_data: np.ndarray,
-                                       global_shape: Sequence[int] | None = None) -> GlobalArray:
-    """One global array from every process's local data: this process's part of the array cut
-    by `tiling` (the whole array when it is replicated). `global_shape`: by default each tiled
-    dimension grows by the number of processes' parts along it."""
-    local_data = np.asarray(local_data)
-    devices = _devices()
-    sharding = tiling.sharding(devices)
-    mine = _local_device_numbers()
+def make_array_from_process_local_data(sharding: NamedSharding | Tiling, local_data,
+                                       global_shape: Sequence[int] | None = None):
+    """One array over all the processes' devices from each process's part of it (run in
+    every process), as JAX's function of this name: with a NamedSharding over a mesh of the
+    distributed runtime's devices, a psc_jit.Array that jit takes as any other (its
+    computations then span the processes); with a Tiling, the runtime's own GlobalArray over
+    all those devices in order, for SpmdProgram (its refusals a DistributedError).
+    `global_shape`: by default each split dimension grows by the number of processes' parts
+    along it."""
+    if isinstance(sharding, NamedSharding):
+        return device_array.place_local(sharding, local_data, global_shape)
     with _as_distributed_error():
-        shape = tuple(global_shape) if global_shape is not None else \
-            sharding.global_shape(local_data.shape, mine)
-        part = sharding.part_held(shape, mine, "this process")
-    if tuple(s.stop - s.start for s in part) != local_data.shape:
-        raise DistributedError(f"this process's part of a {shape} array cut into "
-                               f"{tiling.tiles or 'one (replicated)'} blocks has shape "
-                               f"{tuple(s.stop - s.start for s in part)}, not "
-                               f"{local_data.shape}")
-    aval = ShapedArray(shape, local_data.dtype)
-    every = sharding.shard_slices(shape)
-    blocks = [local_data[within(part, every[p])] for p in mine]
-    array = xla.put_global(runtime().handle, aval, tiling.hlo_text(len(devices)), blocks)
-    return GlobalArray(aval, tiling, array)
+        placed = device_array.place_local(sharding.sharding(_devices()), local_data,
+                                          global_shape)
+    return GlobalArray(placed.aval, sharding, placed._handle)
 
 
 # -- one program over every process's devices ---------------------------------------------------
@@ -312,25 +301,32 @@ class SpmdProgram:
     def __init__(self, text: str, in_avals: Sequence[ShapedArray],
                  out_avals: Sequence[ShapedArray], in_tilings: Sequence[Tiling],
                  out_tilings: Sequence[Tiling], label: str):
-        handle = runtime().handle
-        n = len(_devices())
         self.label, self.out_avals, self.out_tilings = label, tuple(out_avals), tuple(out_tilings)
         self.in_types = tuple(zip(in_avals, in_tilings, strict=True))
         self.fingerprint = hashlib.sha256(text.encode()).hexdigest()
-        self.executable = xla.compile_spmd(handle, text, out_avals,
-                                           [t.hlo_text(n) for t in out_tilings])
+        self.executable = compile_partitioned(text, _devices(), in_avals, out_avals,
+                                              shardy=False)
 
     def __call__(self, *arrays: GlobalArray) -> list[GlobalArray]:
         given = tuple((a.aval, a.tiling) for a in arrays)
         if given != self.in_types:
             raise DistributedError(f"{self.label} takes arrays (type, tiling) "
                                    f"{self.in_types}, not {given}")
-        current = runtime()
-        check_same_program(current, self.fingerprint, self.label)
-        results = run_watched(current, lambda: self.executable.run([a.array for a in arrays]),
-                              self.label)
+        results = run_together(self.executable, [a.array for a in arrays], self.fingerprint,
+                               self.label)
         return [GlobalArray(aval, tiling, result) for aval, tiling, result
                 in zip(self.out_avals, self.out_tilings, results, strict=True)]
+
+
+def run_together(executable, inputs: list, fingerprint: str, label: str) -> list:
+    """A run of a partitioned program (`xla.spmd.PartitionedExecutable`) that every process of
+    the runtime makes together: first each checks that the others run this very program
+    (else its collectives would wait for ever), then it runs while this process watches that
+    every other one is still alive; it waits for the end (a failure is raised here, with the
+    process that stopped)."""
+    current = runtime()
+    check_same_program(current, fingerprint, label)
+    return run_watched(current, lambda: executable.run(inputs), label)
 
 
 def check_same_program(current: Runtime, fingerprint: str, label: str) -> None:
