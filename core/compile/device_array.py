@@ -92,18 +92,26 @@ class Array:
     def __array__(self, dtype=None, copy=None):
         """The array's values as a new NumPy array (waits for them)."""
         self.block_until_ready()
-        blocks = xla.spmd.shards(self._handle)
-        shape = self.shape
-        if len(blocks) == 1 or self.sharding.is_fully_replicated(len(shape)):
-            value = np.array(blocks[0], copy=True)
-        elif len(blocks) < self.sharding.mesh.size:
+        held = len(local_positions(self.sharding))
+        if held < self.sharding.mesh.size and not self.sharding.is_fully_replicated(self.ndim):
             raise ValueError(
-                f"this process holds {len(blocks)} of the {self.sharding.mesh.size} blocks of "
+                f"this process holds {held} of the {self.sharding.mesh.size} blocks of "
                 f"this array ({self.sharding.describe(self.ndim)} over several processes): "
-                "ask for it replicated (out_shardings=NamedSharding(mesh)) to read all of it")
-        else:
-            value = assemble(self.sharding, shape, range(len(blocks)), blocks)
+                "ask for it replicated (out_shardings=NamedSharding(mesh)) to read all of it, "
+                "or read this process's part with local_data()")
+        value = self.local_data()
         return value if dtype is None else value.astype(dtype, copy=False)
+
+    def local_data(self) -> np.ndarray:
+        """The part of the array this process's devices hold, as a new NumPy array (waits
+        for it): all of it, unless its blocks lie in several processes (the distributed
+        runtime), where each process reads its own part."""
+        self.block_until_ready()
+        blocks = xla.spmd.shards(self._handle)
+        if len(blocks) == 1 or self.sharding.is_fully_replicated(self.ndim):
+            return np.array(blocks[0], copy=True)
+        return assemble(self.sharding, self.shape, local_positions(self.sharding), blocks,
+                        "this process's devices")
 
     def __repr__(self) -> str:
         ready = "" if self.is_ready() else ", computing"

@@ -2,10 +2,11 @@
 their devices, through jaxlib's distributed runtime (`xla.start_distributed`).
 
 Words: a *process* is one Python process of the runtime, numbered 0..n-1 (process 0 hosts the
-coordinator); a *tiling* says how many blocks each dimension of a global array is cut into,
-the blocks dealt to the devices in order (a process's devices are consecutive, so a process
-holds a contiguous part: its *local data*); a *global array* is one array over all devices,
-of which this process holds its own devices' blocks.
+coordinator); a *global array* is a psc_jit.Array over all the processes' devices, of which
+this process holds its own devices' blocks; a *tiling* says how many blocks each dimension of
+one is cut into, the blocks dealt to the devices in order (a NamedSharding with one mesh axis
+per dimension; a process's devices are consecutive, so a process holds a contiguous part: its
+*local data*).
 
 Every wait is bounded and says what it waited for: a coordinator that does not answer, a
 process that dies while the others run a program (the coordination service's liveness, seen
@@ -30,9 +31,9 @@ import numpy as np
 
 from ..ir import ShapedArray
 from . import device_array
-from .sharding import Mesh, NamedSharding, PartitionSpec, assemble
+from .sharding import Mesh, NamedSharding, PartitionSpec
 from .xla import distributed as xla
-from .xla.spmd import compile_partitioned, is_local, shards
+from .xla.spmd import compile_partitioned, is_local, same_sharding
 
 WATCH_SECONDS = 0.25     # how often a wait looks whether every process is still alive
 FAILED_RUN_LOOKS = 8     # after a failed run, how many looks (WATCH_SECONDS apart) for a dead one
@@ -235,28 +236,7 @@ class Tiling:
                                    f"{math.prod(self.tiles)} devices; there are {num_devices}")
 
 
-@dataclass(frozen=True)
-class GlobalArray:
-    """One array over all the runtime's devices: its global type, tiling, and jaxlib's array
-    (this process holds its own devices' blocks)."""
-    aval: ShapedArray
-    tiling: Tiling
-    array: object
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.aval.shape
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self.aval.dtype
-
-    def local_data(self) -> np.ndarray:
-        """This process's part (all of it when replicated), as NumPy."""
-        sharding = self.tiling.sharding(_devices())
-        with _as_distributed_error():
-            return assemble(sharding, self.shape, device_array.local_positions(sharding),
-                            shards(self.array), "this process")
+GlobalArray = device_array.Array   # (its former name here: one array type serves both)
 
 
 def _devices() -> list:
@@ -274,48 +254,75 @@ def _as_distributed_error():
 
 
 def make_array_from_process_local_data(sharding: NamedSharding | Tiling, local_data,
-                                       global_shape: Sequence[int] | None = None):
+                                       global_shape: Sequence[int] | None = None
+                                       ) -> device_array.Array:
     """One array over all the processes' devices from each process's part of it (run in
     every process), as JAX's function of this name: with a NamedSharding over a mesh of the
     distributed runtime's devices, a psc_jit.Array that jit takes as any other (its
-    computations then span the processes); with a Tiling, the runtime's own GlobalArray over
-    all those devices in order, for SpmdProgram (its refusals a DistributedError).
-    `global_shape`: by default each split dimension grows by the number of processes' parts
-    along it."""
+    computations then span the processes), or with a Tiling, over all those devices in order
+    (its refusals a DistributedError). `global_shape`: by default each split dimension grows
+    by the number of processes' parts along it."""
     if isinstance(sharding, NamedSharding):
         return device_array.place_local(sharding, local_data, global_shape)
     with _as_distributed_error():
-        placed = device_array.place_local(sharding.sharding(_devices()), local_data,
-                                          global_shape)
-    return GlobalArray(placed.aval, sharding, placed._handle)
+        return device_array.place_local(sharding.sharding(_devices()), local_data,
+                                        global_shape)
 
 
 # -- one program over every process's devices ---------------------------------------------------
 
 class SpmdProgram:
-    """A StableHLO module partitioned over every device of the runtime: its arguments and
-    results are global arrays cut as `in_tilings`/`out_tilings` say (the module carries the
-    same shardings as `mhlo.sharding` attributes and `mhlo.num_partitions`). `label` names
-    the program in errors (which cell or function it came from)."""
+    """A hand-written StableHLO module partitioned over every device of the runtime: its
+    arguments and results are psc_jit.Arrays over all the devices, cut as
+    `in_tilings`/`out_tilings` say (the module carries the same shardings as `mhlo.sharding`
+    attributes and `mhlo.num_partitions`). `label` names the program in errors (which cell or
+    function it came from)."""
 
     def __init__(self, text: str, in_avals: Sequence[ShapedArray],
                  out_avals: Sequence[ShapedArray], in_tilings: Sequence[Tiling],
                  out_tilings: Sequence[Tiling], label: str):
-        self.label, self.out_avals, self.out_tilings = label, tuple(out_avals), tuple(out_tilings)
-        self.in_types = tuple(zip(in_avals, in_tilings, strict=True))
+        devices = _devices()
+        self.label, self.out_avals = label, tuple(out_avals)
+        self.in_types = tuple((aval, tiling.sharding(devices)) for aval, tiling
+                              in zip(in_avals, in_tilings, strict=True))
+        self.out_shardings = tuple(t.sharding(devices) for t in out_tilings)
         self.fingerprint = hashlib.sha256(text.encode()).hexdigest()
-        self.executable = compile_partitioned(text, _devices(), in_avals, out_avals,
-                                              shardy=False)
+        self.executable = compile_partitioned(text, devices, in_avals, out_avals, shardy=False)
+        for k, (aval, sharding, hlo) in enumerate(zip(
+                self.out_avals, self.out_shardings, self.executable.out_hlo, strict=True)):
+            if not _same_layout(sharding, hlo, len(aval.shape)):
+                raise DistributedError(f"result {k} of {label} is laid out as {hlo} in the "
+                                       f"module, not as its tiling says ({out_tilings[k]})")
 
-    def __call__(self, *arrays: GlobalArray) -> list[GlobalArray]:
-        given = tuple((a.aval, a.tiling) for a in arrays)
-        if given != self.in_types:
-            raise DistributedError(f"{self.label} takes arrays (type, tiling) "
-                                   f"{self.in_types}, not {given}")
-        results = run_together(self.executable, [a.array for a in arrays], self.fingerprint,
+    def __call__(self, *arrays: device_array.Array) -> list[device_array.Array]:
+        if len(arrays) != len(self.in_types) or not all(
+                _fits(a, aval, sharding)
+                for a, (aval, sharding) in zip(arrays, self.in_types, strict=False)):
+            expected = [f"{aval} {s.describe(len(aval.shape))}" for aval, s in self.in_types]
+            raise DistributedError(f"{self.label} takes psc_jit.Arrays {expected}, not "
+                                   f"{[_describe(a) for a in arrays]}")
+        results = run_together(self.executable, [a._handle for a in arrays], self.fingerprint,
                                self.label)
-        return [GlobalArray(aval, tiling, result) for aval, tiling, result
-                in zip(self.out_avals, self.out_tilings, results, strict=True)]
+        return [device_array.Array(result, aval, sharding, self.label) for result, aval, sharding
+                in zip(results, self.out_avals, self.out_shardings, strict=True)]
+
+
+def _same_layout(sharding: NamedSharding, hlo_text: str, rank: int) -> bool:
+    return same_sharding(sharding.hlo_text(rank), hlo_text)
+
+
+def _fits(array, aval: ShapedArray, sharding: NamedSharding) -> bool:
+    """Whether an argument is an Array of this type laid out so (over the same devices, in
+    the same blocks, whatever its mesh's axes are named)."""
+    return (isinstance(array, device_array.Array) and array.aval == aval
+            and array.sharding.device_list == sharding.device_list
+            and _same_layout(sharding, array.sharding.hlo_text(array.ndim), array.ndim))
+
+
+def _describe(array) -> str:
+    if isinstance(array, device_array.Array):
+        return f"{array.aval} {array.sharding.describe(array.ndim)}"
+    return type(array).__name__
 
 
 def run_together(executable, inputs: list, fingerprint: str, label: str) -> list:

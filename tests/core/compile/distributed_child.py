@@ -102,10 +102,12 @@ def run(process_id: int, scenario: str) -> dict:
         if process_id == 1:
             die_inside(program)
         outputs = program(x)
+    one_type = all(isinstance(a, psc_jit.Array) for a in (x, *outputs))
     total, cols, y = (o.local_data() for o in outputs)
+    y_total = float(np.asarray(psc_jit.jit(lambda a: a.sum())(outputs[2])))  # (across processes)
     compiled_here = psc_jit.jit(lambda a: (a * a).sum(axis=0))(local)
     sharded = sharded_jit(local)
-    return {"devices": devices, "global_shape": list(x.shape), "total": float(total),
+    return {"devices": devices, "one_type": one_type, "y_total": y_total, "global_shape": list(x.shape), "total": float(total),
             "cols": cols.tolist(), "y": y.tolist(), "expected_y": (local * 2).tolist(),
             "expected_total": float(full.sum()), "expected_cols": full.sum(axis=0).tolist(),
             "jit_here": compiled_here.tolist(), "expected_jit": (local * local).sum(axis=0).tolist(),
@@ -119,7 +121,13 @@ def sharded_jit(local: np.ndarray) -> dict:
     mesh = Mesh(psc_jit.devices(), ("data",))
     x = psc_jit.make_array_from_process_local_data(NamedSharding(mesh, P("data")), local)
     total, doubled = psc_jit.jit(lambda a: ((a * a).sum(), np.sin(a) * 2.0))(x)
-    return {"sharded_shape": list(x.shape), "sharded_total": float(np.asarray(total)),
+    try:
+        read = np.asarray(x).shape == x.shape       # (all of it: one process holds every block)
+    except ValueError as err:                       # (only a part here: refused, not given)
+        read = str(err)
+    return {"sharded_shape": list(x.shape), "read_whole": read,
+            "local_rows": x.local_data().tolist(), "local_given": local.tolist(),
+            "sharded_total": float(np.asarray(total)),
             "sharded_doubled": np.asarray(doubled).tolist()}
 
 

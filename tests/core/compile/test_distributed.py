@@ -61,6 +61,8 @@ def test_two_processes_give_what_one_process_gives(local_devices):
         np.testing.assert_allclose(r["total"], r["expected_total"], rtol=1e-15)
         np.testing.assert_allclose(r["cols"], r["expected_cols"], rtol=1e-15)
         assert r["y"] == r["expected_y"]                # each process's rows of the tiled result
+        assert r["one_type"]        # a Tiling's arrays and the module's results: psc_jit.Arrays
+        np.testing.assert_allclose(r["y_total"], 2 * r["expected_total"], rtol=1e-15)  # jit of one
         np.testing.assert_allclose(r["jit_here"], r["expected_jit"], rtol=1e-15)   # plain jit
     assert two[0]["y"] + two[1]["y"] == one["y"]
     # psc_jit's own partitioned program over an Array of every process's rows: each process
@@ -68,7 +70,11 @@ def test_two_processes_give_what_one_process_gives(local_devices):
     # here: XLA adds the per-device partial sums in the same order)
     full = np.asarray(two[0]["sharded_doubled"])
     assert two[0]["sharded_shape"] == list(full.shape) == one["sharded_shape"]
+    assert one["read_whole"] is True and one["local_rows"] == one["local_given"]
     for r in two:
+        assert r["read_whole"].startswith(f"this process holds {local_devices} of the "
+                                          f"{2 * local_devices} blocks"), r["read_whole"]
+        assert r["local_rows"] == r["local_given"]      # its own rows, as it gave them
         assert r["sharded_doubled"] == one["sharded_doubled"]
         np.testing.assert_allclose(r["sharded_total"], one["sharded_total"], rtol=1e-15)
 
