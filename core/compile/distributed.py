@@ -220,15 +220,18 @@ class Tiling:
 
     def sharding(self, devices: Sequence) -> NamedSharding:
         """The same layout over `devices` (in block order), in the device layer's words: a
-        mesh of one axis per dimension (`dim0`, `dim1`...), each dimension split over its own
-        axis (replicated: a mesh of one axis, `devices`, that splits nothing)."""
+        mesh of one axis per dimension (`dim0`, `dim1`...), each dimension cut into more than
+        one block split over its own axis (replicated: a mesh of one axis, `devices`, that
+        splits nothing)."""
         if not self.tiles:
             return NamedSharding(Mesh(list(devices), ("devices",)))
         self._check_count(len(devices))
         grid = np.empty(len(devices), dtype=object)
         grid[:] = list(devices)
         names = tuple(f"dim{k}" for k in range(len(self.tiles)))
-        return NamedSharding(Mesh(grid.reshape(self.tiles), names), PartitionSpec(*names))
+        spec = PartitionSpec(*(n if t > 1 else None
+                               for n, t in zip(names, self.tiles, strict=True)))
+        return NamedSharding(Mesh(grid.reshape(self.tiles), names), spec)
 
     def _check_count(self, num_devices: int) -> None:
         if math.prod(self.tiles) != num_devices:

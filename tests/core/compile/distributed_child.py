@@ -107,11 +107,36 @@ def run(process_id: int, scenario: str) -> dict:
     y_total = float(np.asarray(psc_jit.jit(lambda a: a.sum())(outputs[2])))  # (across processes)
     compiled_here = psc_jit.jit(lambda a: (a * a).sum(axis=0))(local)
     sharded = sharded_jit(local)
-    return {"devices": devices, "one_type": one_type, "y_total": y_total, "global_shape": list(x.shape), "total": float(total),
+    if scenario == "run":
+        sharded.update(layouts(program, full, local, program_text(rows, devices, op), avals))
+    return {"devices": devices, "one_type": one_type, "y_total": y_total,
+            "global_shape": list(x.shape), "total": float(total),
             "cols": cols.tolist(), "y": y.tolist(), "expected_y": (local * 2).tolist(),
             "expected_total": float(full.sum()), "expected_cols": full.sum(axis=0).tolist(),
             "jit_here": compiled_here.tolist(), "expected_jit": (local * local).sum(axis=0).tolist(),
             **sharded}
+
+
+def layouts(program, full: np.ndarray, local: np.ndarray, text: str, avals: list) -> dict:
+    """What the hand-written program takes: an Array laid out as its tiling says, whatever
+    its mesh's axes are named; an Array laid out otherwise, or tilings that are not the
+    module's, are refused with the reason."""
+    from psc_jit.sharding import Mesh, NamedSharding, P
+    rows = NamedSharding(Mesh(psc_jit.devices(), ("data",)), P("data"))
+    named = psc_jit.make_array_from_process_local_data(rows, local)
+    found = {"named_total": float(program(named)[0].local_data())}
+    replicated = psc_jit.make_array_from_process_local_data(distributed.Tiling(), full)
+    tilings = [distributed.Tiling((distributed.device_count(), 1))]
+    for name, attempt in [
+            ("replicated_refused", lambda: program(replicated)),
+            ("mislabeled_refused", lambda: distributed.SpmdProgram(
+                text, [replicated.aval], avals, tilings, [distributed.Tiling()] * 3, "mislabeled"))]:
+        try:
+            attempt()
+            found[name] = "taken"
+        except distributed.DistributedError as err:
+            found[name] = str(err)
+    return found
 
 
 def sharded_jit(local: np.ndarray) -> dict:

@@ -75,6 +75,10 @@ def test_two_processes_give_what_one_process_gives(local_devices):
         assert r["read_whole"].startswith(f"this process holds {local_devices} of the "
                                           f"{2 * local_devices} blocks"), r["read_whole"]
         assert r["local_rows"] == r["local_given"]      # its own rows, as it gave them
+    for r in two + [one]:   # the hand-written module takes an Array laid out as its tiling says
+        assert r["named_total"] == r["total"]
+        assert "takes psc_jit.Arrays" in r["replicated_refused"], r["replicated_refused"]
+        assert "not as its tiling says" in r["mislabeled_refused"], r["mislabeled_refused"]
         assert r["sharded_doubled"] == one["sharded_doubled"]
         np.testing.assert_allclose(r["sharded_total"], one["sharded_total"], rtol=1e-15)
 
