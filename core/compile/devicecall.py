@@ -114,8 +114,7 @@ class DeviceProgram:
 
     @functools.cached_property
     def spans_processes(self) -> bool:
-        """Whether its devices belong to more than one process (the distributed runtime)."""
-        return len({d.process_index for d in self.executable.devices}) > 1
+        return spans_processes(self.executable.devices)
 
     @functools.cached_property
     def fingerprint(self) -> str:
@@ -201,9 +200,9 @@ def device_call(jitted, args: tuple, kwargs: dict, arrays: bool | None = None,
     return _rebuild(program.result, results, leaves, wants_arrays)
 
 
-def spans_processes(mesh) -> bool:
-    """Whether a mesh's devices belong to more than one process (the distributed runtime)."""
-    return mesh is not None and len({d.process_index for d in mesh.device_list}) > 1
+def spans_processes(devices: Sequence) -> bool:
+    """Whether devices belong to more than one process (the distributed runtime)."""
+    return len({d.process_index for d in devices}) > 1
 
 
 def _describe(sharding: NamedSharding, leaf) -> str:
@@ -226,7 +225,7 @@ def _compile(jitted, spec: CallSpec, shardings: list[NamedSharding], mesh) -> De
     in_shardings = [shardings[i] if i < len(shardings) else NamedSharding(mesh)
                     for i, _ in result.inputs] + [NamedSharding(mesh)] * len(consts)
     out_wanted = _wanted_outputs(jitted.out_shardings, result)
-    if spans_processes(mesh) and jitted.out_shardings is None:
+    if spans_processes(mesh.device_list) and jitted.out_shardings is None:
         out_wanted = [NamedSharding(mesh)] * len(out_wanted)   # each process reads them all
     in_avals, out_avals = graph.in_avals, graph.out_avals
     one_device = mesh.size == 1
