@@ -49,7 +49,8 @@ from .compile.units import fmt_bytes, fmt_count, fmt_seconds, fmt_speedup
 from .compile.xla import XlaError, cpu_device_count, set_cpu_device_count
 from .compile.xla import devices, module_cost
 from .compile.devicecall import collectives, device_call
-from .compile.device_array import Array, device_put, make_array_from_process_local_data
+from .compile.device_array import Array, device_put
+from .compile.distributed import make_array_from_process_local_data
 from .compile.sharding import Mesh, NamedSharding, PartitionSpec, constrain
 from .compile.hostmemory import align_new_arrays
 from .compile.freedmemory import TRIM_INTERVAL, keep_freed_memory, trim_freed_memory

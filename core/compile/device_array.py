@@ -20,7 +20,7 @@ from ..ir import ShapedArray
 from ..numpy import verify_checks
 from . import xla
 from .errors import XlaError
-from .sharding import Mesh, NamedSharding, PartitionSpec, SingleDevice
+from .sharding import Mesh, NamedSharding, PartitionSpec, SingleDevice, assemble, within
 
 _CORE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _ROOT = os.path.dirname(_CORE)
@@ -92,20 +92,26 @@ class Array:
     def __array__(self, dtype=None, copy=None):
         """The array's values as a new NumPy array (waits for them)."""
         self.block_until_ready()
-        blocks = xla.spmd.shards(self._handle)
-        shape = self.shape
-        if len(blocks) == 1 or self.sharding.is_fully_replicated(len(shape)):
-            value = np.array(blocks[0], copy=True)
-        elif len(blocks) < self.sharding.mesh.size:
+        held = len(local_positions(self.sharding))
+        if held < self.sharding.mesh.size and not self.sharding.is_fully_replicated(self.ndim):
             raise ValueError(
-                f"this process holds {len(blocks)} of the {self.sharding.mesh.size} blocks of "
+                f"this process holds {held} of the {self.sharding.mesh.size} blocks of "
                 f"this array ({self.sharding.describe(self.ndim)} over several processes): "
-                "ask for it replicated (out_shardings=NamedSharding(mesh)) to read all of it")
-        else:
-            value = np.empty(shape, self.dtype)
-            for index, block in zip(self.sharding.shard_slices(shape), blocks, strict=True):
-                value[index] = block
+                "ask for it replicated (out_shardings=NamedSharding(mesh)) to read all of it, "
+                "or read this process's part with local_data()")
+        value = self.local_data()
         return value if dtype is None else value.astype(dtype, copy=False)
+
+    def local_data(self) -> np.ndarray:
+        """The part of the array this process's devices hold, as a new NumPy array (waits
+        for it): all of it, unless its blocks lie in several processes (the distributed
+        runtime), where each process reads its own part."""
+        self.block_until_ready()
+        blocks = xla.spmd.shards(self._handle)
+        if len(blocks) == 1 or self.sharding.is_fully_replicated(self.ndim):
+            return np.array(blocks[0], copy=True)
+        return assemble(self.sharding, self.shape, local_positions(self.sharding), blocks,
+                        "this process's devices")
 
     def __repr__(self) -> str:
         ready = "" if self.is_ready() else ", computing"
@@ -190,42 +196,31 @@ def device_put(x, device=None) -> Array:
 __all__ = ["Array", "Mesh", "NamedSharding", "PartitionSpec", "device_put"]
 
 
+def local_positions(sharding: NamedSharding) -> list[int]:
+    """Which devices of the sharding (by position) are this process's."""
+    return [p for p, d in enumerate(sharding.device_list) if xla.spmd.is_local(d)]
+
+
 def local_box(sharding: NamedSharding, shape: tuple[int, ...]) -> tuple[slice, ...]:
     """The part of a global array of `shape` that this process's devices hold between them
     (a box; a layout whose local blocks are not one box is refused)."""
-    slices = [s for d, s in zip(sharding.device_list, sharding.shard_slices(shape),
-                                strict=True) if xla.spmd.is_local(d)]
-    if not slices:
-        raise ValueError(f"{sharding!r} puts nothing on this process's devices")
-    box = tuple(slice(min(s[k].start for s in slices), max(s[k].stop for s in slices))
-                for k in range(len(shape)))
-    held = {tuple((s.start, s.stop) for s in block) for block in slices}
-    volume = int(np.prod([s.stop - s.start for s in slices[0]]))
-    if len(held) * volume != int(np.prod([b.stop - b.start for b in box])):
-        raise ValueError(f"{sharding!r} gives this process blocks that are not one box of the "
-                         f"{shape} array: split it so that each process holds a box")
-    return box
+    return sharding.part_held(shape, local_positions(sharding), "this process's devices")
 
 
 def global_shape_of(sharding: NamedSharding, local_shape: tuple[int, ...]) -> tuple[int, ...]:
     """The global shape of which this process's part has `local_shape`: each dimension
     times the number of processes' parts along it."""
-    probe = tuple(n * len(sharding.device_list) for n in local_shape)   # divisible by all
-    box = local_box(sharding, probe)
-    return tuple(n * p // (b.stop - b.start)
-                 for n, p, b in zip(local_shape, probe, box, strict=True))
+    positions = local_positions(sharding)
+    if not positions:
+        raise ValueError(f"{sharding!r} puts nothing on this process's devices")
+    return sharding.global_shape(local_shape, positions)
 
 
-def make_array_from_process_local_data(sharding, local_data, global_shape=None):
-    """One array over all the processes' devices from each process's part of it (run in
-    every process): with a NamedSharding over a mesh of the distributed runtime's devices, a
-    psc_jit.Array that jit takes as any other (its computations then span the processes);
-    `global_shape` by default grows each split dimension by the number of processes' parts
-    along it. (A `distributed.Tiling` gives the runtime's own GlobalArray, for
-    `distributed.SpmdProgram`.)"""
-    if not isinstance(sharding, NamedSharding):
-        from .distributed import make_array_from_process_local_data as tiled
-        return tiled(sharding, local_data, global_shape)
+def place_local(sharding: NamedSharding, local_data, global_shape=None) -> Array:
+    """One array over all the processes' devices, laid out as `sharding` says, from this
+    process's part of it (`distributed.make_array_from_process_local_data`, run in every
+    process); `global_shape` by default grows each split dimension by the number of
+    processes' parts along it."""
     local = np.asarray(local_data, order="C")
     shape = tuple(global_shape) if global_shape is not None else \
         global_shape_of(sharding, local.shape)
@@ -234,8 +229,7 @@ def make_array_from_process_local_data(sharding, local_data, global_shape=None):
         raise ValueError(f"this process's part of a {shape} array laid out as "
                          f"{sharding.describe(len(shape))} has shape "
                          f"{tuple(b.stop - b.start for b in box)}, not {local.shape}")
-    slices = [tuple(slice(s.start - b.start, s.stop - b.start) for s, b in
-                    zip(block, box, strict=True)) if xla.spmd.is_local(d) else block
+    slices = [within(box, block) if xla.spmd.is_local(d) else block
               for d, block in zip(sharding.device_list, sharding.shard_slices(shape),
                                   strict=True)]
     handle = xla.spmd.put(local, shape, sharding.device_list, sharding.hlo_text(len(shape)),

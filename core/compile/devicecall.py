@@ -114,8 +114,7 @@ class DeviceProgram:
 
     @functools.cached_property
     def spans_processes(self) -> bool:
-        """Whether its devices belong to more than one process (the distributed runtime)."""
-        return len({d.process_index for d in self.executable.devices}) > 1
+        return spans_processes(self.executable.devices)
 
     @functools.cached_property
     def fingerprint(self) -> str:
@@ -186,9 +185,10 @@ def device_call(jitted, args: tuple, kwargs: dict, arrays: bool | None = None,
     inputs = _placed_inputs(program, leaves, origin)
     programs.last_times = ()
     if program.spans_processes:
-        outputs = _run_with_the_other_processes(program, inputs, jitted.name)
+        outputs = distributed.run_together(program.executable, inputs, program.fingerprint,
+                                           jitted.name)
     elif profile:
-        outputs, trace = xla.profiled(lambda: _run_to_the_end(program, inputs),
+        outputs, trace = xla.profiled(lambda: program.executable.run(inputs),
                                       program.executable.module_name, EVENT_BUDGET)
         programs.last_times = device_times(trace)
     else:
@@ -200,26 +200,9 @@ def device_call(jitted, args: tuple, kwargs: dict, arrays: bool | None = None,
     return _rebuild(program.result, results, leaves, wants_arrays)
 
 
-def spans_processes(mesh) -> bool:
-    """Whether a mesh's devices belong to more than one process (the distributed runtime)."""
-    return mesh is not None and len({d.process_index for d in mesh.device_list}) > 1
-
-
-def _run_with_the_other_processes(program: DeviceProgram, inputs: list, label: str) -> list:
-    """A run every process of the runtime makes together: first each checks that the others
-    run this very program (else its collectives would wait for ever), then it runs while this
-    process watches that every other one is still alive (see distributed.py); it waits for
-    the end (a failure is raised here, with the process that stopped)."""
-    current = distributed.runtime()
-    distributed.check_same_program(current, program.fingerprint, label)
-    return distributed.run_watched(current, lambda: _run_to_the_end(program, inputs), label)
-
-
-def _run_to_the_end(program: DeviceProgram, inputs: list) -> list:
-    outputs = program.executable.execute(inputs)
-    for output in outputs:
-        xla.spmd.block_until_ready(output)
-    return outputs
+def spans_processes(devices: Sequence) -> bool:
+    """Whether devices belong to more than one process (the distributed runtime)."""
+    return len({d.process_index for d in devices}) > 1
 
 
 def _describe(sharding: NamedSharding, leaf) -> str:
@@ -242,7 +225,7 @@ def _compile(jitted, spec: CallSpec, shardings: list[NamedSharding], mesh) -> De
     in_shardings = [shardings[i] if i < len(shardings) else NamedSharding(mesh)
                     for i, _ in result.inputs] + [NamedSharding(mesh)] * len(consts)
     out_wanted = _wanted_outputs(jitted.out_shardings, result)
-    if spans_processes(mesh) and jitted.out_shardings is None:
+    if spans_processes(mesh.device_list) and jitted.out_shardings is None:
         out_wanted = [NamedSharding(mesh)] * len(out_wanted)   # each process reads them all
     in_avals, out_avals = graph.in_avals, graph.out_avals
     one_device = mesh.size == 1

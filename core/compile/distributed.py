@@ -2,10 +2,11 @@
 their devices, through jaxlib's distributed runtime (`xla.start_distributed`).
 
 Words: a *process* is one Python process of the runtime, numbered 0..n-1 (process 0 hosts the
-coordinator); a *tiling* says how many blocks each dimension of a global array is cut into,
-the blocks dealt to the devices in order (a process's devices are consecutive, so a process
-holds a contiguous part: its *local data*); a *global array* is one array over all devices,
-of which this process holds its own devices' blocks.
+coordinator); a *global array* is a psc_jit.Array over all the processes' devices, of which
+this process holds its own devices' blocks; a *tiling* says how many blocks each dimension of
+one is cut into, the blocks dealt to the devices in order (a NamedSharding with one mesh axis
+per dimension; a process's devices are consecutive, so a process holds a contiguous part: its
+*local data*).
 
 Every wait is bounded and says what it waited for: a coordinator that does not answer, a
 process that dies while the others run a program (the coordination service's liveness, seen
@@ -16,6 +17,7 @@ the others').
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import itertools
 import math
@@ -28,7 +30,10 @@ from typing import Sequence
 import numpy as np
 
 from ..ir import ShapedArray
+from . import device_array
+from .sharding import Mesh, NamedSharding, PartitionSpec
 from .xla import distributed as xla
+from .xla.spmd import compile_partitioned, is_local, same_sharding
 
 WATCH_SECONDS = 0.25     # how often a wait looks whether every process is still alive
 FAILED_RUN_LOOKS = 8     # after a failed run, how many looks (WATCH_SECONDS apart) for a dead one
@@ -171,11 +176,11 @@ def process_count() -> int:
 
 def device_count() -> int:
     """How many devices every process has between them."""
-    return len(xla.devices_of_processes(runtime().handle))
+    return len(_devices())
 
 
 def local_device_count() -> int:
-    return len(_local_device_numbers())
+    return sum(map(is_local, _devices()))
 
 
 def shutdown() -> None:
@@ -202,159 +207,136 @@ def _leave_at_exit() -> None:
 @dataclass(frozen=True)
 class Tiling:
     """How a global array is cut: `tiles[d]` blocks along dimension d, dealt to the devices in
-    row-major block order; () replicates it (every device holds all of it)."""
+    row-major block order; () replicates it (every device holds all of it). It is a
+    NamedSharding over a mesh with one axis per dimension (`sharding`)."""
     tiles: tuple[int, ...] = ()
 
     def hlo_text(self, num_devices: int) -> str:
         """As XLA's `mhlo.sharding` attribute says it."""
         if not self.tiles:
             return "{replicated}"
+        self._check_count(num_devices)
+        return f"{{devices=[{','.join(map(str, self.tiles))}]<=[{num_devices}]}}"
+
+    def sharding(self, devices: Sequence) -> NamedSharding:
+        """The same layout over `devices` (in block order), in the device layer's words: a
+        mesh of one axis per dimension (`dim0`, `dim1`...), each dimension cut into more than
+        one block split over its own axis (replicated: a mesh of one axis, `devices`, that
+        splits nothing)."""
+        if not self.tiles:
+            return NamedSharding(Mesh(list(devices), ("devices",)))
+        self._check_count(len(devices))
+        grid = np.empty(len(devices), dtype=object)
+        grid[:] = list(devices)
+        names = tuple(f"dim{k}" for k in range(len(self.tiles)))
+        spec = PartitionSpec(*(n if t > 1 else None
+                               for n, t in zip(names, self.tiles, strict=True)))
+        return NamedSharding(Mesh(grid.reshape(self.tiles), names), spec)
+
+    def _check_count(self, num_devices: int) -> None:
         if math.prod(self.tiles) != num_devices:
             raise DistributedError(f"a tiling of {self.tiles} blocks needs "
                                    f"{math.prod(self.tiles)} devices; there are {num_devices}")
-        return f"{{devices=[{','.join(map(str, self.tiles))}]<=[{num_devices}]}}"
-
-    def block(self, device: int, shape: Sequence[int]) -> tuple[slice, ...]:
-        """The part of a global array of `shape` that device number `device` holds."""
-        if not self.tiles:
-            return tuple(slice(0, n) for n in shape)
-        index = np.unravel_index(device, self.tiles)
-        sizes = [self._block_size(n, t) for n, t in zip(shape, self.tiles, strict=True)]
-        return tuple(slice(i * s, (i + 1) * s) for i, s in zip(index, sizes, strict=True))
-
-    @staticmethod
-    def _block_size(n: int, tiles: int) -> int:
-        if n % tiles:
-            raise DistributedError(f"a dimension of {n} does not cut into {tiles} equal blocks")
-        return n // tiles
 
 
-@dataclass(frozen=True)
-class GlobalArray:
-    """One array over all the runtime's devices: its global type, tiling, and jaxlib's array
-    (this process holds its own devices' blocks)."""
-    aval: ShapedArray
-    tiling: Tiling
-    array: object
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.aval.shape
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self.aval.dtype
-
-    def local_data(self) -> np.ndarray:
-        """This process's part (all of it when replicated), as NumPy."""
-        blocks = xla.SpmdExecutable.local_blocks(self.array)
-        if not self.tiling.tiles:
-            return blocks[0]
-        return assemble_local(self.tiling, self.shape, blocks, _local_device_numbers())
+GlobalArray = device_array.Array   # (its former name here: one array type serves both)
 
 
-def _local_device_numbers() -> list[int]:
-    here = runtime().process_id
-    return [i for i, (_, process) in enumerate(xla.devices_of_processes(runtime().handle))
-            if process == here]
+def _devices() -> list:
+    """Every process's devices, in the runtime's order (the order blocks are dealt in)."""
+    return xla.runtime_devices(runtime().handle)
 
 
-def _local_part(tiling: Tiling, shape: Sequence[int], devices: Sequence[int]
-                ) -> tuple[slice, ...]:
-    """The part of the global array that `devices` hold between them: a box, or an error
-    (a tiling whose blocks a process's devices hold are not one box, e.g. 3 x 2 blocks over
-    two processes of three devices, has no local data of one array)."""
-    blocks = [tiling.block(d, shape) for d in devices]
-    box = tuple(slice(min(b[k].start for b in blocks), max(b[k].stop for b in blocks))
-                for k in range(len(shape)))
-    held = 1 if not tiling.tiles else len(blocks)
-    if held * math.prod(_sizes(blocks[0])) != math.prod(_sizes(box)):
-        raise DistributedError(f"a tiling of {tiling.tiles} blocks gives this process's "
-                               f"devices {list(devices)} blocks that are not one box of the "
-                               f"array: cut it so that each process holds a box")
-    return box
+@contextlib.contextmanager
+def _as_distributed_error():
+    """A layout refused by the device layer (ValueError) as the runtime's own error."""
+    try:
+        yield
+    except ValueError as err:
+        raise DistributedError(str(err)) from None
 
 
-def _sizes(part: tuple[slice, ...]) -> list[int]:
-    return [s.stop - s.start for s in part]
-
-
-def _within(part: tuple[slice, ...], block: tuple[slice, ...]) -> tuple[slice, ...]:
-    return tuple(slice(b.start - p.start, b.stop - p.start)
-                 for p, b in zip(part, block, strict=True))
-
-
-def assemble_local(tiling: Tiling, shape: Sequence[int], blocks: Sequence[np.ndarray],
-                   devices: Sequence[int]) -> np.ndarray:
-    part = _local_part(tiling, shape, devices)
-    out = np.empty(_sizes(part), dtype=blocks[0].dtype)
-    for device, block in zip(devices, blocks, strict=True):
-        out[_within(part, tiling.block(device, shape))] = block
-    return out
-
-
-def global_shape_of(tiling: Tiling, local_shape: Sequence[int], devices: Sequence[int],
-                    num_devices: int) -> tuple[int, ...]:
-    """The global shape whose part held by `devices` has `local_shape`: each tiled dimension
-    times the number of processes' parts along it."""
-    if not tiling.tiles:
-        return tuple(local_shape)
-    index = [np.unravel_index(d, tiling.tiles) for d in devices]
-    held = [len({i[k] for i in index}) for k in range(len(tiling.tiles))]
-    return tuple(n * t // h for n, t, h in zip(local_shape, tiling.tiles, held, strict=True))
-
-
-def make_array_from_process_local_data(tiling: Tiling, local_data: np.ndarray,
-                                       global_shape: Sequence[int] | None = None) -> GlobalArray:
-    """One global array from every process's local data: this process's part of the array cut
-    by `tiling` (the whole array when it is replicated). `global_shape`: by default each tiled
-    dimension grows by the number of processes' parts along it."""
-    local_data = np.asarray(local_data)
-    devices = _local_device_numbers()
-    num_devices = len(xla.devices_of_processes(runtime().handle))
-    shape = tuple(global_shape) if global_shape is not None else \
-        global_shape_of(tiling, local_data.shape, devices, num_devices)
-    part = _local_part(tiling, shape, devices)
-    if tuple(_sizes(part)) != local_data.shape:
-        raise DistributedError(f"this process's part of a {shape} array cut into "
-                               f"{tiling.tiles or 'one (replicated)'} blocks has shape "
-                               f"{tuple(_sizes(part))}, not {local_data.shape}")
-    aval = ShapedArray(shape, local_data.dtype)
-    blocks = [local_data[_within(part, tiling.block(d, shape))] for d in devices]
-    array = xla.put_global(runtime().handle, aval, tiling.hlo_text(num_devices), blocks)
-    return GlobalArray(aval, tiling, array)
+def make_array_from_process_local_data(sharding: NamedSharding | Tiling, local_data,
+                                       global_shape: Sequence[int] | None = None
+                                       ) -> device_array.Array:
+    """One array over all the processes' devices from each process's part of it (run in
+    every process), as JAX's function of this name: with a NamedSharding over a mesh of the
+    distributed runtime's devices, a psc_jit.Array that jit takes as any other (its
+    computations then span the processes), or with a Tiling, over all those devices in order
+    (its refusals a DistributedError). `global_shape`: by default each split dimension grows
+    by the number of processes' parts along it."""
+    if isinstance(sharding, NamedSharding):
+        return device_array.place_local(sharding, local_data, global_shape)
+    with _as_distributed_error():
+        return device_array.place_local(sharding.sharding(_devices()), local_data,
+                                        global_shape)
 
 
 # -- one program over every process's devices ---------------------------------------------------
 
 class SpmdProgram:
-    """A StableHLO module partitioned over every device of the runtime: its arguments and
-    results are global arrays cut as `in_tilings`/`out_tilings` say (the module carries the
-    same shardings as `mhlo.sharding` attributes and `mhlo.num_partitions`). `label` names
-    the program in errors (which cell or function it came from)."""
+    """A hand-written StableHLO module partitioned over every device of the runtime: its
+    arguments and results are psc_jit.Arrays over all the devices, cut as
+    `in_tilings`/`out_tilings` say (the module carries the same shardings as `mhlo.sharding`
+    attributes and `mhlo.num_partitions`). `label` names the program in errors (which cell or
+    function it came from)."""
 
     def __init__(self, text: str, in_avals: Sequence[ShapedArray],
                  out_avals: Sequence[ShapedArray], in_tilings: Sequence[Tiling],
                  out_tilings: Sequence[Tiling], label: str):
-        handle = runtime().handle
-        n = len(xla.devices_of_processes(handle))
-        self.label, self.out_avals, self.out_tilings = label, tuple(out_avals), tuple(out_tilings)
-        self.in_types = tuple(zip(in_avals, in_tilings, strict=True))
+        devices = _devices()
+        self.label, self.out_avals = label, tuple(out_avals)
+        self.in_types = tuple((aval, tiling.sharding(devices)) for aval, tiling
+                              in zip(in_avals, in_tilings, strict=True))
+        self.out_shardings = tuple(t.sharding(devices) for t in out_tilings)
         self.fingerprint = hashlib.sha256(text.encode()).hexdigest()
-        self.executable = xla.compile_spmd(handle, text, out_avals,
-                                           [t.hlo_text(n) for t in out_tilings])
+        self.executable = compile_partitioned(text, devices, in_avals, out_avals, shardy=False)
+        for k, (aval, sharding, hlo) in enumerate(zip(
+                self.out_avals, self.out_shardings, self.executable.out_hlo, strict=True)):
+            if not _same_layout(sharding, hlo, len(aval.shape)):
+                raise DistributedError(f"result {k} of {label} is laid out as {hlo} in the "
+                                       f"module, not as its tiling says ({out_tilings[k]})")
 
-    def __call__(self, *arrays: GlobalArray) -> list[GlobalArray]:
-        given = tuple((a.aval, a.tiling) for a in arrays)
-        if given != self.in_types:
-            raise DistributedError(f"{self.label} takes arrays (type, tiling) "
-                                   f"{self.in_types}, not {given}")
-        current = runtime()
-        check_same_program(current, self.fingerprint, self.label)
-        results = run_watched(current, lambda: self.executable.run([a.array for a in arrays]),
-                              self.label)
-        return [GlobalArray(aval, tiling, result) for aval, tiling, result
-                in zip(self.out_avals, self.out_tilings, results, strict=True)]
+    def __call__(self, *arrays: device_array.Array) -> list[device_array.Array]:
+        if len(arrays) != len(self.in_types) or not all(
+                _fits(a, aval, sharding)
+                for a, (aval, sharding) in zip(arrays, self.in_types, strict=False)):
+            expected = [f"{aval} {s.describe(len(aval.shape))}" for aval, s in self.in_types]
+            raise DistributedError(f"{self.label} takes psc_jit.Arrays {expected}, not "
+                                   f"{[_describe(a) for a in arrays]}")
+        results = run_together(self.executable, [a._handle for a in arrays], self.fingerprint,
+                               self.label)
+        return [device_array.Array(result, aval, sharding, self.label) for result, aval, sharding
+                in zip(results, self.out_avals, self.out_shardings, strict=True)]
+
+
+def _same_layout(sharding: NamedSharding, hlo_text: str, rank: int) -> bool:
+    return same_sharding(sharding.hlo_text(rank), hlo_text)
+
+
+def _fits(array, aval: ShapedArray, sharding: NamedSharding) -> bool:
+    """Whether an argument is an Array of this type laid out so (over the same devices, in
+    the same blocks, whatever its mesh's axes are named)."""
+    return (isinstance(array, device_array.Array) and array.aval == aval
+            and array.sharding.device_list == sharding.device_list
+            and _same_layout(sharding, array.sharding.hlo_text(array.ndim), array.ndim))
+
+
+def _describe(array) -> str:
+    if isinstance(array, device_array.Array):
+        return f"{array.aval} {array.sharding.describe(array.ndim)}"
+    return type(array).__name__
+
+
+def run_together(executable, inputs: list, fingerprint: str, label: str) -> list:
+    """A run of a partitioned program (`xla.spmd.PartitionedExecutable`) that every process of
+    the runtime makes together: first each checks that the others run this very program
+    (else its collectives would wait for ever), then it runs while this process watches that
+    every other one is still alive; it waits for the end (a failure is raised here, with the
+    process that stopped)."""
+    current = runtime()
+    check_same_program(current, fingerprint, label)
+    return run_watched(current, lambda: executable.run(inputs), label)
 
 
 def check_same_program(current: Runtime, fingerprint: str, label: str) -> None:

@@ -161,6 +161,35 @@ class NamedSharding:
             slices.append(tuple(index))
         return slices
 
+    def part_held(self, shape: tuple[int, ...], positions: Sequence[int],
+                  holder: str = "these devices") -> tuple[slice, ...]:
+        """The part of an array of `shape` that the devices at `positions` (of `device_list`)
+        hold between them: one box (how a process's part of an array over several processes
+        is read and given). Blocks that are not one box are refused: their holder has no one
+        local array (e.g. 3 x 2 blocks over two processes of three devices)."""
+        every = self.shard_slices(shape)
+        blocks = [every[p] for p in positions]
+        if not blocks:
+            raise ValueError(f"{self!r} puts nothing on {holder}")
+        box = tuple(slice(min(b[k].start for b in blocks), max(b[k].stop for b in blocks))
+                    for k in range(len(shape)))
+        distinct = {tuple((s.start, s.stop) for s in b) for b in blocks}
+        if len(distinct) * math.prod(_sizes(blocks[0])) != math.prod(_sizes(box)):
+            raise ValueError(f"{self!r} gives {holder} blocks that are not one box of the "
+                             f"{tuple(shape)} array: split it so that each process holds a box")
+        return box
+
+    def global_shape(self, local_shape: tuple[int, ...], positions: Sequence[int]
+                     ) -> tuple[int, ...]:
+        """The shape of the array of which the devices at `positions` hold a part of
+        `local_shape`: each dimension times the number of its blocks they do not hold."""
+        if not positions:
+            raise ValueError(f"{self!r} puts nothing on these devices")
+        counts = self._counts(len(local_shape))
+        index = [self.shard_slices(tuple(counts))[p] for p in positions]   # (block numbers)
+        return tuple(n * count // len({i[k].start for i in index})
+                     for k, (n, count) in enumerate(zip(local_shape, counts, strict=True)))
+
     def hlo_text(self, rank: int) -> str:
         """The HLO sharding (over the program's partitions, numbered in mesh order)."""
         axes = self.spec.axes(rank)
@@ -212,6 +241,28 @@ class NamedSharding:
 
     def __repr__(self) -> str:
         return f"NamedSharding({self.mesh!r}, {self.spec!r})"
+
+
+def _sizes(part: tuple[slice, ...]) -> list[int]:
+    return [s.stop - s.start for s in part]
+
+
+def assemble(sharding: NamedSharding, shape: tuple[int, ...], positions: Sequence[int],
+             blocks: Sequence[np.ndarray], holder: str = "these devices") -> np.ndarray:
+    """The part of an array of `shape` that the devices at `positions` hold (`part_held`),
+    as one NumPy array made of their `blocks` (in the same order)."""
+    part = sharding.part_held(shape, positions, holder)
+    every = sharding.shard_slices(shape)
+    out = np.empty(_sizes(part), dtype=blocks[0].dtype)
+    for position, block in zip(positions, blocks, strict=True):
+        out[within(part, every[position])] = block
+    return out
+
+
+def within(part: tuple[slice, ...], block: tuple[slice, ...]) -> tuple[slice, ...]:
+    """Where `block` (of the whole array) lies in `part` (a box of it holding it)."""
+    return tuple(slice(b.start - p.start, b.stop - p.start)
+                 for p, b in zip(part, block, strict=True))
 
 
 def SingleDevice(device) -> NamedSharding:

@@ -1,5 +1,6 @@
-"""jaxlib's distributed runtime, which joins several processes into one set of devices, and
-programs partitioned over all of them. Its words are compile/distributed.py's.
+"""jaxlib's distributed runtime, which joins several processes into one set of devices (the
+arrays and programs over them are `spmd`'s, as over one process's devices). Its words are
+compile/distributed.py's.
 """
 from __future__ import annotations
 
@@ -7,12 +8,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-import numpy as np
-
-from ...ir import ShapedArray
-from ..errors import XlaError, run_failed
+from ..errors import XlaError
 from .runtime import _DISTRIBUTED, _jaxlib, _make_client
-from .spmd import _placement, partition_options
 
 
 # -- the distributed runtime: several processes, one set of devices ---------------------------
@@ -101,9 +98,9 @@ def stop_distributed(runtime: DistributedRuntime, seconds: int) -> None:
                 runtime.service.shutdown()
 
 
-def devices_of_processes(runtime: DistributedRuntime) -> list[tuple[int, int]]:
-    """Every device of the runtime as (device id, process index), in the client's order."""
-    return [(device.id, device.process_index) for device in runtime.cpu_client.devices()]
+def runtime_devices(runtime: DistributedRuntime) -> list:
+    """Every process's devices, in the client's order."""
+    return list(runtime.cpu_client.devices())
 
 
 def live_processes(runtime: DistributedRuntime, ids: Sequence[int]) -> set[int]:
@@ -126,67 +123,3 @@ def published(runtime: DistributedRuntime, key: str, wait_seconds: float) -> str
 
 def forget(runtime: DistributedRuntime, key: str) -> None:
     runtime.client.key_value_delete(key)
-
-
-def global_sharding(runtime: DistributedRuntime, hlo_text: str):
-    """A sharding over all the runtime's devices, as XLA's HLO sharding text says it."""
-    return _placement(tuple(runtime.cpu_client.devices()), hlo_text)
-
-
-def put_global(runtime: DistributedRuntime, aval: ShapedArray, hlo_text: str,
-               blocks: Sequence[np.ndarray]):
-    """One array over all the runtime's devices (cut as `hlo_text` says) from this process's
-    blocks, one per local device in the runtime's device order (copied)."""
-    _, _jax, _ = _jaxlib()
-    return _jax.batched_device_put(aval, global_sharding(runtime, hlo_text), list(blocks),
-                                   runtime.cpu_client.local_devices(), True, True,
-                                   _jax.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL, True)
-
-
-class SpmdExecutable:
-    """A program compiled once for all the runtime's devices (XLA's SPMD partitioner splits it
-    by its arguments' and results' `mhlo.sharding`), each argument and result an array over
-    all the devices of which this process holds its own devices' blocks."""
-
-    def __init__(self, loaded, runtime: DistributedRuntime, out_avals, out_shardings):
-        _, _jax, _ = _jaxlib()
-        self._loaded = loaded
-        self._handlers = [_jax.array_result_handler(aval, global_sharding(runtime, text), True,
-                                                    _skip_checks=True)
-                          for aval, text in zip(out_avals, out_shardings, strict=True)]
-
-    def run(self, arrays: Sequence) -> list:
-        """Launch and wait for the end (on the calling thread: see `distributed.py` for the
-        wait that stops when a process dies); the results as global arrays."""
-        try:
-            results = self._loaded.execute_sharded(list(arrays)).consume_with_handlers(
-                self._handlers)
-            for result in results:
-                result.block_until_ready()
-        except Exception as err:    # jaxlib raises its own JaxRuntimeError; keep its text
-            raise run_failed(err) from err
-        return results
-
-    @staticmethod
-    def local_blocks(array) -> list[np.ndarray]:
-        """This process's blocks of a result, one per local device in the runtime's order."""
-        return [np.asarray(shard) for shard in array._arrays]
-
-    def hlo_text(self) -> str:
-        return self._loaded.hlo_modules()[0].to_string()
-
-
-def compile_spmd(runtime: DistributedRuntime, text: str, out_avals: Sequence[ShapedArray],
-                 out_shardings: Sequence[str]) -> SpmdExecutable:
-    """Compile a StableHLO module whose `mhlo.num_partitions` is the runtime's device count,
-    its arguments and results carrying `mhlo.sharding` attributes (`out_shardings`: the
-    results' as HLO sharding texts), for one partition per device."""
-    _, _jax, xla_client = _jaxlib()
-    devices = runtime.cpu_client.devices()
-    options = partition_options(xla_client, devices, shardy=False)
-    try:
-        loaded = runtime.cpu_client.compile_and_load(text.encode(), _jax.DeviceList(tuple(devices)),
-                                                     options)
-    except Exception as err:   # jaxlib raises its own XlaRuntimeError; keep its text
-        raise XlaError(f"XLA could not compile the partitioned module: {err}") from err
-    return SpmdExecutable(loaded, runtime, out_avals, out_shardings)

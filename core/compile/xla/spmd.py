@@ -130,6 +130,13 @@ class PartitionedExecutable:
                                                     _skip_checks=True)
                           for aval, text in zip(self.out_avals, self.out_hlo, strict=True)]
 
+    def run(self, arrays: Sequence) -> list:
+        """A run waited for to its end (on the calling thread); its placed results."""
+        outputs = self.execute(arrays)
+        for output in outputs:
+            block_until_ready(output)
+        return outputs
+
     def execute(self, arrays: Sequence) -> list:
         """Start a run on placed inputs (each as `in_hlo` says); its placed results."""
         try:
@@ -165,16 +172,17 @@ def partition_options(xla_client, devices: Sequence, shardy: bool):
 
 def compile_partitioned(text: str, devices: Sequence, in_avals: Sequence[ShapedArray],
                         out_avals: Sequence[ShapedArray],
-                        waiting: Callable[[float], None] | None = None
+                        waiting: Callable[[float], None] | None = None, shardy: bool = True
                         ) -> PartitionedExecutable:
     """Compile a StableHLO module with `len(devices)` partitions (partition p on devices[p]),
-    partitioned by XLA's SPMD partitioner from its arguments' and results' Shardy shardings.
+    partitioned by XLA's SPMD partitioner from its arguments' and results' Shardy shardings
+    (or, not `shardy`, their `mhlo.sharding` attributes: a hand-written module's).
     The compile runs on a worker thread, the wait interruptible (as `compile_stablehlo`), by
     the devices' own client (the CPU's, or a GPU plugin's)."""
     _, _jax, xla_client = _jaxlib()
     from . import register_custom_targets
     register_custom_targets(text)
-    options = partition_options(xla_client, devices, shardy=True)
+    options = partition_options(xla_client, devices, shardy)
     loaded = compile_on_worker(devices[0].client, text, _jax.DeviceList(tuple(devices)),
                                options, waiting, "partitioned module")
     return PartitionedExecutable(loaded, devices, in_avals, out_avals)

@@ -102,14 +102,41 @@ def run(process_id: int, scenario: str) -> dict:
         if process_id == 1:
             die_inside(program)
         outputs = program(x)
+    one_type = all(isinstance(a, psc_jit.Array) for a in (x, *outputs))
     total, cols, y = (o.local_data() for o in outputs)
+    y_total = float(np.asarray(psc_jit.jit(lambda a: a.sum())(outputs[2])))  # (across processes)
     compiled_here = psc_jit.jit(lambda a: (a * a).sum(axis=0))(local)
     sharded = sharded_jit(local)
-    return {"devices": devices, "global_shape": list(x.shape), "total": float(total),
+    if scenario == "run":
+        sharded.update(layouts(program, full, local, program_text(rows, devices, op), avals))
+    return {"devices": devices, "one_type": one_type, "y_total": y_total,
+            "global_shape": list(x.shape), "total": float(total),
             "cols": cols.tolist(), "y": y.tolist(), "expected_y": (local * 2).tolist(),
             "expected_total": float(full.sum()), "expected_cols": full.sum(axis=0).tolist(),
             "jit_here": compiled_here.tolist(), "expected_jit": (local * local).sum(axis=0).tolist(),
             **sharded}
+
+
+def layouts(program, full: np.ndarray, local: np.ndarray, text: str, avals: list) -> dict:
+    """What the hand-written program takes: an Array laid out as its tiling says, whatever
+    its mesh's axes are named; an Array laid out otherwise, or tilings that are not the
+    module's, are refused with the reason."""
+    from psc_jit.sharding import Mesh, NamedSharding, P
+    rows = NamedSharding(Mesh(psc_jit.devices(), ("data",)), P("data"))
+    named = psc_jit.make_array_from_process_local_data(rows, local)
+    found = {"named_total": float(program(named)[0].local_data())}
+    replicated = psc_jit.make_array_from_process_local_data(distributed.Tiling(), full)
+    tilings = [distributed.Tiling((distributed.device_count(), 1))]
+    for name, attempt in [
+            ("replicated_refused", lambda: program(replicated)),
+            ("mislabeled_refused", lambda: distributed.SpmdProgram(
+                text, [replicated.aval], avals, tilings, [distributed.Tiling()] * 3, "mislabeled"))]:
+        try:
+            attempt()
+            found[name] = "taken"
+        except distributed.DistributedError as err:
+            found[name] = str(err)
+    return found
 
 
 def sharded_jit(local: np.ndarray) -> dict:
@@ -119,7 +146,13 @@ def sharded_jit(local: np.ndarray) -> dict:
     mesh = Mesh(psc_jit.devices(), ("data",))
     x = psc_jit.make_array_from_process_local_data(NamedSharding(mesh, P("data")), local)
     total, doubled = psc_jit.jit(lambda a: ((a * a).sum(), np.sin(a) * 2.0))(x)
-    return {"sharded_shape": list(x.shape), "sharded_total": float(np.asarray(total)),
+    try:
+        read = np.asarray(x).shape == x.shape       # (all of it: one process holds every block)
+    except ValueError as err:                       # (only a part here: refused, not given)
+        read = str(err)
+    return {"sharded_shape": list(x.shape), "read_whole": read,
+            "local_rows": x.local_data().tolist(), "local_given": local.tolist(),
+            "sharded_total": float(np.asarray(total)),
             "sharded_doubled": np.asarray(doubled).tolist()}
 
 

@@ -78,6 +78,7 @@ def test_two_axis_meshes_place_every_block_where_the_spec_says(spec, grid):
     sharding = NamedSharding(grid, spec)
     a = psc_jit.device_put(x, sharding)
     np.testing.assert_array_equal(np.asarray(a), x)
+    np.testing.assert_array_equal(a.local_data(), x)    # (one process holds every block)
     f = psc_jit.jit(lambda v: np.sin(v) * 3.0 + v)
     np.testing.assert_array_equal(np.asarray(f(a)), psc_jit.jit(lambda v: np.sin(v) * 3.0 + v)(x))
 

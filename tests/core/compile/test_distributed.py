@@ -10,8 +10,9 @@ import sys
 import numpy as np
 import pytest
 
+import psc_jit
 from psc_jit import distributed
-from psc_jit.core import distributed as core_distributed
+from psc_jit.core.compile.sharding import assemble
 from psc_jit.distributed import DistributedError, Tiling
 
 CHILD = pathlib.Path(__file__).with_name("distributed_child.py")
@@ -60,6 +61,8 @@ def test_two_processes_give_what_one_process_gives(local_devices):
         np.testing.assert_allclose(r["total"], r["expected_total"], rtol=1e-15)
         np.testing.assert_allclose(r["cols"], r["expected_cols"], rtol=1e-15)
         assert r["y"] == r["expected_y"]                # each process's rows of the tiled result
+        assert r["one_type"]        # a Tiling's arrays and the module's results: psc_jit.Arrays
+        np.testing.assert_allclose(r["y_total"], 2 * r["expected_total"], rtol=1e-15)  # jit of one
         np.testing.assert_allclose(r["jit_here"], r["expected_jit"], rtol=1e-15)   # plain jit
     assert two[0]["y"] + two[1]["y"] == one["y"]
     # psc_jit's own partitioned program over an Array of every process's rows: each process
@@ -67,7 +70,15 @@ def test_two_processes_give_what_one_process_gives(local_devices):
     # here: XLA adds the per-device partial sums in the same order)
     full = np.asarray(two[0]["sharded_doubled"])
     assert two[0]["sharded_shape"] == list(full.shape) == one["sharded_shape"]
+    assert one["read_whole"] is True and one["local_rows"] == one["local_given"]
     for r in two:
+        assert r["read_whole"].startswith(f"this process holds {local_devices} of the "
+                                          f"{2 * local_devices} blocks"), r["read_whole"]
+        assert r["local_rows"] == r["local_given"]      # its own rows, as it gave them
+    for r in two + [one]:   # the hand-written module takes an Array laid out as its tiling says
+        assert r["named_total"] == r["total"]
+        assert "takes psc_jit.Arrays" in r["replicated_refused"], r["replicated_refused"]
+        assert "not as its tiling says" in r["mislabeled_refused"], r["mislabeled_refused"]
         assert r["sharded_doubled"] == one["sharded_doubled"]
         np.testing.assert_allclose(r["sharded_total"], one["sharded_total"], rtol=1e-15)
 
@@ -130,23 +141,27 @@ def test_ranks_out_of_range_are_refused(num_processes, process_id):
         distributed.initialize("127.0.0.1:1234", num_processes, process_id)
 
 
-@pytest.mark.pure
+@pytest.mark.xla
 def test_a_tiling_deals_blocks_to_devices_in_order():
     tiling, shape = Tiling((2, 2)), (4, 6)
+    sharding = tiling.sharding(psc_jit.devices()[:4])
     whole = np.arange(24).reshape(shape)
-    blocks = [whole[tiling.block(d, shape)] for d in range(4)]
+    blocks = [whole[s] for s in sharding.shard_slices(shape)]
     assert [b.tolist() for b in blocks[:2]] == [[[0, 1, 2], [6, 7, 8]], [[3, 4, 5], [9, 10, 11]]]
     assert tiling.hlo_text(4) == "{devices=[2,2]<=[4]}"
+    assert sharding.hlo_text(2) == "{devices=[2,2]0,1,2,3}"     # (the same layout)
     assert Tiling().hlo_text(4) == "{replicated}"
+    assert Tiling().sharding(psc_jit.devices()[:4]).hlo_text(2) == "{replicated}"
     # a process holding devices 2 and 3 holds the bottom rows; its data makes the global shape
-    assert np.array_equal(core_distributed.assemble_local(tiling, shape, blocks[2:], [2, 3]),
-                          whole[2:])
-    assert core_distributed.global_shape_of(tiling, (2, 6), [2, 3], 4) == shape
+    assert np.array_equal(assemble(sharding, shape, [2, 3], blocks[2:]), whole[2:])
+    assert sharding.global_shape((2, 6), [2, 3]) == shape
+    assert sharding.global_shape((1, 6), [0, 1]) == (2, 6) == sharding.global_shape((1, 3), [0])
 
 
-@pytest.mark.pure
+@pytest.mark.xla
 def test_a_tiling_whose_local_blocks_are_not_one_box_is_refused():
-    with pytest.raises(DistributedError, match=r"devices \[0, 1, 2\] blocks that are not one box"):
-        core_distributed.assemble_local(Tiling((3, 2)), (6, 4), [np.zeros((2, 2))] * 3, [0, 1, 2])
-    # the box a process holds when its devices' blocks do make one
-    assert core_distributed.global_shape_of(Tiling((2, 3)), (1, 6), [0, 1, 2], 6) == (2, 6)
+    sharding = Tiling((2, 2)).sharding(psc_jit.devices()[:4])
+    with pytest.raises(ValueError, match=r"gives this process blocks that are not one box"):
+        assemble(sharding, (4, 4), [0, 1, 2], [np.zeros((2, 2))] * 3, "this process")
+    with pytest.raises(DistributedError, match=r"needs 4 devices; there are 3"):
+        Tiling((2, 2)).sharding(psc_jit.devices()[:3])
