@@ -18,6 +18,7 @@ so it is compiled once per combination of offsets (`Executable` keeps them).
 from __future__ import annotations
 
 import ctypes
+import re
 
 import numpy as np
 
@@ -32,6 +33,10 @@ except ImportError:
     from_boundaries = None
 
 INNER = "psc_unaligned_inner"       # the original main, called by the variant's main
+# Only inputs this large are read from their boundary: below it the staged copy costs a few
+# microseconds, and a small array's offset changes from one allocation to the next (a fresh
+# copy per call, as a loop's updated vector gets, would compile a variant per offset)
+READ_IN_PLACE_FROM_BYTES = 1 << 18
 MAX_VARIANTS = 4    # per program: NumPy's large allocations keep one offset (16 bytes past a
 #                     page), so a few cover a session; past them inputs are copied again
 
@@ -159,9 +164,40 @@ class OffsetVariants:
         return variant.execute(views, marks)
 
     def variant(self, offsets):
+        """The variant for these offsets; None when it cannot be made, or when XLA copies a
+        widened input whole before using it (a loop reading it, which takes its operand as it
+        is): that copy costs what the staged one does, or more."""
         try:
             text = offset_module(self.text, self.in_avals, self.out_avals, offsets)
             avals = [widened_aval(a, o) for a, o in zip(self.in_avals, offsets, strict=True)]
-            return self.compile_fn(text, avals)
+            variant = self.compile_fn(text, avals)
         except (ValueError, XlaError):
             return None
+        return None if copies_an_input(variant.hlo_text()) else variant
+
+
+_COMPUTATION = re.compile(r"^%?([\w.\-]+) \(.*\) -> .* \{$")
+_OPCODE = re.compile(r"= \S+(?: \S+)? ([a-z][\w\-]*)\(")
+_ONLY_MOVES = frozenset({"parameter", "slice", "bitcast", "reshape", "copy", "tuple",
+                         "get-tuple-element"})
+
+
+def copies_an_input(hlo: str) -> bool:
+    """Whether optimized HLO holds a fusion that only slices and reshapes a parameter (the
+    widened input copied whole, where a variant meant to read it in place)."""
+    bodies: dict[str, set[str]] = {}
+    name = None
+    for line in hlo.splitlines():
+        header = _COMPUTATION.match(line)
+        if header:
+            name = header.group(1)
+            bodies[name] = set()
+        elif line.startswith("}"):
+            name = None
+        elif name is not None:
+            op = _OPCODE.search(line)
+            if op:
+                bodies[name].add(op.group(1))
+    copying = {n for n, ops in bodies.items() if "slice" in ops and ops <= _ONLY_MOVES}
+    return any(f"calls=%{n}," in hlo or f"calls=%{n}\n" in hlo or hlo.rstrip().endswith(
+        f"calls=%{n}") for n in copying)

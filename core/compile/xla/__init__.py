@@ -28,7 +28,7 @@ from .. import blas, hostkernels
 from ..backend_options import BACKEND_OPTIONS, options_with
 from ..errors import XlaError, run_failed as _run_failed
 from ..machine import host_machine
-from ..offsets import OffsetVariants
+from ..offsets import READ_IN_PLACE_FROM_BYTES, OffsetVariants
 from ..hostmemory import (COPIED_AT_ONCE_BYTES, InputSlot, ResultView, large_ones_aligned,
                           release_staged)
 from ..thunks import ThunkTrace, thunk_trace
@@ -109,7 +109,8 @@ class Executable:
             [ResultView.of(aval, True) for aval in self.out_avals]) \
             if inline and self._large and large_ones_aligned is not None else None
         self._unaligned = OffsetVariants(      # large misaligned inputs read in place
-            source, self.in_avals, self.out_avals, [slot.large for slot in self._large],
+            source, self.in_avals, self.out_avals,
+            [slot.aval.nbytes >= READ_IN_PLACE_FROM_BYTES for slot in self._large],
             lambda text, avals: compile_stablehlo(text, avals, self.out_avals, inline=inline)) \
             if source is not None and self._large else None
 
