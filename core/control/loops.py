@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..ir import Graph, ShapedArray, Var
-from ..numpy.affine import interval, set_range, share_range
+from ..numpy.affine import interval, set_range
 from ..numpy.base import as_kind, ensure_tracer
 from ..numpy.indexing import setitem
 from ..numpy.ufuncs import call_ufunc
@@ -150,7 +150,6 @@ class _Loop:
         for buf in self.fixed:
             p.inner[id(buf)] = sub.input_buffer(buf)
             p.head.append(p.inner[id(buf)].initial)
-            share_range(buf.var, p.inner[id(buf)].initial)
         for name in self.spec.assigned:
             p.slot_inputs[name] = _slot_inputs(sub, types[name])
         _BY_VALUE[sub.trace] = {id(t._buffer) for inputs in p.slot_inputs.values()
