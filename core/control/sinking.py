@@ -14,8 +14,8 @@ of it take the carried value where they read the slice written, and the slice is
 once after the loop with the carried value (after no pass, it is the value read before the
 loop: writing it back changes nothing). A read of the array is:
 - provably apart from the slice (`forwarding.IndexFacts.apart`): read as it is;
-- a single element, and the slice a single element, both provably inside the array (so
-  neither start is clamped): the carried value where the indices are equal, else the read;
+- a single element, and the slice a single element: the carried value where the indices
+  are equal (as XLA clamps them), else the read (`forwarding.guarded`);
 - anything else: the write is left in the loop.
 """
 from __future__ import annotations
@@ -23,15 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-import numpy as np
-
 from ..ir import Eqn, Graph, Literal, Var
 from ..passes import dead_code_elimination
-from ..primitives import (broadcast_in_dim_p, logical_and_p, convert_element_type_p,
-                          dynamic_update_slice_p, equal_p, select_p)
+from ..primitives import dynamic_update_slice_p
 from ..tracing import bind, current_trace, to_atom
-from .forwarding import READ, Forwarded, IndexFacts, LoopBounds
-from .ops import Ops
+from .forwarding import READ, Forwarded, IndexFacts, LoopBounds, guarded, one_element
 
 MAX_INDEX_EQUATIONS = 16      # replayed after the loop: a short scalar computation
 
@@ -99,12 +95,10 @@ class _Guard:
     """How a read of the array stays right once the array is no longer written in the loop."""
 
     def __init__(self, write: Eqn, value: Var, facts: IndexFacts):
+        self.write = write
         self.array = write.inputs[0]
         self.value = value
         self.facts = facts
-        self.starts = write.inputs[2:]
-        self.shape = self.array.aval.shape
-        self.sizes = write.inputs[1].aval.shape
 
     def read(self, eqn: Eqn) -> list[Eqn] | None:
         """The read as it is (apart from the slice), the read and its guard (a single
@@ -112,42 +106,14 @@ class _Guard:
         if eqn.prim.name != READ or any(a is self.array for a in eqn.inputs[1:]):
             return None
         sizes = tuple(eqn.params["slice_sizes"])
-        starts = eqn.inputs[1:]
-        if self.facts.apart(starts, sizes, self.starts, self.sizes, self.shape):
+        update = self.write.inputs[1]
+        if self.facts.apart(eqn.inputs[1:], sizes, self.write.inputs[2:], update.aval.shape,
+                            self.array.aval.shape):
             return [eqn]
-        if not self._one_element(sizes, eqn) or \
-                not self.facts.inside(starts, sizes, self.shape) or \
-                not self.facts.inside(self.starts, self.sizes, self.shape):
+        if not one_element(sizes, update, eqn):
             return None
-        return self._guarded(eqn, starts)
-
-    def _one_element(self, sizes, eqn: Eqn) -> bool:
-        return all(s == 1 for s in sizes) and all(s == 1 for s in self.sizes) and \
-            eqn.outs[0].aval == self.value.aval
-
-    def _guarded(self, eqn: Eqn, starts) -> list[Eqn]:
-        """The read into a new variable, then the read's own variable: the carried value
-        where every start index equals the write's, else what was read."""
-        ops = Ops(source=eqn.source)
-        read = ops.bind(eqn.prim, *eqn.inputs, **eqn.params)
-        same = Literal.of(np.bool_(True))
-        for start, other in zip(starts, self.starts, strict=True):
-            if start is not other:
-                equal = ops.bind(equal_p, _as_int64(ops, start), _as_int64(ops, other))
-                same = equal if isinstance(same, Literal) else ops.bind(logical_and_p, same, equal)
-        shape = eqn.outs[0].aval.shape
-        if shape:
-            same = ops.bind(broadcast_in_dim_p, same, shape=shape, broadcast_dimensions=())
-        select = Eqn(select_p, (same, self.value, read), {}, eqn.outs, eqn.source)
-        return [*ops.eqns, select]
-
-
-def _as_int64(ops: Ops, atom):
-    aval = atom.aval
-    if aval.dtype == np.int64 and not aval.weak_type:
-        return atom
-    return ops.bind(convert_element_type_p, atom, new_dtype=np.dtype(np.int64),
-                    weak_type=False)
+        read = Eqn(eqn.prim, eqn.inputs, eqn.params, (Var(eqn.outs[0].aval),), eqn.source)
+        return [read, *guarded(eqn, self.write, self.value, read.outs[0], self.facts)]
 
 
 def _invariant_eqns(body: Graph, n_lead: int, atoms) -> tuple[Eqn, ...] | None:
@@ -188,3 +154,4 @@ def write_after(sunk: Sequence[Sunk], outs: list, lead_vars: Sequence[Var],
         starts = [a if isinstance(a, Literal) else env[id(a)] for a in s.write.inputs[2:]]
         outs[s.array] = bind(dynamic_update_slice_p, outs[s.array], outs[s.value], *starts)
     return outs
+
