@@ -9,6 +9,7 @@
     branches.py     the branches of an `if` traced into one `cond` (or a `select`)
     loop_writes.py  writes to the user's objects made inside a rolled loop, one row per pass
     forwarding.py   reads of what the pass before wrote, carried instead of read (no copy)
+    sinking.py      a write at a place the loop does not move, made once after the loop
     ops.py          what rules of transformations write into: equations with the source line
                     they came from
     batching.py     automatic batching: the batched graph (each equation by its primitive's

@@ -1,5 +1,5 @@
 """Branches on traced values: each branch traced once, then one `cond` equation, or a
-`select` of both results where the branches are small and cheap.
+`select` of both results where the branches are small and cheap (selects.py).
 """
 from __future__ import annotations
 
@@ -9,17 +9,16 @@ from typing import Any, Callable, Sequence
 
 
 from ..ir import Graph
-from ..numpy.base import as_kind, broadcast_to
-from ..primitives import cond_p, select_p
+from ..numpy.base import as_kind
+from ..primitives import cond_p
 from ..tracing import Buffer, Tracer, bind, current_trace
 from ..tree_util import LEAF, children, leaf_count, unflatten
 from .carry import (UNBOUND, CannotConvert, Slot, coerce, flatten, join, remap, tracer_buffers,
                     type_of)
 from .loops import CHECK_SLOTS, _atom_tracer, write_back
-from .subtrace import SubTrace, align_consts, close, has_control_flow, inline
+from .selects import select_branches, selectable
+from .subtrace import SubTrace, align_consts, close
 
-SELECT_MAX_EQNS = 16      # branches this small (and simple) become a select, not a cond
-_NOT_CHEAP = {"dot_general", "gather", "scatter", "while_loop", "cond"}
 
 
 @dataclass
@@ -106,8 +105,8 @@ def branch(index: Tracer, fns: Sequence[Callable], args: Sequence, pred: Tracer 
     operands = [Tracer(b) for b in buffers]
     if not graphs[0].out_atoms:
         outs = []
-    elif pred is not None and len(graphs) == 2 and all(_is_cheap(g) for g in graphs):
-        outs = _select(pred, graphs, operands)
+    elif pred is not None and selectable(graphs):
+        outs = select_branches(pred, graphs, operands)
     else:
         aligned, consts = align_consts([close(g) for g in graphs])
         outs = bind(cond_p, index, *consts, *operands, branches=tuple(aligned))
@@ -235,23 +234,3 @@ def _branch_graph(p: _Branch, k: int, plan, mutated, checks) -> Graph:
             outs += [coerce(_atom_tracer(a, p.sub.trace) if not isinstance(a, (bool, int))
                             else a, slot) for a, slot in zip(pair, CHECK_SLOTS, strict=True)]
     return p.sub.graph(outs)
-
-
-def _is_cheap(graph: Graph) -> bool:
-    return (len(graph.eqns) <= SELECT_MAX_EQNS and not has_control_flow(graph)
-            and not any(e.prim.name in _NOT_CHEAP for e in graph.eqns))
-
-
-def _select(pred: Tracer, graphs: Sequence[Graph], operands) -> list[Tracer]:
-    """Both branches inlined; each result is np.where(pred, true's, false's)."""
-    trace = current_trace()
-    results = []
-    for g in graphs:
-        closed = close(g)
-        atoms = inline(trace, closed.graph, [*closed.consts, *operands])
-        results.append([_atom_tracer(a, trace) for a in atoms])
-    outs = []
-    for on_false, on_true in zip(*results, strict=True):
-        p = broadcast_to(pred, on_true.shape)
-        outs.append(bind(select_p, p, on_true, on_false))
-    return outs

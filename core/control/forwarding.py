@@ -28,12 +28,16 @@ A[i, j] /= A[j, j]`): XLA fuses the write into the kernel of the read, which the
 array's old value beside the in-place write, and copies it. So before the above, a read of
 exactly the slice a write of the pass wrote takes the written value; a read of a slice
 provably apart from it (`A[j, j]` after a write of `A[i, j]`, j < i being the loop's own
-bound) reads the array from before the write; and a write over exactly the slice the write
-before it wrote replaces that write. The pass then reads the array before its one write.
+bound) reads the array from before the write; a read of one element that may or may not be
+the one element written (`T[i + 1, j]` after `T[i, j] = ...` under `if i + 1 < n`, in a
+pass that writes `T[i, j]` only) reads the array from before the write and takes the value
+written where the indices, clamped as XLA clamps them, are equal (`guarded`); and a write
+over exactly the slice the write before it wrote replaces that write, unless that write's
+result is still read (`_read_beside`). The pass then reads the array before its one write.
 Facts used: index expressions affine in the body's integer inputs, their ranges (the loop
 index's, and an enclosing loop's index read inside: `share_range`), and the loop's bound
 (`j < i` in `for j in range(i)`); a read or write whose slice may be clamped (not provably
-inside the array) is left alone, as is anything else.
+inside the array) is left alone, but for the one-element reads above, as is anything else.
 """
 from __future__ import annotations
 
@@ -45,7 +49,10 @@ import numpy as np
 from ..ir import Eqn, Graph, Literal, Var
 from ..numpy.affine import range_of
 from ..passes import dead_code_elimination
+from ..primitives import (broadcast_in_dim_p, convert_element_type_p, equal_p, logical_and_p,
+                          maximum_p, minimum_p, select_p)
 from ..tracing import current_trace, to_atom
+from .ops import Ops
 
 READ, WRITE = "dynamic_slice", "dynamic_update_slice"
 MAX_INDEX_EQUATIONS = 16      # replayed before the loop: a short scalar computation
@@ -157,11 +164,15 @@ def forward_within_pass(body: Graph, n_lead: int, bounds: LoopBounds) -> Graph:
     for eqn in body.eqns:
         eqn = _with_inputs(eqn, replaced)
         if eqn.prim.name == READ:
-            eqn = facts.read_before_writes(eqn)
-            if isinstance(eqn, (Var, Literal)):
-                replaced[id(facts.last_read.outs[0])] = eqn
+            got = facts.read_before_writes(eqn)
+            if isinstance(got, (Var, Literal)):
+                replaced[id(eqn.outs[0])] = got
                 continue
-        elif eqn.prim.name == WRITE:
+            for e in got:
+                facts.producers.update((id(v), e) for v in e.outs)
+            eqns += got
+            continue
+        if eqn.prim.name == WRITE and not _read_beside(eqn, eqns, body):
             eqn = facts.write_over_write(eqn)
         facts.producers.update((id(v), eqn) for v in eqn.outs)
         eqns.append(eqn)
@@ -169,6 +180,56 @@ def forward_within_pass(body: Graph, n_lead: int, bounds: LoopBounds) -> Graph:
     if not replaced and all(e is f for e, f in zip(eqns, body.eqns, strict=True)):
         return body
     return dead_code_elimination(Graph(body.in_vars, tuple(eqns), outs))
+
+
+def _read_beside(write: Eqn, done: list[Eqn], body: Graph) -> bool:
+    """Whether the array a write updates is read by another equation of the pass (or is a
+    result): the write must then stay a write of it, which XLA makes in place once those
+    reads are done; written over the array before it instead, both would be live, and XLA
+    would copy one (two `if`s writing `table[i, j]`, the second reading `table[i + 1, j]`)."""
+    array = write.inputs[0]
+    position = next(k for k, e in enumerate(body.eqns) if e.id == write.id)
+    return any(a is array for e in (*done, *body.eqns[position + 1:]) for a in e.inputs) or \
+        any(a is array for a in body.out_atoms)
+
+
+def one_element(sizes, update, read: Eqn) -> bool:
+    """Whether a read and a write are each of one element, of one type."""
+    return all(n == 1 for n in sizes) and all(n == 1 for n in update.aval.shape) and \
+        update.aval == read.outs[0].aval
+
+
+def guarded(read: Eqn, write: Eqn, written, older, facts: IndexFacts) -> list[Eqn]:
+    """Equations giving the read's result: `written` (what the write wrote) where the read is
+    of the element written, else `older` (the element read before the write); start indices
+    compared as XLA clamps them into the array."""
+    ops = Ops(source=read.source)
+    shape = write.inputs[0].aval.shape
+    same = None
+    for start, other, dim in zip(read.inputs[1:], write.inputs[2:], shape, strict=True):
+        if start is other or facts.same_slice((start,), (other,)):
+            continue
+        equal = ops.bind(equal_p, _clamped(ops, start, dim, facts),
+                         _clamped(ops, other, dim, facts))
+        same = equal if same is None else ops.bind(logical_and_p, same, equal)
+    if same is None:
+        same = Literal.of(np.bool_(True))
+    aval = read.outs[0].aval
+    if aval.shape:
+        same = ops.bind(broadcast_in_dim_p, same, shape=aval.shape, broadcast_dimensions=())
+    return [*ops.eqns, Eqn(select_p, (same, written, older), {}, read.outs, read.source)]
+
+
+def _clamped(ops: Ops, start, dim: int, facts: IndexFacts):
+    """The start index of a one-element slice as XLA takes it: an int64 in [0, dim - 1]."""
+    inside = facts.inside_dim(start, 1, dim)
+    if start.aval.dtype != np.int64 or start.aval.weak_type:
+        start = ops.bind(convert_element_type_p, start, new_dtype=np.dtype(np.int64),
+                         weak_type=False)
+    if inside:
+        return start
+    low = ops.bind(maximum_p, start, Literal.of(np.int64(0)))
+    return ops.bind(minimum_p, low, Literal.of(np.int64(dim - 1)))
 
 
 def _with_inputs(eqn: Eqn, replaced: dict[int, Any]) -> Eqn:
@@ -185,27 +246,55 @@ class IndexFacts(_Affine):
     def __init__(self, body: Graph, n_lead: int, bounds: LoopBounds):
         super().__init__(body, n_lead, body.in_vars[n_lead])
         self.bounds = bounds
-        self.last_read: Eqn | None = None
+        self.one_place = self._writes_at_one_place(body)
+
+    def _writes_at_one_place(self, body: Graph) -> set[int]:
+        """The ids (`Eqn.id`) of the writes whose array the pass writes at one place only (writes of
+        writes' results, all of the same slice): reads of such an array may be guarded (see
+        `guarded`), as its writes then become one. Where a pass writes several places, a
+        read left on the array as written so far costs less: XLA fuses reads into the
+        kernels of later writes, and a read of the array from before the first write would
+        keep it alive beside the array being written, which XLA copies."""
+        writes = [e for e in body.eqns if e.prim.name == WRITE]
+        chain = {id(e.outs[0]): e for e in writes}
+        groups: dict[int, list[Eqn]] = {}
+        for eqn in writes:
+            root = eqn
+            while id(root.inputs[0]) in chain:
+                root = chain[id(root.inputs[0])]
+            groups.setdefault(id(root), []).append(eqn)
+        return {e.id for group in groups.values() if all(
+            w.inputs[1].aval.shape == group[0].inputs[1].aval.shape and
+            self.same_slice(w.inputs[2:], group[0].inputs[2:]) for w in group) for e in group}
 
     # the rules ---------------------------------------------------------------------------
     def read_before_writes(self, read: Eqn):
-        """A read of a write's result: the value written (the same slice), or a read of the
-        array before the write (a slice apart from it), as far down the writes as holds."""
-        self.last_read = read
-        while True:
-            write = self.producers.get(id(read.inputs[0]))
-            if write is None or write.prim.name != WRITE:
-                return read
-            sizes = tuple(read.params["slice_sizes"])
-            update = write.inputs[1]
-            if self.same_slice(read.inputs[1:], write.inputs[2:]) and \
-                    sizes == update.aval.shape and update.aval == read.outs[0].aval:
-                return update
-            if not self.apart(read.inputs[1:], sizes, write.inputs[2:], update.aval.shape,
-                              write.inputs[0].aval.shape):
-                return read
-            read = Eqn(read.prim, (write.inputs[0],) + read.inputs[1:], read.params,
-                       read.outs, read.source, read.id)
+        """A read of a write's result: the value written (the same slice), a read of the
+        array before the write (a slice apart from it), or, for one element, both picked by
+        whether it is the element written (`guarded`), as far down the writes as holds.
+        Returns a value, or the equations that give the read's result (the last one)."""
+        write = self.producers.get(id(read.inputs[0]))
+        if write is None or write.prim.name != WRITE:
+            return [read]
+        sizes = tuple(read.params["slice_sizes"])
+        update = write.inputs[1]
+        if self.same_slice(read.inputs[1:], write.inputs[2:]) and \
+                sizes == update.aval.shape and update.aval == read.outs[0].aval:
+            return update
+        apart = self.apart(read.inputs[1:], sizes, write.inputs[2:], update.aval.shape,
+                           write.inputs[0].aval.shape)
+        if not apart and not (one_element(sizes, update, read) and write.id in self.one_place):
+            return [read]
+        older = Eqn(read.prim, (write.inputs[0],) + read.inputs[1:], read.params, read.outs,
+                    read.source, read.id) if apart else \
+            Eqn(read.prim, (write.inputs[0],) + read.inputs[1:], read.params,
+                (Var(read.outs[0].aval),), read.source)
+        below = self.read_before_writes(older)
+        if apart:
+            return below
+        value = below if isinstance(below, (Var, Literal)) else older.outs[0]
+        eqns = [] if isinstance(below, (Var, Literal)) else below
+        return eqns + guarded(read, write, write.inputs[1], value, self)
 
     def write_over_write(self, write: Eqn) -> Eqn:
         """A write over exactly the slice the write before it wrote replaces that write."""
@@ -216,6 +305,10 @@ class IndexFacts(_Affine):
             return write
         return Eqn(write.prim, (before.inputs[0],) + write.inputs[1:], write.params,
                    write.outs, write.source, write.id)
+
+    def inside_dim(self, start, size: int, dim: int) -> bool:
+        low, high = self.bounds_of(self.of(start))
+        return low >= 0 and high <= dim - size
 
     # the facts ---------------------------------------------------------------------------
     def same_slice(self, starts, others) -> bool:

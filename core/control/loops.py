@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..ir import Graph, ShapedArray, Var
-from ..numpy.affine import interval, set_range, share_range
+from ..numpy.affine import interval, set_range
 from ..numpy.base import as_kind, ensure_tracer
 from ..numpy.indexing import setitem
 from ..numpy.ufuncs import call_ufunc
@@ -34,6 +34,7 @@ from .carry import (INDEX_AVAL, UNBOUND, CannotConvert, Slot, Snapshot, coerce, 
 from .loop_writes import collect_writes
 from .loop_writes import stack_writes
 from .forwarding import LoopBounds, first_reads, forward_reads, with_unused_inputs
+from .sinking import sink_writes, write_after
 from .subtrace import SubTrace, close
 from .vectorise import vectorised
 
@@ -149,7 +150,6 @@ class _Loop:
         for buf in self.fixed:
             p.inner[id(buf)] = sub.input_buffer(buf)
             p.head.append(p.inner[id(buf)].initial)
-            share_range(buf.var, p.inner[id(buf)].initial)
         for name in self.spec.assigned:
             p.slot_inputs[name] = _slot_inputs(sub, types[name])
         _BY_VALUE[sub.trace] = {id(t._buffer) for inputs in p.slot_inputs.values()
@@ -435,14 +435,16 @@ class _Loop:
             if batched is not None:
                 return _placed(inits, carried, batched)
         body, forwarded = forward_reads(body_c.graph, n_lead, bounds)
-        carried_inits += first_reads(forwarded, body_c.graph.in_vars,
-                                     [*body_c.consts, *consts, *carried_inits])
+        body, sunk = sink_writes(body, n_lead, bounds, forwarded, len(carried))
+        lead = [*body_c.consts, *consts]
+        carried_inits += first_reads(forwarded, body_c.graph.in_vars, [*lead, *carried_inits])
         cond = with_unused_inputs(cond_c.graph, body.in_vars[len(body_c.graph.in_vars):])
         outs = bind(while_loop_p, *cond_c.consts, *consts, *body_c.consts, *consts,
                     *carried_inits, cond_graph=cond, body_graph=body,
                     cond_nconsts=len(cond_c.consts) + len(consts),
-                    body_nconsts=n_lead, **self.trip_count())[:len(carried)]
-        return _placed(inits, carried, outs)
+                    body_nconsts=n_lead, **self.trip_count())
+        outs = write_after(sunk, outs, body.in_vars[:n_lead], lead)
+        return _placed(inits, carried, outs[:len(carried)])
 
     def trip_count(self) -> dict[str, int]:
         """{"trip_count": n} for a range loop whose bounds are Python ints (reverse-mode

@@ -11,6 +11,7 @@ import dataclasses
 from typing import Any, Sequence
 
 from ..ir import Eqn, Graph, Literal, ShapedArray, Var, subgraphs
+from ..numpy.affine import share_range
 from ..passes import HOIST_ABOVE_ELEMENTS, dead_code_elimination
 from ..tracing import Buffer, Trace, Tracer, current_trace, to_atom, tracing
 
@@ -29,10 +30,13 @@ class SubTrace:
 
     def input_buffer(self, like: Buffer) -> Buffer:
         """An input standing for the whole of an outer array, with its layout (views of it
-        are made on this buffer)."""
+        are made on this buffer) and, for an integer, the values it is known to take (an
+        enclosing loop's index read in a branch: `x[i + 1]` needs no run-time check there
+        either)."""
         buf = Buffer(Var(like.var.aval), self.trace, strides=like.strides)
         self.trace.buffers.append(buf)
         self.in_vars.append(buf.initial)
+        share_range(like.var, buf.initial)
         return buf
 
     @property

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from psc_jit.core import UnsupportedError, check_graph, jit
 from psc_jit.core.control import api as cf
-from psc_jit.core.control import branches as branches_module
+from psc_jit.core.control import selects
 from psc_jit.core.interpreter import eval_graph
 from psc_jit.core.primitives import PRIMITIVES, cond_p, while_loop_p
 
@@ -100,7 +100,7 @@ def test_a_carry_that_changes_shape_is_refused():
 
 @pytest.mark.parametrize("sign", [1.0, -1.0])
 def test_cond_against_numpy_and_python(sign, monkeypatch):
-    monkeypatch.setattr(branches_module, "SELECT_MAX_EQNS", 0)
+    monkeypatch.setattr(selects, "SELECT_MAX_EQNS", 0)
 
     def f(x):
         return cf.cond(x.sum() > 0, lambda a: (a * 2.0, a.max()), lambda a: (-a, a.min()), x)
@@ -124,7 +124,7 @@ def test_cond_joins_a_python_scalar_with_an_array_scalar():
 
 @pytest.mark.parametrize("index", [-3, 0, 1, 2, 7])
 def test_switch_clamps_its_index(index, monkeypatch):
-    monkeypatch.setattr(branches_module, "SELECT_MAX_EQNS", 0)
+    monkeypatch.setattr(selects, "SELECT_MAX_EQNS", 0)
     branches = [lambda a: a + 1.0, lambda a: a * 3.0, lambda a: np.sin(a)]
 
     def f(x, i):

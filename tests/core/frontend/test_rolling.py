@@ -10,7 +10,7 @@ import copy
 import numpy as np
 import pytest
 from psc_jit.core import Jitted, UnsupportedError, budget, check_graph
-from psc_jit.core.control import branches
+from psc_jit.core.control import selects
 from psc_jit.core.frontend import cell
 from psc_jit.core.frontend import runtime as rolling
 from psc_jit.core.frontend.rewrite import roll_loops
@@ -255,7 +255,7 @@ else:
 
 
 def test_if_else_becomes_a_cond_when_branches_are_not_small(monkeypatch):
-    monkeypatch.setattr(branches, "SELECT_MAX_EQNS", 0)
+    monkeypatch.setattr(selects, "SELECT_MAX_EQNS", 0)
     source = """
 if x.sum() > 0:
     y = x * 2.0
