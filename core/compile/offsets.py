@@ -111,9 +111,9 @@ class OffsetVariants:
     keeps the staged copy, cheaper than a compile). `compile_fn(text, in_avals)` compiles
     one; a variant that cannot be made leaves those offsets to the staged copy."""
 
-    def __init__(self, text: str, in_avals, out_avals, large: list[bool], compile_fn):
+    def __init__(self, text: str, in_avals, out_avals, compile_fn):
         self.text, self.in_avals, self.out_avals = text, tuple(in_avals), tuple(out_avals)
-        self.large = large
+        self.large = [a.nbytes >= READ_IN_PLACE_FROM_BYTES for a in self.in_avals]
         self.compile_fn = compile_fn
         self.seen: set[tuple[int, ...]] = set()
         self.variants: dict[tuple[int, ...], object] = {}
@@ -178,6 +178,7 @@ class OffsetVariants:
 
 _COMPUTATION = re.compile(r"^%?([\w.\-]+) \(.*\) -> .* \{$")
 _OPCODE = re.compile(r"= \S+(?: \S+)? ([a-z][\w\-]*)\(")
+_CALLS = re.compile(r"calls=%([\w.\-]+)")
 _ONLY_MOVES = frozenset({"parameter", "slice", "bitcast", "reshape", "copy", "tuple",
                          "get-tuple-element"})
 
@@ -199,5 +200,4 @@ def copies_an_input(hlo: str) -> bool:
             if op:
                 bodies[name].add(op.group(1))
     copying = {n for n, ops in bodies.items() if "slice" in ops and ops <= _ONLY_MOVES}
-    return any(f"calls=%{n}," in hlo or f"calls=%{n}\n" in hlo or hlo.rstrip().endswith(
-        f"calls=%{n}") for n in copying)
+    return not copying.isdisjoint(_CALLS.findall(hlo))

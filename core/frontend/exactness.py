@@ -44,10 +44,9 @@ MAX_EQUATIONS = 5000        # looked at behind one value; past it, it is taken a
 EXACT_INTEGERS = 2 ** 53
 
 
-def inexact_reason(var: Var, trace: Trace) -> str | None:
-    """None when every operation behind `var` in `trace` gives NumPy's bits; else what does
-    not (`np.exp`, "a sum of floats", ...), in words for the report."""
-    made = _producers(trace)
+def inexact_reason(var: Var, trace: Trace, made: dict) -> str | None:
+    """None when every operation behind `var` in `trace` (`made`: its `producers`) gives
+    NumPy's bits; else what does not (`np.exp`, "a sum of floats", ...), in words."""
     seen: set[int] = set()
     todo = [var]
     while todo:
@@ -65,7 +64,8 @@ def inexact_reason(var: Var, trace: Trace) -> str | None:
     return None
 
 
-def _producers(trace: Trace) -> dict:
+def producers(trace: Trace) -> dict:
+    """The equation that made each variable of `trace` and the traces around it."""
     made = {}
     chain = []
     while trace is not None:

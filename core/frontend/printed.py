@@ -29,7 +29,8 @@ import numpy as np
 from ..ir import SourceInfo
 from ..tracing import Tracer, UnsupportedError, current_trace
 from .cell import impure_findings
-from .exactness import inexact_reason
+from .exactness import inexact_reason, producers
+from .rewrite import at_line
 
 PREFIX = "__psc_print"
 PRINTED_REFUSAL = "would not have NumPy's last digits"
@@ -73,25 +74,13 @@ class PrintedValues:
     def apply(self, stmts: list) -> list:
         stmt = stmts[-1]
         exprs = _moved_nodes(stmt, self.hoist.moved)
-        reads = [_at(ast.Expr(ast.parse(read, mode="eval").body), stmt)
-                 for read in self.hoist.reads]
+        reads = at_line([ast.Expr(ast.parse(read, mode="eval").body)
+                         for read in self.hoist.reads], stmt.lineno)
         targets = ast.Tuple([ast.Name(n, ast.Store()) for n in self.hoist.names()], ast.Store())
         values = ast.Tuple(exprs, ast.Load())
         assign = ast.copy_location(ast.Assign([targets], values), stmt)
-        out = stmts[:-1] + reads + [assign]
-        for new in reads + [assign]:
-            ast.fix_missing_locations(new)
-        return out
-
-
-def _at(node, stmt):
-    """`node` with every part of it at the statement's place (what a trace stopping in it
-    names is the print's line)."""
-    for part in ast.walk(node):
-        if "lineno" in part._attributes:
-            part.lineno, part.end_lineno = stmt.lineno, stmt.end_lineno
-            part.col_offset, part.end_col_offset = stmt.col_offset, stmt.end_col_offset
-    return node
+        ast.fix_missing_locations(assign)
+        return stmts[:-1] + reads + [assign]
 
 
 def refused_value(reason: str | None) -> int | None:
@@ -209,8 +198,9 @@ def checking_prints(fn, analysis):
         result = fn(*args, **kwargs)
         trace = current_trace()
         if trace is not None:
+            made = producers(trace)     # (once for all the print's values)
             for k, (name, number) in enumerate(zip(hoist.names(), hoist.numbers, strict=True)):
-                why = _not_printable(result[0].get(name), number, trace)
+                why = _not_printable(result[0].get(name), number, trace, made)
                 if why is not None:     # (the values before it are exact: they may move)
                     raise UnsupportedError(
                         f"the print's value {k + 1} {PRINTED_REFUSAL}: {why}",
@@ -220,12 +210,12 @@ def checking_prints(fn, analysis):
     return cell
 
 
-def _not_printable(value, number: bool, trace) -> str | None:
+def _not_printable(value, number: bool, trace, made: dict) -> str | None:
     if isinstance(value, Tracer):
         aval = value.aval
         if number and (aval.shape != () or aval.dtype.kind not in "iufc"):
             return "an array formatted with a spec"
-        return inexact_reason(value.ir_var, trace)
+        return inexact_reason(value.ir_var, trace, made)
     if number and not isinstance(value, (int, float, complex, np.number)):
         return "a value formatted with a spec"
     return None

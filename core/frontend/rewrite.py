@@ -47,7 +47,7 @@ class _Rewriter:
         body = self.fn.body
         doc = body[:1] if body and isinstance(body[0], ast.Expr) and isinstance(
             body[0].value, ast.Constant) and isinstance(body[0].value.value, str) else []
-        imports = _at_line(_parse(f"import {runtime.__name__} as {RT}"), self.fn.lineno)
+        imports = at_line(_parse(f"import {runtime.__name__} as {RT}"), self.fn.lineno)
         body = [IfExpressions().visit(stmt) for stmt in body[len(doc):]]
         self.fn.body = doc + imports + self.block(wrap_creation_calls(body, RT))
 
@@ -425,7 +425,8 @@ def _parse(code: str) -> list[ast.stmt]:
     return ast.parse(code).body
 
 
-def _at_line(stmts: list[ast.stmt], line: int) -> list[ast.stmt]:
+def at_line(stmts: list[ast.stmt], line: int) -> list[ast.stmt]:
+    """The statements with every node at `line` (what a trace stopping in them names)."""
     for stmt in stmts:
         for node in ast.walk(stmt):
             if "lineno" in node._attributes:
@@ -436,7 +437,7 @@ def _at_line(stmts: list[ast.stmt], line: int) -> list[ast.stmt]:
 
 def _fill(code: str, line: int, holes: dict[str, Any]) -> list[ast.stmt]:
     """The template's statements at `line`, with its holes filled."""
-    return _HoleFiller(holes).visit_block(_at_line(_parse(code), line))
+    return _HoleFiller(holes).visit_block(at_line(_parse(code), line))
 
 
 class _HoleFiller(ast.NodeTransformer):

@@ -28,7 +28,7 @@ from .. import blas, hostkernels
 from ..backend_options import BACKEND_OPTIONS, options_with
 from ..errors import XlaError, run_failed as _run_failed
 from ..machine import host_machine
-from ..offsets import READ_IN_PLACE_FROM_BYTES, OffsetVariants
+from ..offsets import OffsetVariants
 from ..hostmemory import (COPIED_AT_ONCE_BYTES, InputSlot, ResultView, large_ones_aligned,
                           release_staged)
 from ..thunks import ThunkTrace, thunk_trace
@@ -110,7 +110,6 @@ class Executable:
             if inline and self._large and large_ones_aligned is not None else None
         self._unaligned = OffsetVariants(      # large misaligned inputs read in place
             source, self.in_avals, self.out_avals,
-            [slot.aval.nbytes >= READ_IN_PLACE_FROM_BYTES for slot in self._large],
             lambda text, avals: compile_stablehlo(text, avals, self.out_avals, inline=inline)) \
             if source is not None and self._large else None
 
