@@ -212,15 +212,23 @@ class LoweringContext:
         return self.op("stablehlo.constant", [], [], [aval], {"value": dense_attr(value, aval)})[0]
 
     def ffi_call(self, target: str, operands: Sequence[str], in_avals: Sequence[ShapedArray],
-                 out_avals: Sequence[ShapedArray]) -> list[str]:
+                 out_avals: Sequence[ShapedArray],
+                 aliases: dict[int, int] | None = None) -> list[str]:
         """A call of a typed-FFI custom call target (api_version 4) whose operands and results
-        are all row-major, with no attributes (psc_jit's own C kernels)."""
+        are all row-major, with no attributes (psc_jit's own C kernels); `aliases`
+        {result: operand}: the result is written in the operand's buffer (XLA copies the
+        operand first where it is still needed)."""
         def layouts(avals):
             return "[" + ", ".join(f"dense<{list(range(a.ndim - 1, -1, -1))}> : "
                                    f"tensor<{a.ndim}xindex>" for a in avals) + "]"
         attrs = {"call_target_name": f'"{target}"', "api_version": "4 : i32",
                  "backend_config": "{}", "operand_layouts": layouts(in_avals),
                  "result_layouts": layouts(out_avals)}
+        if aliases:
+            attrs["output_operand_aliases"] = "[" + ", ".join(
+                "#stablehlo.output_operand_alias<output_tuple_indices = "
+                f"{[out] if len(out_avals) > 1 else []}, operand_index = {operand}, "
+                "operand_tuple_indices = []>" for out, operand in aliases.items()) + "]"
         return self.op("stablehlo.custom_call", operands, in_avals, out_avals, attrs)
 
     def region(self, arg_avals: Sequence[ShapedArray], body) -> str:
@@ -275,9 +283,11 @@ class LoweringContext:
 
 
 class ModuleBuilder:
-    def __init__(self, name: str, graph: Graph, targets: frozenset[str] = frozenset()):
+    def __init__(self, name: str, graph: Graph, targets: frozenset[str] = frozenset(),
+                 host_loops: dict[int, str] | None = None):
         self.name = name
         self.targets = targets      # custom call targets beyond jaxlib's own the program may call
+        self.host_loops = host_loops or {}      # while_loop equation id -> its host loop target
         self.labels = graph.labels()
         self.ids = itertools.count()     # SSA names restart per module: same graph, same text
         self.constants: dict[int, tuple[Eqn, int]] = {}   # var id -> (its equation, output)
@@ -371,12 +381,14 @@ class Partitioning:
 
 
 def lower(graph: Graph, name: str = "psc_jit", targets: frozenset[str] = frozenset(),
-          partitioning: Partitioning | None = None) -> str:
+          partitioning: Partitioning | None = None,
+          host_loops: dict[int, str] | None = None) -> str:
     """The StableHLO module text of a graph; its `main` takes and returns the graph's values.
     `targets`: the custom call targets of psc_jit's own the lowering may use (matrix-vector
     products by BLAS, core/compile/_blas_calls.c), where they are there. `partitioning`:
-    a program for several devices, its arguments and results sharded as it says."""
-    module = ModuleBuilder(name, graph, targets)
+    a program for several devices, its arguments and results sharded as it says.
+    `host_loops` {while_loop equation id: target}: loops that run as C (compile/hostloops)."""
+    module = ModuleBuilder(name, graph, targets, host_loops)
     if partitioning is not None and partitioning.mesh:
         module.mesh_name = partitioning.mesh.split("@")[1].split()[0]
         module.mesh_axes = tuple(re.findall(r'"([^"]+)"=', partitioning.mesh))

@@ -27,7 +27,7 @@ from ..lowering import lower
 from ..numpy import verify_checks
 from ..tracing import current_trace
 from ..tree_util import LEAF, unflatten
-from . import blas, hostkernels, hostmemory, results, xla
+from . import blas, hostkernels, hostloops, hostmemory, results, xla
 from .cache import EXECUTABLE_CACHE, TRACE_CACHE, CacheRecord, Signature, executable_key
 from .devicecall import DevicePrograms, device_call, takes_device_path
 from .diskcache import FromDisk, load_or_compile
@@ -61,10 +61,12 @@ class Traced:
     def lower(self) -> Lowered:
         start = time.perf_counter()
         graph, consts = passes.hoist_constants(self.graph)
+        loops = hostloops.plan(graph)
         text = lower(graph, self.name,
-                     blas.available_targets() | hostkernels.available_targets())
+                     blas.available_targets() | hostkernels.available_targets(),
+                     host_loops=loops.targets)
         consts = tuple(hostmemory.aligned_copy(c) for c in consts)    # read in place on every call
-        return Lowered(self, graph, consts, text, time.perf_counter() - start)
+        return Lowered(self, graph, consts, text, time.perf_counter() - start, loops)
 
 
 @dataclass
@@ -74,6 +76,7 @@ class Lowered:
     consts: tuple[np.ndarray, ...]
     text: str
     lower_seconds: float
+    loops: hostloops.Plan | None = None     # which loops run as C (host loops), and why not
 
     def as_text(self) -> str:
         return self.text
@@ -168,7 +171,8 @@ class Compiled:
     def notes(self) -> tuple[str, ...]:
         """What a user should know about this program's size (equations from unrolled loops)
         and its loops (which ran as one batched computation, and why the others did not)."""
-        return tuple(unroll_notes(self.graph)) + tuple(loop_notes(self.graph))
+        host = self.lowered.loops.notes() if self.lowered.loops is not None else []
+        return tuple(unroll_notes(self.graph)) + tuple(loop_notes(self.graph)) + tuple(host)
 
     @property
     def timings(self) -> dict[str, float]:

@@ -87,6 +87,11 @@ def while_loop_lowering(ctx, *args, cond_graph, body_graph, cond_nconsts, body_n
     (`contraction.transposed_consts`), made once before the loop."""
     avals = list(ctx.avals_in)
     n_consts = cond_nconsts + body_nconsts
+    target = ctx.module.host_loops.get(ctx.eqn.id)
+    if target is not None:     # its C (core/compile/hostloops), arrays updated in place
+        outs = list(ctx.avals_out)
+        return ctx.ffi_call(target, list(args), avals, outs,
+                            {k: n_consts + k for k, a in enumerate(outs) if a.size != 1})
     pred_aval = ShapedArray((), np.dtype(bool))
     copied = transposed_consts(body_graph, body_nconsts, trip_count, ctx.module.targets)
     copies = [ctx.op("stablehlo.transpose", [args[cond_nconsts + k]],

@@ -24,7 +24,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ...ir import ShapedArray
-from .. import blas, hostkernels
+from .. import blas, hostkernels, hostloops
 from ..backend_options import BACKEND_OPTIONS, options_with
 from ..errors import XlaError, run_failed as _run_failed
 from ..machine import host_machine
@@ -365,11 +365,30 @@ def register_own_targets() -> tuple[str, ...]:
 
 def register_custom_targets(text: str) -> None:
     """Register the custom call targets a StableHLO module (or a module lowered as `text`)
-    calls: jaxlib's LAPACK kernels, psc_jit's own."""
+    calls: jaxlib's LAPACK kernels, psc_jit's own, its host loops."""
     if uses_lapack(text):
         register_lapack_targets()
     if blas.calls_blas(text) or hostkernels.calls_host_kernels(text):
         register_own_targets()
+    for target in hostloops.targets_in(text):
+        register_host_loop(target)
+
+
+@functools.cache
+def register_host_loop(target: str) -> None:
+    """Register a host loop's handler (built by `hostloops` from the C it planned)."""
+    try:
+        capsule = hostloops.handler(target)
+    except (KeyError, OSError, RuntimeError) as err:
+        raise XlaError(f"the host loop {target} cannot be loaded: {err}") from err
+    _jaxlib()[2].register_custom_call_target(target, capsule, platform="cpu", api_version=1)
+
+
+def ffi_include_dirs() -> tuple[str, ...]:
+    """Where jaxlib's XLA FFI header (xla/ffi/api/c_api.h) is, for C that includes it."""
+    jaxlib = _jaxlib()[0]
+    path = os.path.join(os.path.dirname(jaxlib.__file__), "include")
+    return (path,) if os.path.exists(os.path.join(path, "xla", "ffi", "api", "c_api.h")) else ()
 
 
 def compile_stablehlo(text: str, in_avals: Sequence[ShapedArray],
@@ -398,7 +417,8 @@ def uses_lapack(text: str) -> bool:
 
 def uses_custom_targets(text: str) -> bool:
     """Whether a StableHLO module calls a custom target that must be registered to load it."""
-    return uses_lapack(text) or blas.calls_blas(text) or hostkernels.calls_host_kernels(text)
+    return (uses_lapack(text) or blas.calls_blas(text) or hostkernels.calls_host_kernels(text)
+            or hostloops.calls_host_loops(text))
 
 
 def deserialize(data: bytes, in_avals: Sequence[ShapedArray],
@@ -413,6 +433,7 @@ def deserialize(data: bytes, in_avals: Sequence[ShapedArray],
     if lapack:
         register_lapack_targets()
         register_own_targets()
+        register_custom_targets(source or "")
     try:
         loaded = _client(inline).deserialize_executable(
             data, _jax.DeviceList((_device(inline),)), xla_client.CompileOptions())
