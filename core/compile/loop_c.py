@@ -97,8 +97,17 @@ def _literal(value, dtype: np.dtype) -> str:
 
 # -- the scalar rules: (C expression of the operands' C expressions, avals in, aval out) -----
 
+_BOOL_OPS = {"+": "|", "*": "&", "&": "&", "|": "|", "^": "^"}    # NumPy's on bools
+
+
 def _binary(op: str):
-    return lambda a, b, avals, out: f"({_ctype(out)})({a} {op} {b})"
+    def rule(a, b, avals, out):
+        if out.dtype == np.bool_:
+            if op not in _BOOL_OPS:
+                raise Refused(f"`{op}` on bools")
+            return f"(uint8_t)({a} {_BOOL_OPS[op]} {b})"
+        return f"({_ctype(out)})({a} {op} {b})"
+    return rule
 
 
 def _compare(op: str):

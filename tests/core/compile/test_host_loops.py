@@ -133,6 +133,20 @@ def test_arithmetic_and_comparisons_are_numpys_on_edge_values(dtype):
     check(comparisons, a, b, *np.zeros((6, a.size), bool))
 
 
+def test_bool_sums_products_and_bits_are_numpys():
+    def bools(a, b, *out):
+        i = 0
+        for _ in range(a.shape[0]):     # i carried, not the loop's index: a sequential loop
+            out[0][i] = a[i] + b[i]
+            out[1][i] = a[i] * b[i]
+            out[2][i] = a[i] ^ b[i]
+            out[3][i] = a[i] | b[i]
+            out[4][i] = ~a[i]
+            i = (i + 1) % a.shape[0]
+    a, b = np.array([False, False, True, True]), np.array([False, True, False, True])
+    check(bools, a, b, *np.zeros((5, 4), bool))
+
+
 @pytest.mark.parametrize("dtype", INTS)
 def test_integer_division_bits_and_extrema_are_numpys(dtype):
     a, b = pairs(dtype)
