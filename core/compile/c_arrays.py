@@ -171,8 +171,74 @@ def _pad(em, eqn: Eqn) -> None:
     em.bind(out, target)
 
 
+def _transpose(em, eqn: Eqn) -> None:
+    x, out = eqn.inputs[0], eqn.outs[0]
+    source, perm = em.array(x), eqn.params["permutation"]
+    target = em.new_array(out.aval)
+    with em.loops(out.aval.shape) as idx:
+        place = [""] * len(perm)
+        for d, p in enumerate(perm):
+            place[p] = idx[d]
+        em.emit(f"{target.at(idx)} = {source.at(place)};")
+    em.bind(out, target)
+
+
+def _point(em, indices, row: list[str], x_shape, k: int) -> tuple[list[str], str]:
+    """The k indexed places of one row of gather/scatter's indices, clipped into x (and
+    whether all were in range before clipping)."""
+    ind = em.array(indices) if em.is_array(indices) else None
+    raw = [ind.at(row + [str(d)]) if ind is not None else em.scalar(indices)
+           for d in range(k)]
+    inside = " && ".join(f"({r}) >= 0 && ({r}) < {x_shape[d]}" for d, r in enumerate(raw))
+    return [f"psc_clamp((int64_t)({r}), {x_shape[d] - 1})" for d, r in enumerate(raw)], \
+        inside or "1"
+
+
+def _gather(em, eqn: Eqn) -> None:
+    x, indices = eqn.inputs
+    out, k = eqn.outs[0], eqn.params["num_indexed"]
+    source = em.array(x)
+    batch = indices.aval.shape[:-1]
+    target = em.new_array(out.aval) if em.is_array(out) else None
+    with em.loops(out.aval.shape) as idx:
+        place, _ = _point(em, indices, list(idx[:len(batch)]), x.aval.shape, k)
+        value = source.at(place + list(idx[len(batch):]))
+        if target is None:
+            em.bind(out, em.declare(out.aval, value))
+            return
+        em.emit(f"{target.at(idx)} = {value};")
+    em.bind(out, target)
+
+
+def _scatter(em, eqn: Eqn) -> None:
+    """Each update in order, into x's storage (in place): set (the last of equal indices
+    wins, as NumPy's assignment), add (one at a time, as np.add.at), or drop an update whose
+    index is out of range ("drop")."""
+    x, indices, updates = eqn.inputs
+    out, p = eqn.outs[0], eqn.params
+    k, mode = p["num_indexed"], p["mode"]
+    target = em.array(x)
+    if not target.storage.writable:
+        raise Refused("a write to an array the loop only reads")
+    source = em.array(updates) if em.is_array(updates) else None
+    if source is not None and source.storage is target.storage:
+        raise Refused("an array scattered into itself")
+    batch = indices.aval.shape[:-1]
+    aval = x.aval.update(shape=())
+    with em.loops(updates.aval.shape) as idx:
+        place, inside = _point(em, indices, list(idx[:len(batch)]), x.aval.shape, k)
+        cell = target.at(place + list(idx[len(batch):]))
+        value = source.at(idx) if source is not None else em.scalar(updates)
+        if mode == "add":
+            value = SCALAR_RULES["add"](cell, value, [aval, aval], aval)
+        guard = f"if ({inside}) " if mode == "drop" else ""
+        em.emit(f"{guard}{cell} = {value};")
+    em.written(out, target)
+
+
 _REDUCE = {"reduce_sum": ("add", "zero"), "reduce_prod": ("multiply", "one"),
-           "reduce_max": ("maximum", "lowest"), "reduce_min": ("minimum", "highest")}
+           "reduce_max": ("maximum", "lowest"), "reduce_min": ("minimum", "highest"),
+           "reduce_and": ("logical_and", "one"), "reduce_or": ("logical_or", "zero")}
 
 
 def _start(kind: str, dtype: np.dtype) -> str:
@@ -188,14 +254,13 @@ def _start(kind: str, dtype: np.dtype) -> str:
 
 def _reduce(em, eqn: Eqn) -> None:
     x, out = eqn.inputs[0], eqn.outs[0]
-    if x.aval.dtype == np.bool_:
-        raise Refused(f"`{eqn.prim.name}` of bools")
     op, start = _REDUCE[eqn.prim.name]
-    if not em.is_array(x):             # one element: NumPy's first step from its start value
+    if (x.aval.dtype == np.bool_) != (op in ("logical_and", "logical_or")):
+        raise Refused(f"`{eqn.prim.name}` of {x.aval.dtype}")
+    if not em.is_array(x):             # one element: NumPy's one step from its start value
         aval = x.aval.update(shape=())
-        first = SCALAR_RULES[op](_start(start, aval.dtype), em.scalar(x), [aval, aval], aval)
-        em.bind(out, em.declare(out.aval, first if op in ("add", "multiply") else
-                                em.scalar(x)))
+        em.bind(out, em.declare(out.aval, SCALAR_RULES[op](_start(start, aval.dtype),
+                                                           em.scalar(x), [aval, aval], aval)))
         return
     axes = set(eqn.params["axes"])
     kept = [d for d in range(x.aval.ndim) if d not in axes]
@@ -346,7 +411,8 @@ ARRAY_RULES: dict[str, Callable] = {
     "broadcast_in_dim": _broadcast, "iota": _iota,
     "dynamic_slice": _dynamic_slice, "slice": _slice,
     "dynamic_update_slice": _dynamic_update_slice,
-    "concatenate": _concatenate, "rev": _rev, "pad": _pad,
+    "concatenate": _concatenate, "rev": _rev, "pad": _pad, "transpose": _transpose,
+    "gather": _gather, "scatter": _scatter,
     **{name: _reduce for name in _REDUCE},
     "dot_general": _dot_general, "window_dot": _window_dot, "window_matvec": _window_matvec,
 }

@@ -31,7 +31,7 @@ from .loop_c import Refused, loop_source
 
 PREFIX = "psc_loop_"
 _TARGET = re.compile(r'"(psc_loop_[0-9a-f]{16})"')
-FLAGS = ("-O2", "-fPIC", "-shared", "-ffp-contract=off", "-fwrapv", "-fno-math-errno",
+FLAGS = ("-O3", "-fPIC", "-shared", "-ffp-contract=off", "-fwrapv", "-fno-math-errno",
          "-fno-strict-aliasing")
 COMPILE_SECONDS = 60.0          # a C compile that takes longer is abandoned (XLA's loop then)
 ENV_DISABLE = "PSC_JIT_HOST_LOOPS"      # "0": every loop stays XLA's

@@ -36,7 +36,8 @@ SCRATCH_BYTES = 64 << 20      # arrays a loop computes, at most (a larger need r
 MAX_ARRAY_ELEMENTS = 64
 _RENAMES = {"reshape", "broadcast_in_dim", "squeeze", "expand_dims"}   # of one element
 _ALWAYS_ARRAY_RULES = {"dynamic_slice", "slice", "dynamic_update_slice",    # scalars too
-                       "reduce_sum", "reduce_prod", "reduce_max", "reduce_min"}
+                       "reduce_sum", "reduce_prod", "reduce_max", "reduce_min",
+                       "reduce_and", "reduce_or"}
 
 
 @dataclass(eq=False)

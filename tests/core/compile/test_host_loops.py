@@ -413,6 +413,43 @@ def test_a_loop_making_large_arrays_stays_xla_and_the_report_says_why():
                for n in f.last_call.compiled.notes), f.last_call.compiled.notes
 
 
+def test_triangular_updates_through_index_arrays_are_numpys():
+    """`C[:i, j] += ...` of a traced i is a scatter of a masked index array; small enough, it
+    runs in the host loop, each update in order, as NumPy's."""
+    def symm(alpha, beta, C, A, B):
+        temp2 = np.empty((C.shape[1], ), dtype=C.dtype)
+        C *= beta
+        for i in range(C.shape[0]):
+            for j in range(C.shape[1]):
+                C[:i, j] += alpha * B[i, j] * A[i, :i]
+                temp2[j] = B[:i, j] @ A[i, :i]
+            C[i, :] += alpha * B[i, :] * A[i, i] + alpha * temp2
+    rng = np.random.default_rng(10)
+    args = (1.5, 1.2, rng.random((6, 8)), rng.random((6, 6)), rng.random((6, 8)))
+    assert runs_as_host_loop(symm, *args)
+    plain, compiled = copy.deepcopy(args), copy.deepcopy(args)
+    symm(*plain)
+    psc_jit.jit(symm)(*compiled)
+    np.testing.assert_allclose(compiled[2], plain[2], rtol=1e-14)   # its dot: not BLAS's order
+
+
+def test_gathers_by_computed_indices_are_numpys():
+    def follow(x, nxt, out):
+        j = 0
+        for i in range(out.shape[0]):
+            out[i] = x[(nxt + j) % x.shape[0]].sum() + x[nxt[(j + 1) % nxt.shape[0]]]
+            j = (j + 3) % nxt.shape[0]
+    rng = np.random.default_rng(11)
+    check(follow, rng.random(40), rng.integers(0, 40, 7), np.zeros(25))
+
+
+def test_transposes_in_a_loop_are_numpys():
+    def turns(M, steps):
+        for _ in range(steps):
+            M[:, :] = M.T * 0.5 + M
+    check(turns, np.arange(36.0).reshape(6, 6), 4)
+
+
 CHILD = textwrap.dedent("""
     import sys, numpy as np, psc_jit
     def scan(x):
