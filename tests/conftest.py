@@ -44,3 +44,10 @@ def compile_cached():
             executables[text] = compile_stablehlo(text, in_avals, out_avals)
         return executables[text]
     return compile_
+
+
+@pytest.fixture
+def xla_loops(monkeypatch):
+    """Rolled loops stay XLA's `while` loops (no host loops in C, core/compile/hostloops.py):
+    for the tests of what XLA makes of a loop."""
+    monkeypatch.setenv("PSC_JIT_HOST_LOOPS", "0")

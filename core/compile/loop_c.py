@@ -285,9 +285,8 @@ def loop_source(eqn: Eqn, function: str) -> str:
     body: list = []
     for k, atom in enumerate(eqn.inputs):
         ctype(atom.aval)
-        if isinstance(atom, Literal):
-            body.append(emitter.value(atom) if atom.aval.size != 1 else
-                        emitter.declare(atom.aval, literal(atom.value, atom.aval.dtype)))
+        if isinstance(atom, Literal) and atom.aval.size == 1:
+            body.append(emitter.declare(atom.aval, literal(atom.value, atom.aval.dtype)))
             continue
         if atom.aval.size == 1:
             body.append(emitter.declare(atom.aval, f"*(const {ctype(atom.aval)} *)args[{k}]"))
@@ -300,7 +299,8 @@ def loop_source(eqn: Eqn, function: str) -> str:
         qualifier = "" if carried else "const "
         emitter.emit(f"{qualifier}{ctype(atom.aval)} *{pointer} = "
                      f"({qualifier}{ctype(atom.aval)} *){source};")
-        body.append(Array(Storage(pointer, atom.aval.dtype, carried, {atom.id}), atom.aval))
+        held = set() if isinstance(atom, Literal) else {atom.id}     # a constant operand
+        body.append(Array(Storage(pointer, atom.aval.dtype, carried, held), atom.aval))
     carries = emitter.loop(eqn, body)
     for k, (carry, var) in enumerate(zip(carries, eqn.outs, strict=True)):
         if not isinstance(carry, Array):

@@ -95,10 +95,12 @@ def bumped_squares(w, n):
     return w
 
 
-def test_a_loop_run_as_one_function_is_measured_by_its_call():
+def test_a_loop_run_as_one_function_is_measured_by_its_call(monkeypatch):
     """XLA:CPU runs a small loop as one `call` thunk (core/compile/backend_options.py): the
     loop kernel gets that thunk's time, one run, and its body's kernels none of their own
-    (the call's time was left unnamed, and the Explorer showed the loop unmeasured)."""
+    (the call's time was left unnamed, and the Explorer showed the loop unmeasured). The
+    loop is kept XLA's (not a host loop, whose C is one custom call)."""
+    monkeypatch.setenv("PSC_JIT_HOST_LOOPS", "0")
     f = jit(bumped_squares, static_argnums=(1,))
     w = np.array([2, 4, 2, 1], dtype=np.int32)
     f(w, 2)
@@ -111,6 +113,18 @@ def test_a_loop_run_as_one_function_is_measured_by_its_call():
     assert not times.others
     assert times.available, times.note
     assert 0 < times.total <= breakdown.execute
+
+
+def test_a_host_loop_is_measured_as_one_kernel_at_its_line():
+    f = jit(bumped_squares, static_argnums=(1,))
+    w = np.array([2, 4, 2, 1], dtype=np.int32)
+    f(w, 2)
+    result, breakdown, times = f.profile_call(w, 2)
+    np.testing.assert_array_equal(result, bumped_squares(w, 2))
+    kernels = f.last_call.compiled.kernels.kernels
+    loop = next(k for k in kernels if "while_loop" in k.name)
+    assert times.runs[loop.name] == 1 and times.seconds[loop.name] > 0
+    assert bumped_squares.__code__.co_firstlineno + 2 in {s.line for s in loop.source_lines}
 
 
 def test_an_unprofiled_call_has_no_kernel_times_to_show():

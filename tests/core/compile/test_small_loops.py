@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from psc_jit import jit
 from psc_jit.core.compile.backend_options import BACKEND_OPTIONS, with_backend_options
 
-pytestmark = pytest.mark.xla
+pytestmark = [pytest.mark.xla, pytest.mark.usefixtures("xla_loops")]   # XLA's loops
 
 DTYPES = [np.float64, np.float32, np.int64, np.complex128]
 

@@ -168,6 +168,7 @@ def test_scan_over_rows_with_a_tuple_of_xs():
 
 # -- lowering and the interpreter -------------------------------------------------------------
 
+@pytest.mark.usefixtures("xla_loops")     # of XLA's own loop
 def test_lowering_names_regions_and_keeps_locations():
     def f(x):
         return cf.fori_loop(0, 3, lambda i, v: v + 1.0, x)

@@ -92,6 +92,7 @@ def test_branches_writing_different_elements_give_numpys_values(dtype, stop, see
     _same(jit(two_places)(x, np.int64(stop)), two_places(x, np.int64(stop)))
 
 
+@pytest.mark.usefixtures("xla_loops")     # of XLA's own loop
 def test_ifs_writing_one_element_are_selects_and_copy_no_table():
     seq = (np.arange(9) % 4).astype(np.int32)
     graph = jit(nussinov).trace(9, seq).graph

@@ -15,7 +15,7 @@ from psc_jit import jit
 
 from test_forwarding import _innermost_body, _values
 
-pytestmark = pytest.mark.xla
+pytestmark = [pytest.mark.xla, pytest.mark.usefixtures("xla_loops")]   # XLA's loops
 
 DTYPES = [np.float64, np.float32, np.int32, np.int64, np.complex128]
 

@@ -119,6 +119,7 @@ for i in range(n - 2, -1, -1):
 """
 
 
+@pytest.mark.usefixtures("xla_loops")     # of XLA's own loop
 def test_a_recurrence_updates_its_arrays_in_place_without_a_copy_per_iteration():
     """Each iteration reads an element the one before wrote (cp[i - 1]) and writes two
     arrays: XLA's program copies none of the 3000-element arrays inside its loops (it copied
