@@ -9,8 +9,8 @@ a C rule (`loop_c`), is written as C, compiled once per process by the system's 
 call that updates its arrays in place. Where there is no C compiler, or a loop is refused, it
 stays XLA's `while`; `plan` says why for each loop.
 
-No jaxlib here: core/compile/xla/ registers the handlers (`register`, by target name, before a
-program calling them compiles or loads).
+No jaxlib here: core/compile/xla/ registers the handlers (`register_host_loop`, by target
+name, before a program calling them compiles or loads) and says where jaxlib's FFI header is.
 """
 from __future__ import annotations
 
@@ -70,9 +70,10 @@ def compiler() -> str | None:
     return shutil.which(name)
 
 
-def plan(graph: Graph) -> Plan:
-    """Host loops for every while loop of `graph` that has a C form; a loop that has none is
-    looked into, and the loops inside it are planned alike."""
+def plan(graph: Graph, include_dirs: tuple[str, ...] = ()) -> Plan:
+    """Host loops for every while loop of `graph` that has a C form, each built now (with
+    `include_dirs`: where jaxlib's FFI header is); a loop that has none is looked into, and
+    the loops inside it are planned alike."""
     targets: dict[int, str] = {}
     refused: list[tuple[int | None, str]] = []
     lines: list[int] = []
@@ -84,7 +85,7 @@ def plan(graph: Graph) -> Plan:
             if eqn.prim.name == "while_loop":
                 try:
                     target = _target_for(eqn)
-                    handler(target)             # built now: a failure leaves XLA's loop
+                    handler(target, include_dirs)   # built now: a failure leaves XLA's loop
                     targets[eqn.id] = target
                     lines.append(eqn.source.line if eqn.source else 0)
                     continue
@@ -115,29 +116,29 @@ def targets_in(text: str) -> set[str]:
     return set(_TARGET.findall(text))
 
 
-def handler(target: str):
+def handler(target: str, include_dirs: tuple[str, ...] = ()):
     """The FFI handler capsule of a planned target, its C built now if it was not."""
     with _LOCK:
         if target not in _HANDLERS:
             source = _SOURCES.get(target)
             if source is None:
                 raise KeyError(f"{target} was not planned in this process")
-            _HANDLERS[target] = _build(target, source)
+            _HANDLERS[target] = _build(target, source, include_dirs)
         return _HANDLERS[target][1]
 
 
-def _build(target: str, source: str, include_dirs: tuple[str, ...] = ()):
-    from .xla import ffi_include_dirs        # the adapter knows where jaxlib's headers are
+def _build(target: str, source: str, include_dirs: tuple[str, ...]):
     work = tempfile.mkdtemp(prefix="psc_jit_loop_")
     try:
         c_file, library = Path(work, f"{target}.c"), Path(work, f"{target}.so")
         c_file.write_text(source)
         here = str(Path(__file__).parent)           # _ffi_handler.h
-        command = [compiler(), *FLAGS, *(f"-I{d}" for d in (here, *ffi_include_dirs())),
+        command = [compiler(), *FLAGS, *(f"-I{d}" for d in (here, *include_dirs)),
                    "-o", str(library), str(c_file)]
         done = subprocess.run(command, capture_output=True, text=True, timeout=COMPILE_SECONDS)
         if done.returncode != 0:
-            raise RuntimeError(f"the C compiler failed on {target}: {done.stderr[-2000:]}")
+            errors = [line for line in done.stderr.splitlines() if "error" in line]
+            raise RuntimeError(f"{compiler()} failed: {(errors or [done.stderr.strip()])[0]}")
         lib = ctypes.CDLL(str(library))     # loaded: the file may go
     finally:
         shutil.rmtree(work, ignore_errors=True)

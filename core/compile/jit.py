@@ -61,7 +61,7 @@ class Traced:
     def lower(self) -> Lowered:
         start = time.perf_counter()
         graph, consts = passes.hoist_constants(self.graph)
-        loops = hostloops.plan(graph)
+        loops = hostloops.plan(graph, xla.ffi_include_dirs())
         text = lower(graph, self.name,
                      blas.available_targets() | hostkernels.available_targets(),
                      host_loops=loops.targets)

@@ -378,12 +378,13 @@ def register_custom_targets(text: str) -> None:
 def register_host_loop(target: str) -> None:
     """Register a host loop's handler (built by `hostloops` from the C it planned)."""
     try:
-        capsule = hostloops.handler(target)
+        capsule = hostloops.handler(target, ffi_include_dirs())
     except (KeyError, OSError, RuntimeError) as err:
         raise XlaError(f"the host loop {target} cannot be loaded: {err}") from err
     _jaxlib()[2].register_custom_call_target(target, capsule, platform="cpu", api_version=1)
 
 
+@functools.cache
 def ffi_include_dirs() -> tuple[str, ...]:
     """Where jaxlib's XLA FFI header (xla/ffi/api/c_api.h) is, for C that includes it."""
     jaxlib = _jaxlib()[0]
