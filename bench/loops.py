@@ -21,8 +21,9 @@ first call (trace, compile and run). `ok` says whether the results equal NumPy's
 dtypes; `~` within 1e-9 relative, as a product summed in another order gives; a number: the
 largest relative difference, for an ill-conditioned kernel; `x` if they differ).
 
-`--passes` prints instead what one pass of a rolled XLA:CPU while loop costs on tiny bodies:
-the time per pass against the pass count, and the kernels (thunks) in the body.
+`--passes` prints instead what one pass of a rolled loop costs on tiny bodies: the time per
+pass against the pass count, and the kernels (thunks) in the body, or `C (host loop)` where
+the loop runs as C (core/compile/hostloops.py; `PSC_JIT_HOST_LOOPS=0` keeps XLA's loop).
 """
 from __future__ import annotations
 
@@ -667,8 +668,11 @@ def passes_table(batches: int) -> None:
             jitted(*args)
             us = side_by_side([lambda: jitted(*args)], batches)[0]      # noqa: B023
             compiled = jitted.lower(*args).compile()
-            kernels = body_kernels(compiled.kernels)
-            how = "one function" if "xla_cpu_small_call" in compiled.as_text() else "thunks"
+            if "psc_loop_" in compiled.as_text():       # a host loop: one C function
+                kernels, how = 1, "C (host loop)"
+            else:
+                kernels = body_kernels(compiled.kernels)
+                how = "one function" if "xla_cpu_small_call" in compiled.as_text() else "thunks"
             print(f"{label:30} {n:7} {us:9.1f} {us * 1e3 / n:8.1f} {kernels:>7} "
                   f"{us * 1e3 / n / kernels:9.1f}  {how}", flush=True)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import types
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable
@@ -182,7 +183,10 @@ class PlanRun:
                 self.passes[key] = len(iterable)
                 return      # (a rolled loop has no `else`)
             body, orelse = block.bodies
-            assign = self._code(("assign", *key), lambda: self._assign_code(block))
+            # the binding's code is kept; its function reads and writes this run's namespace
+            # (a timed run's copy of it, too: not the namespace of the run that compiled it)
+            assign = types.FunctionType(
+                self._code(("assign", *key), lambda: self._assign_code(block)), self.namespace)
             for item in iterable:
                 assign(item)
                 self.run(body)
@@ -241,8 +245,9 @@ class PlanRun:
         return eval(code, self.namespace)
 
     def _assign_code(self, block: HostBlock):
-        """A function binding a `for` loop's target to one item, as the plain cell's loop
-        binds it: names in the namespace, items and attributes of the objects named."""
+        """The code of a function binding a `for` loop's target to one item, as the plain
+        cell's loop binds it: names in the namespace, items and attributes of the objects
+        named."""
         target = self._statement(block.path, block.index).target
         names = sorted({n.id for n in ast.walk(target) if isinstance(n, ast.Name)
                         and isinstance(n.ctx, ast.Store)})
@@ -254,7 +259,7 @@ class PlanRun:
         module = ast.fix_missing_locations(ast.Module(body=[fn], type_ignores=[]))
         scope: dict = {}
         exec(compile(module, self.analysis.filename, "exec"), self.namespace, scope)
-        return scope["__psc_assign"]
+        return scope["__psc_assign"].__code__
 
     # -- helpers ------------------------------------------------------------------------------
     def _statement(self, path, index) -> ast.stmt:

@@ -137,6 +137,17 @@ def test_a_loop_with_a_print_runs_in_python_with_its_body_compiled_once(compare)
     assert all(r.cache_hit for r in again.regions if r.compiled)
 
 
+def test_a_timed_first_run_leaves_a_host_loops_name_as_the_cell_does(compare):
+    """The first run of a split cell is timed, running its host steps again on copies of its
+    inputs; a host `for` loop's binding of its target kept the namespace of the run that
+    made it, so the timed run's passes rebound `i` in the notebook after the compiled loop
+    had set it: `i` ended 1, not 2 (found by `make fuzz`)."""
+    reports = []
+    cell = "for i in range(2):\n    print(i, a.sum())\nfor i in range(3):\n    a = a * 0.5 + i\n"
+    compare("a = np.array([False, False, True, False])", cell, reports=reports)
+    assert reports[0].timings is not None
+
+
 def test_star_imports_and_line_magics_are_host_steps_not_syntax_errors(compare):
     reports = []
     compare("x = np.arange(4.0)", "from numpy import *\ny = sqrt(x) * 2\n",
