@@ -1,13 +1,16 @@
-"""Host loops: a rolled loop of scalar work runs as one C function, called by the XLA program.
+"""Host loops: a rolled loop of scalar work (or work on small arrays) runs as one C function,
+called by the XLA program.
 
 An XLA:CPU `while` runs its body as a sequence of kernels, each a call from XLA's runtime,
 and decides its condition between them: a few nanoseconds per kernel per pass, however
 little each does. A loop nest of scalar work (a DP recurrence over a table, a bitwise CRC, a
-scan written as a loop) spends all its time there. Such a loop, when every equation in it has
-a C rule (`loop_c`), is written as C, compiled once per process by the system's C compiler
-(the one that built psc_jit's C modules) and called from the program as an XLA FFI custom
-call that updates its arrays in place. Where there is no C compiler, or a loop is refused, it
-stays XLA's `while`; `plan` says why for each loop.
+scan written as a loop, a row-by-row factorisation) spends its time there. Such a loop, when
+every equation in it has a C form (`loop_c`), is written as C, compiled once per process by
+the system's C compiler (the one that built psc_jit's C modules) and called from the program
+as an XLA FFI custom call that updates its arrays in place. Where there is no C compiler, or a
+loop is refused, it stays XLA's `while`; `plan` says why for each loop. What a process keeps:
+the C text of each loop planned (a few KB) and its loaded library, for as long as it runs (an
+executable calling it may be run, or loaded from the disk cache, at any time).
 
 No jaxlib here: core/compile/xla/ registers the handlers (`register_host_loop`, by target
 name, before a program calling them compiles or loads) and says where jaxlib's FFI header is.
@@ -59,10 +62,6 @@ class Plan:
                 if line]
 
 
-def enabled() -> bool:
-    return os.environ.get(ENV_DISABLE, "1") != "0" and compiler() is not None
-
-
 @functools.cache
 def compiler() -> str | None:
     """The C compiler (`$CC`, else `cc`), or None when there is none."""
@@ -77,8 +76,12 @@ def plan(graph: Graph, include_dirs: tuple[str, ...] = ()) -> Plan:
     targets: dict[int, str] = {}
     refused: list[tuple[int | None, str]] = []
     lines: list[int] = []
-    if not enabled():
+    if os.environ.get(ENV_DISABLE, "1") == "0":
         return Plan(targets, ())
+    if compiler() is None:
+        return Plan(targets, tuple((e.source.line if e.source else None,
+                                    "there is no C compiler ($CC, else cc)")
+                                   for e in graph.eqns if e.prim.name == "while_loop"))
 
     def visit(g: Graph) -> None:
         for eqn in g.eqns:
