@@ -18,7 +18,7 @@ CONFORMANCE_MODES ?= numpy,compiled,strict
 # with this budget, to stay within a few minutes.
 TEST_CONFORMANCE_EXAMPLES ?= 3
 
-.PHONY: setup demo lab test conformance lint graphviz chromium fuzz corpus
+.PHONY: setup demo lab test conformance lint graphviz chromium compiler fuzz corpus
 
 setup: $(INSTALLED) $(KERNEL_SPEC) graphviz
 
@@ -28,7 +28,7 @@ $(PY):
 
 $(INSTALLED): pyproject.toml setup.py core/compile/_host_memory.c core/compile/_blas_calls.c \
 		core/compile/_host_kernels.c core/compile/_ffi_handler.h \
-		core/frontend/_audit_events.c | $(PY)
+		core/frontend/_audit_events.c | $(PY) compiler
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,browser]'
 	@touch $@
 
@@ -48,6 +48,11 @@ define apt_install
 	  echo "  Install it with: sudo apt-get install $(2)   (Fedora: dnf, macOS: brew install $(2))"; \
 	fi
 endef
+
+# A C compiler builds the C modules (at install) and the host loops (core/compile/hostloops.py,
+# while a program compiles); without one both are left out and loops stay XLA's.
+compiler:
+	$(call apt_install,cc,gcc,it builds the C modules and the loops that run as C; without it they stay XLA's)
 
 # Graphviz's `dot` draws the Explorer's graphs; everything else works without it.
 graphviz:

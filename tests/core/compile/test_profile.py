@@ -7,7 +7,7 @@ import psc_jit
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from psc_jit.core import KernelTimes, jit, parse_optimized_hlo
-from psc_jit.core.compile import xla
+from psc_jit.core.compile import hostloops, xla
 from psc_jit.core.compile.profile import expected_events
 
 pytestmark = pytest.mark.xla
@@ -115,6 +115,7 @@ def test_a_loop_run_as_one_function_is_measured_by_its_call(monkeypatch):
     assert 0 < times.total <= breakdown.execute
 
 
+@pytest.mark.skipif(hostloops.compiler() is None, reason="no C compiler: no host loops")
 def test_a_host_loop_is_measured_as_one_kernel_at_its_line():
     f = jit(bumped_squares, static_argnums=(1,))
     w = np.array([2, 4, 2, 1], dtype=np.int32)
