@@ -16,7 +16,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..ir import Eqn
+from ..ir import Eqn, ShapedArray
 from .c_rules import SCALAR_RULES, Refused, ctype, literal
 
 
@@ -67,9 +67,12 @@ def _iota(em, eqn: Eqn) -> None:
     em.bind(out, target)
 
 
+_INDEX = ShapedArray((), np.dtype(np.int64))
+
+
 def _clamped_starts(em, shape, starts, sizes) -> list[str]:
-    return [em.declare(starts[0].aval.update(shape=(), dtype=np.dtype(np.int64)),
-                       f"psc_clamp((int64_t)({em.scalar(s)}), {int(d) - int(n)})")
+    """The start of a window of `sizes` in `shape`, each moved into range as XLA moves it."""
+    return [em.declare(_INDEX, f"psc_clamp((int64_t)({em.scalar(s)}), {int(d) - int(n)})")
             for s, d, n in zip(starts, shape, sizes, strict=True)]
 
 
