@@ -2,10 +2,10 @@
 
 A `while_loop` equation is taken when every equation in it has a C form here: scalar work by
 the rules of `c_rules`, and array work of static shapes (elementwise operations, broadcasts,
-slices, reductions, products: `c_arrays`) as C loops over the elements. Nested loops become
-nested C loops. Anything else (a primitive without a C form, complex numbers, an array too
-large for the loop's scratch memory) refuses the loop, with the reason, and it stays XLA's
-`while`.
+slices, gathers and scatters, reductions, products: `c_arrays`) as C loops over the elements.
+Nested loops become nested C loops. Anything else (a primitive without a C form, complex
+numbers, an array of more than MAX_ARRAY_ELEMENTS made per pass) refuses the loop, with the
+reason, and it stays XLA's `while`.
 
 Values. A scalar (any shape of one element) is a C local. An array is a view (a shape) of a
 *storage*: a C pointer to row-major elements, either an operand of the loop or scratch memory
