@@ -113,6 +113,8 @@ def float_only(a, b, *out):
         out[2][i] = np.floor(a[i])
         out[3][i] = np.ceil(a[i])
         out[4][i] = np.rint(a[i])
+        out[5][i] = np.maximum(a[i], b[i])
+        out[6][i] = np.minimum(a[i], b[i])
         i = (i + 1) % a.shape[0]
 
 
@@ -170,9 +172,9 @@ def test_shifts_by_any_amount_are_numpys(dtype):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_float_division_roots_roundings_and_tests_are_numpys(dtype):
+def test_float_division_roots_roundings_extrema_and_tests_are_numpys(dtype):
     a, b = pairs(dtype)
-    check(float_only, a, b, *np.zeros((5, a.size), dtype))
+    check(float_only, a, b, *np.zeros((7, a.size), dtype))
     check(float_tests, edges(dtype), *np.zeros((4, edges(dtype).size), bool))
 
 
