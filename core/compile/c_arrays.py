@@ -17,24 +17,17 @@ from typing import Callable
 import numpy as np
 
 from ..ir import Eqn, ShapedArray
-from .c_rules import SCALAR_RULES, Refused, ctype, literal
+from .c_rules import SCALAR_RULES, Refused, ctype, expression, literal
 
 
 def _elementwise(em, eqn: Eqn) -> None:
     name, out = eqn.prim.name, eqn.outs[0]
-    if eqn.params and name != "convert_element_type":
-        raise Refused(f"`{name}` with parameters {sorted(eqn.params)}")
     for a in eqn.inputs:
         if em.is_array(a) and a.aval.shape != out.aval.shape:
             raise Refused(f"`{name}` of shapes {a.aval.shape} and {out.aval.shape}")
     target = em.new_array(out.aval)
-    avals = [a.aval for a in eqn.inputs]
     with em.loops((out.aval.size,)) as (k,):
-        operands = [em.element(a, k) for a in eqn.inputs]
-        if name == "select":
-            expr = f"{operands[0]} ? {operands[1]} : {operands[2]}"
-        else:
-            expr = SCALAR_RULES[name](*operands, avals, out.aval)
+        expr = expression(eqn, [em.element(a, k) for a in eqn.inputs])
         em.emit(f"{target.storage.pointer}[{k}] = {expr};")
     em.bind(out, target)
 
@@ -100,6 +93,7 @@ def _slice(em, eqn: Eqn) -> None:
 
 
 def _copy_window(em, source, out, where: Callable) -> None:
+    """`out` made of `source`'s elements: result index -> `where(index)` in source."""
     if not em.is_array(out):
         em.bind(out, em.declare(out.aval, source.at(where(["0"] * len(source.shape)))))
         return
@@ -145,14 +139,10 @@ def _concatenate(em, eqn: Eqn) -> None:
 
 
 def _rev(em, eqn: Eqn) -> None:
-    x, out = eqn.inputs[0], eqn.outs[0]
-    source, dims = em.array(x), eqn.params["dimensions"]
-    target = em.new_array(out.aval)
-    with em.loops(out.aval.shape) as idx:
-        flipped = [f"{n - 1} - {i}" if d in dims else i
-                   for d, (i, n) in enumerate(zip(idx, x.aval.shape, strict=True))]
-        em.emit(f"{target.at(idx)} = {source.at(flipped)};")
-    em.bind(out, target)
+    x, dims = eqn.inputs[0], eqn.params["dimensions"]
+    _copy_window(em, em.array(x), eqn.outs[0], lambda idx: [
+        f"{n - 1} - {i}" if d in dims else i
+        for d, (i, n) in enumerate(zip(idx, x.aval.shape, strict=True))])
 
 
 def _pad(em, eqn: Eqn) -> None:
@@ -175,15 +165,14 @@ def _pad(em, eqn: Eqn) -> None:
 
 
 def _transpose(em, eqn: Eqn) -> None:
-    x, out = eqn.inputs[0], eqn.outs[0]
-    source, perm = em.array(x), eqn.params["permutation"]
-    target = em.new_array(out.aval)
-    with em.loops(out.aval.shape) as idx:
-        place = [""] * len(perm)
+    perm = eqn.params["permutation"]
+
+    def place(idx):         # source axis perm[d] runs with the result's axis d
+        at = [""] * len(perm)
         for d, p in enumerate(perm):
-            place[p] = idx[d]
-        em.emit(f"{target.at(idx)} = {source.at(place)};")
-    em.bind(out, target)
+            at[p] = idx[d]
+        return at
+    _copy_window(em, em.array(eqn.inputs[0]), eqn.outs[0], place)
 
 
 def _point(em, indices, row: list[str], x_shape, k: int) -> tuple[list[str], str]:

@@ -258,3 +258,13 @@ SCALAR_RULES = {
     "isfinite": _float_predicate("isfinite", "1"),
 }
 
+
+def expression(eqn, operands) -> str:
+    """The C expression of an elementwise equation (a scalar rule, or `select`) on its
+    operands' C expressions; raises Refused."""
+    name = eqn.prim.name
+    if name == "select":
+        return f"{operands[0]} ? {operands[1]} : {operands[2]}"
+    if eqn.params and name != "convert_element_type":
+        raise Refused(f"`{name}` with parameters {sorted(eqn.params)}")
+    return SCALAR_RULES[name](*operands, [a.aval for a in eqn.inputs], eqn.outs[0].aval)

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..ir import Eqn, Graph, Literal, ShapedArray, Var
 from .c_arrays import ARRAY_RULES
-from .c_rules import PRELUDE, SCALAR_RULES, Refused, ctype, literal
+from .c_rules import PRELUDE, SCALAR_RULES, Refused, ctype, expression, literal
 
 SCRATCH_BYTES = 64 << 20      # arrays a loop computes, at most (a larger need refuses it)
 # The largest array a host loop computes. Its arrays are written whole, one equation at a time
@@ -174,11 +174,7 @@ class Emitter:
         self.arrays[var.id] = Array(array.storage, var.aval)
 
     def value(self, atom):
-        if isinstance(atom, Var) and atom.id in self.arrays:
-            return self.array(atom)
-        if self.is_array(atom):
-            return self.array(atom)
-        return self.scalar(atom)
+        return self.array(atom) if self.is_array(atom) else self.scalar(atom)
 
     # graphs
     def graph(self, graph: Graph, inputs: Sequence) -> list:
@@ -202,14 +198,8 @@ class Emitter:
             ARRAY_RULES[name](self, eqn)
         elif name in _RENAMES:
             self.bind(out, self.scalar(eqn.inputs[0]))
-        elif name == "select":
-            pred, on_true, on_false = (self.scalar(a) for a in eqn.inputs)
-            self.bind(out, self.declare(out.aval, f"{pred} ? {on_true} : {on_false}"))
-        elif name in SCALAR_RULES:
-            if eqn.params and name != "convert_element_type":
-                raise Refused(f"`{name}` with parameters {sorted(eqn.params)}")
-            avals = [a.aval for a in eqn.inputs]
-            expr = SCALAR_RULES[name](*(self.scalar(a) for a in eqn.inputs), avals, out.aval)
+        elif name == "select" or name in SCALAR_RULES:
+            expr = expression(eqn, [self.scalar(a) for a in eqn.inputs])
             self.bind(out, self.declare(out.aval, expr))
         else:
             raise Refused(f"`{name}` has no C form")
