@@ -13,7 +13,8 @@ Modules, in the order a cell meets them:
                        (with hoist.py: a draw taken out of its statement, the rest compiled;
                        predraw.py: a loop's draws made before it, so that it rolls;
                        printed.py: a print's values computed in the region before it, where
-                       exactness.py finds them NumPy's bits)
+                       exactness.py finds them NumPy's bits; shown.py: the names a print
+                       reads, which a region may compute only with NumPy's bits too)
     rewrite.py         loop rolling, the AST pass (with rewrite_expressions.py, blockers.py,
                        scopes.py, creation_calls.py)
     runtime.py         loop rolling, the helpers rewritten code calls at trace time (with

@@ -19,7 +19,7 @@ conservative: anything not known to be exact is not.
 """
 from __future__ import annotations
 
-from ..ir import Var
+from ..ir import Eqn, Var, subgraphs
 from ..tracing import Trace
 
 # Operations whose result is NumPy's bits given NumPy's operands, in any dtype.
@@ -47,6 +47,15 @@ EXACT_INTEGERS = 2 ** 53
 def inexact_reason(var: Var, trace: Trace, made: dict) -> str | None:
     """None when every operation behind `var` in `trace` (`made`: its `producers`) gives
     NumPy's bits; else what does not (`np.exp`, "a sum of floats", ...), in words."""
+    found = inexact_equation(var, trace, made)
+    return None if found is None else found[0]
+
+
+def inexact_equation(var: Var, trace: Trace, made: dict) -> tuple[str, Eqn | None] | None:
+    """None when every operation behind `var` gives NumPy's bits; else what does not, in
+    words, and its equation (inside the loop or branch that holds it, for one in a body;
+    None past MAX_EQUATIONS). A loop or branch is exact when every operation in its bodies
+    is (its operands are looked at as any equation's)."""
     seen: set[int] = set()
     todo = [var]
     while todo:
@@ -56,11 +65,27 @@ def inexact_reason(var: Var, trace: Trace, made: dict) -> str | None:
             continue
         seen.add(eqn.id)
         if len(seen) > MAX_EQUATIONS:
-            return f"more than {MAX_EQUATIONS} operations behind it"
-        reason = _equation_reason(eqn, made, trace)
-        if reason is not None:
-            return reason
+            return f"more than {MAX_EQUATIONS} operations behind it", None
+        found = _inexact_in(eqn, made, trace)
+        if found is not None:
+            return found
         todo += [a for a in eqn.inputs if isinstance(a, Var)]
+    return None
+
+
+def _inexact_in(eqn: Eqn, made: dict, trace: Trace, depth: int = 0):
+    graphs = subgraphs(eqn)
+    if not graphs:
+        reason = _equation_reason(eqn, made, trace)
+        return None if reason is None else (reason, eqn)
+    if depth > 8:
+        return f"the operation {eqn.prim.name}", eqn
+    for graph in graphs:
+        inner = {out: e for e in graph.eqns for out in e.outs}
+        for e in graph.eqns:
+            found = _inexact_in(e, inner, trace, depth + 1)
+            if found is not None:
+                return found
     return None
 
 
@@ -89,6 +114,9 @@ def _equation_reason(eqn, made, trace) -> str | None:
         float_in = eqn.inputs[0].aval.dtype.kind in "fc"
         return "a float converted to an integer" if float_in and \
             eqn.outs[0].aval.dtype.kind in "iub" else None
+    if name == "scatter":       # (sets move data; adds are sums)
+        return None if eqn.params.get("mode") != "add" or kinds <= set("iub") else \
+            "a sum of floats (XLA adds in another order than NumPy)"
     if name == "reduce_sum":
         return None if _sums_small_integers(eqn, made) else "a sum of floats (XLA adds " \
             "in another order than NumPy)"

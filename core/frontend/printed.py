@@ -29,8 +29,9 @@ import numpy as np
 from ..ir import SourceInfo
 from ..tracing import Tracer, UnsupportedError, current_trace
 from .cell import impure_findings
-from .exactness import inexact_reason, producers
+from .exactness import inexact_equation, inexact_reason, producers
 from .rewrite import at_line
+from .shown import shown_names, statements_of, stores_of
 
 PREFIX = "__psc_print"
 PRINTED_REFUSAL = "would not have NumPy's last digits"
@@ -185,29 +186,75 @@ class _ByName(ast.NodeTransformer):
 
 
 def checking_prints(fn, analysis):
-    """The cell function of a region (`analysis`) that computes a print's values, refusing at
-    the print's line, while it is traced, a value XLA would not give with NumPy's bits (the
-    print then runs as plain Python); `fn` itself for any other cell or region."""
-    rewrite = analysis.part[3] if len(analysis.part or ()) > 3 else None
-    if not isinstance(rewrite, PrintedValues):
+    """The cell function of a region (`analysis`) refusing, while it is traced, a value that
+    a print shows and XLA would not give with NumPy's bits:
+    - a print's value the region computes (a PrintHoist's), refused at the print's line (the
+      print then runs as plain Python);
+    - a name the region binds that a print reads, directly or through other names
+      (shown.py), refused at the line of the operation that XLA computes differently (the
+      statement holding it then runs as plain Python).
+    `fn` itself for a whole cell: its prints are host steps, so it is never one region."""
+    if not analysis.part:
         return fn
-    hoist = rewrite.hoist
+    rewrite = analysis.part[3] if len(analysis.part) > 3 else None
+    hoist = rewrite.hoist if isinstance(rewrite, PrintedValues) else None
+    shown = shown_names(analysis.source, analysis.filename, analysis.line_offset)
+    checked = tuple(n for n in analysis.outputs if n in shown)
+    if hoist is None and not checked:
+        return fn
 
     @functools.wraps(fn)
     def cell(*args, **kwargs):
         result = fn(*args, **kwargs)
         trace = current_trace()
         if trace is not None:
-            made = producers(trace)     # (once for all the print's values)
-            for k, (name, number) in enumerate(zip(hoist.names(), hoist.numbers, strict=True)):
+            made = producers(trace)     # (once for all the values)
+            for k, (name, number) in enumerate(zip(hoist.names() if hoist else (),
+                                                   hoist.numbers if hoist else (), strict=True)):
                 why = _not_printable(result[0].get(name), number, trace, made)
                 if why is not None:     # (the values before it are exact: they may move)
                     raise UnsupportedError(
                         f"the print's value {k + 1} {PRINTED_REFUSAL}: {why}",
                         SourceInfo(analysis.filename, hoist.line),
                         "it is computed as plain Python")
+            for name in checked:
+                _check_shown(name, result[0].get(name), analysis, trace, made)
         return result
     return cell
+
+
+def _check_shown(name: str, value, analysis, trace, made: dict) -> None:
+    for leaf in _leaves(value):
+        found = inexact_equation(leaf.ir_var, trace, made)
+        if found is None:
+            continue
+        why, eqn = found
+        shown = f"`{name}`" if "random" not in name else "a value"    # (see regions._stops_at)
+        raise UnsupportedError(
+            f"{shown} is printed later, and XLA would not give it NumPy's last digits: {why}",
+            SourceInfo(analysis.filename, _line_of(eqn, name, analysis)),
+            "the statement that computes it runs as plain Python")
+
+
+def _leaves(value, depth: int = 0):
+    """The traced arrays of a value: itself, or those in the lists, tuples and dicts it is."""
+    if isinstance(value, Tracer):
+        yield value
+    elif depth < 4 and isinstance(value, (list, tuple, dict)):
+        for item in value.values() if isinstance(value, dict) else value:
+            yield from _leaves(item, depth + 1)
+
+
+def _line_of(eqn, name: str, analysis) -> int:
+    """The line of the region where `eqn` is, else of its last statement that binds or
+    updates `name`, else its first line."""
+    stmts = analysis.statements()
+    first, last = stmts[0].lineno, stmts[-1].end_lineno
+    source = getattr(eqn, "source", None)
+    if source is not None and source.file == analysis.filename and first <= source.line <= last:
+        return source.line
+    binding = [s.lineno for s in statements_of(stmts) if name in stores_of(s)]
+    return binding[-1] if binding else first
 
 
 def _not_printable(value, number: bool, trace, made: dict) -> str | None:

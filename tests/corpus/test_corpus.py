@@ -27,12 +27,7 @@ def runner():
 # Entries that end differently today, each with words of its known difference (every failing
 # run of the entry must show them; anything else fails). An entry is expected to fail (xfail)
 # while its difference lasts, and fails when it is gone, so that it is taken off this list.
-KNOWN_DIFFERENCES = {
-    # XLA adds the column's terms in another order than NumPy's pairwise sum; the mean
-    # cancels to 1e-17 and is printed in full ('mean -8.33e-18' plain, '-3.44e-17' compiled):
-    # the README's differences from NumPy, a print of a number with no scale to compare to
-    "standardize_columns": "printed text: line 1: plain 'col 0: mean -8.33e-18",
-}
+KNOWN_DIFFERENCES: dict[str, str] = {}
 
 
 @pytest.mark.ipython
