@@ -268,7 +268,9 @@ class Emitter:
 def loop_source(eqn: Eqn, function: str) -> str:
     """The C source of `function(XLA_FFI_CallFrame *)`, the XLA FFI handler running the
     `while_loop` equation `eqn` (operands: its inputs; results: its outputs, each array
-    result aliased to its initial value's operand); raises Refused."""
+    result aliased to its initial value's operand); raises Refused. A call may add one more
+    operand, an int64 vector of how many elements each operand's buffer holds before the
+    operand's own (offsets.py: a large misaligned input read in place)."""
     p = eqn.params
     n_consts = p["cond_nconsts"] + p["body_nconsts"]
     emitter = Emitter(depth=1)
@@ -300,6 +302,7 @@ def loop_source(eqn: Eqn, function: str) -> str:
         f"{var.aval.nbytes});"
         for k, var in enumerate(eqn.outs) if var.aval.size != 1)
     n_in, n_out = len(eqn.inputs), len(eqn.outs)
+    itemsizes = ", ".join(str(a.aval.dtype.itemsize) for a in eqn.inputs) or "0"
     scratch = emitter.scratch
     return f"""{PRELUDE}
 #include <stdlib.h>
@@ -317,12 +320,20 @@ XLA_FFI_Error *
     if (!runs(frame)) {{
         return NULL;
     }}
-    if (frame->args.size != {n_in} || frame->rets.size != {n_out}) {{
+    if ((frame->args.size != {n_in} && frame->args.size != {n_in + 1}) ||
+            frame->rets.size != {n_out}) {{
         return failure(frame, "{function}: called with other operands than it was made for");
     }}
     void *args[{max(n_in, 1)}], *rets[{max(n_out, 1)}];
     for (int64_t k = 0; k < {n_in}; k++) {{
         args[k] = ((XLA_FFI_Buffer *)frame->args.args[k])->data;
+    }}
+    if (frame->args.size == {n_in + 1}) {{   /* each operand's elements before its own */
+        static const int64_t itemsize[{max(n_in, 1)}] = {{{itemsizes}}};
+        const int64_t *before = ((XLA_FFI_Buffer *)frame->args.args[{n_in}])->data;
+        for (int64_t k = 0; k < {n_in}; k++) {{
+            args[k] = (char *)args[k] + before[k] * itemsize[k];
+        }}
     }}
     for (int64_t k = 0; k < {n_out}; k++) {{
         rets[k] = ((XLA_FFI_Buffer *)frame->rets.rets[k])->data;

@@ -14,6 +14,12 @@ reshapes the rest, which XLA fuses into the program's reads (no copy). The bytes
 array lie on the page of its first byte (they are fewer than 64), so they are mapped memory,
 and the program never reads them. The variant's program depends on each input's offset,
 so it is compiled once per combination of offsets (`Executable` keeps them).
+
+A slice is fused into the reads of an elementwise program, but an operand of a loop or of a
+custom call is a whole buffer, so XLA would copy the slice. An input that only host loops
+read (C kernels through XLA's FFI, hostloops.py) is handed to them whole instead, with each
+operand's count of leading elements as one more operand; the C adds it to the operand's
+address (`_host_loops_read_whole`).
 """
 from __future__ import annotations
 
@@ -25,6 +31,7 @@ import numpy as np
 from ..ir import ShapedArray
 from ..lowering import i64_array, tensor_type
 from .errors import XlaError
+from .hostloops import PREFIX
 from .hostmemory import ALIGNMENT
 
 try:        # core/compile/_host_memory.c, when it was built (else `offsets` and `widened`)
@@ -78,11 +85,12 @@ def offset_module(text: str, in_avals, out_avals, offsets) -> str:
     if text.count(header) != 1 or not out_avals:
         raise ValueError("a module with one public main, and results")
     inner = text.replace(header, f"  func.func private @{INNER}(")
+    inner, whole = _host_loops_read_whole(inner, in_avals, offsets)
     params, lines, args = [], [], []
     for k, (aval, offset) in enumerate(zip(in_avals, offsets, strict=True)):
         outer = widened_aval(aval, offset)
         params.append(f"%arg{k}: {tensor_type(outer)}")
-        if not offset:
+        if not offset or k in whole:
             args.append(f"%arg{k}")
             continue
         flat = ShapedArray((aval.size,), aval.dtype)
@@ -93,7 +101,8 @@ def offset_module(text: str, in_avals, out_avals, offsets) -> str:
         lines.append(f'    %r{k} = "stablehlo.reshape"(%s{k}) : ({tensor_type(flat)}) -> '
                      f"{tensor_type(aval)}")
         args.append(f"%r{k}")
-    ins = ", ".join(tensor_type(a) for a in in_avals)
+    ins = ", ".join(tensor_type(widened_aval(a, o) if k in whole else a)
+                    for k, (a, o) in enumerate(zip(in_avals, offsets, strict=True)))
     outs = ", ".join(tensor_type(a) for a in out_avals)
     results = ", ".join(f"%out#{k}" for k in range(len(out_avals))) if len(out_avals) > 1 \
         else "%out"
@@ -174,6 +183,93 @@ class OffsetVariants:
         except (ValueError, XlaError):
             return None
         return None if copies_an_input(variant.hlo_text()) else variant
+
+
+# -- host loops: a large input only they read is handed to them whole, with its offset ----------
+
+_CUSTOM_CALL = re.compile(r'^(\s*)(%[\w#:]+) = "stablehlo.custom_call"\((.*?)\) \{(.*)\} : '
+                          r'\((.*?)\) -> (.*)$')
+_ALIASED = re.compile(r"operand_index = (\d+)")
+_FLAT_LAYOUT = "dense<[0]> : tensor<1xindex>"
+
+
+def _host_loops_read_whole(inner: str, in_avals, offsets) -> tuple[str, frozenset[int]]:
+    """`inner` (the program's main, renamed) with each misaligned input that only host loops
+    read (hostloops.py: C through XLA's FFI, which reads its operands where they are) given
+    to them whole, as the widened 1-d array, and the count of elements before each operand
+    as one more operand (loop_c.loop_source adds it to the operand's address); and those
+    inputs' positions. A slice of the input (as the other inputs get) would be a copy of it:
+    a custom call takes its operands as whole buffers."""
+    lines = inner.split("\n")
+    start = next(i for i, line in enumerate(lines) if f"@{INNER}(" in line)
+    end = next(i for i in range(start + 1, len(lines)) if lines[i] == "  }")
+    uses: dict[int, list[int]] = {}
+    for k, offset in enumerate(offsets):
+        if offset:
+            name = re.compile(rf"%arg{k}(?!\d)")
+            uses[k] = [i for i in range(start + 1, end) if name.search(lines[i])]
+    whole = frozenset(k for k, found in uses.items()
+                      if found and all(_only_read_by_host_loop(lines[i], k) for i in found))
+    for i in sorted({i for k in whole for i in uses[k]}, reverse=True):
+        lines[i:i + 1] = _with_operands_whole(lines[i], i, whole, in_avals, offsets)
+    for k in whole:
+        lines[start] = lines[start].replace(
+            f"%arg{k}: {tensor_type(in_avals[k])}",
+            f"%arg{k}: {tensor_type(widened_aval(in_avals[k], offsets[k]))}")
+    return "\n".join(lines), whole
+
+
+def _only_read_by_host_loop(line: str, k: int) -> bool:
+    match = _CUSTOM_CALL.match(line)
+    if match is None or f'call_target_name = "{PREFIX}' not in match.group(4):
+        return False
+    operands = match.group(3).split(", ")
+    positions = {p for p, name in enumerate(operands) if name == f"%arg{k}"}
+    aliased = {int(n) for n in _ALIASED.findall(match.group(4))}
+    outside = re.sub(r"\(.*?\) \{", "", line, count=1)   # (the operand list)
+    return bool(positions) and not positions & aliased and \
+        re.search(rf"%arg{k}(?!\d)", outside) is None
+
+
+def _with_operands_whole(line: str, number: int, whole, in_avals, offsets) -> list[str]:
+    """The custom call's line with its operands of `whole` widened, and before it the
+    constant it takes last: each operand's count of elements before its own."""
+    indent, results, operands, attrs, types, rest = _CUSTOM_CALL.match(line).groups()
+    operands, types = operands.split(", "), types.split(", ")
+    head, tail = attrs.split("operand_layouts = [", 1)
+    layouts, tail = _split_list(tail)
+    before = [0] * len(operands)
+    for p, name in enumerate(operands):
+        k = int(name[4:]) if re.fullmatch(r"%arg\d+", name) else None
+        if k in whole:
+            types[p] = tensor_type(widened_aval(in_avals[k], offsets[k]))
+            layouts[p] = _FLAT_LAYOUT
+            before[p] = offsets[k]
+    counts = f"tensor<{len(before)}xi64>"
+    name = f"%psc_before{number}"
+    constant = (f'{indent}{name} = "stablehlo.constant"() {{value = dense<{before}> : '
+                f"{counts}}} : () -> {counts}")
+    call = (f'{indent}{results} = "stablehlo.custom_call"({", ".join(operands + [name])}) '
+            f'{{{head}operand_layouts = [{", ".join(layouts + [_FLAT_LAYOUT])}]{tail}}} : '
+            f'({", ".join(types + [counts])}) -> {rest}')
+    return [constant, call]
+
+
+def _split_list(text: str) -> tuple[list[str], str]:
+    """The items of a bracketed list whose `[` was just read, split at its top-level commas,
+    and the text after its `]`."""
+    items, depth, item = [], 0, ""
+    for i, char in enumerate(text):
+        if char == "]" and depth == 0:
+            items.append(item.strip())
+            return [x for x in items if x], text[i + 1:]
+        depth += {"[": 1, "<": 1, "]": -1, ">": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            items.append(item.strip())
+            item = ""
+        else:
+            item += char
+    raise ValueError("an unclosed list")
 
 
 _COMPUTATION = re.compile(r"^%?([\w.\-]+) \(.*\) -> .* \{$")

@@ -131,13 +131,15 @@ def test_the_variant_reads_the_same_elements_with_or_without_the_compiled_helper
     assert variants_of(f, a, b)
 
 
-def test_a_loop_reading_a_misaligned_matrix_keeps_the_staged_copy():
-    """A loop takes its operands as they are, so XLA would copy the widened matrix whole
-    before it (a fusion of the slice alone): no variant, the staged copy instead."""
-    def trisolv(L, x, b):
-        for i in range(x.shape[0]):
-            x[i] = (b[i] - L[i, :i] @ x[:i]) / L[i, i]
-        return x
+def trisolv(L, x, b):
+    for i in range(x.shape[0]):
+        x[i] = (b[i] - L[i, :i] @ x[:i]) / L[i, i]
+    return x
+
+
+def test_an_xla_loop_reading_a_misaligned_matrix_keeps_the_staged_copy(xla_loops):
+    """An XLA loop takes its operands as they are, so XLA would copy the widened matrix
+    whole before it (a fusion of the slice alone): no variant, the staged copy instead."""
     rng = np.random.default_rng(1)
     L = with_offset(np.tril(rng.random((300, 300))) + 300 * np.eye(300), 16)
     b = rng.random(300)
@@ -145,6 +147,46 @@ def test_a_loop_reading_a_misaligned_matrix_keeps_the_staged_copy():
     for _ in range(3):
         np.testing.assert_allclose(f(L, np.zeros(300), b), trisolv(L, np.zeros(300), b),
                                    rtol=1e-12)
+    assert not variants_of(f, L, np.zeros(300), b)
+
+
+@pytest.mark.parametrize("dtype, offset", [(np.float64, 16), (np.float64, 48),
+                                           (np.float32, 4), (np.float32, 60)])
+def test_a_host_loop_reads_a_misaligned_matrix_in_place(dtype, offset):
+    """A host loop (C through XLA's FFI) is handed the widened matrix whole, with the count
+    of elements before the matrix's own: from the second call on, nothing is copied, and
+    every call solves as NumPy does."""
+    from psc_jit.core.compile.hostloops import compiler
+    if compiler() is None:
+        pytest.skip("no C compiler: loops stay XLA's")
+    n = 400
+    rng = np.random.default_rng(offset)
+    L = with_offset((np.tril(rng.random((n, n))) + n * np.eye(n)).astype(dtype), offset)
+    b = rng.random(n).astype(dtype)
+    f = jit(trisolv)
+    want = trisolv(L, np.zeros(n, dtype), b)
+    for _ in range(3):
+        got = f(L, np.zeros(n, dtype), b)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12)
+    assert (offset // np.dtype(dtype).itemsize, 0, 0) in variants_of(f, L, np.zeros(n, dtype), b)
+
+
+def test_a_misaligned_input_a_host_loop_and_xla_both_read_is_staged():
+    """The matrix is read by the loop and by `L.sum()` outside it: the loop would get the
+    slice of the widened input, a copy, so no variant is made; the results are NumPy's."""
+    def solve_and_sum(L, x, b):
+        for i in range(x.shape[0]):
+            x[i] = (b[i] - L[i, :i] @ x[:i]) / L[i, i]
+        return x, L.sum()
+    rng = np.random.default_rng(5)
+    L = with_offset(np.tril(rng.random((300, 300))) + 300 * np.eye(300), 16)
+    b = rng.random(300)
+    f = jit(solve_and_sum)
+    for _ in range(3):
+        got, total = f(L, np.zeros(300), b)
+        np.testing.assert_allclose(got, solve_and_sum(L, np.zeros(300), b)[0], rtol=1e-12)
+        assert total == pytest.approx(L.sum(), rel=1e-12)
     assert not variants_of(f, L, np.zeros(300), b)
 
 
