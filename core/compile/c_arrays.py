@@ -2,7 +2,9 @@
 loops over the elements. A rule is `rule(em, eqn)`, `em` the `loop_c.Emitter` that holds the
 loop's values (not imported here: loop_c imports this table).
 
-Elementwise equations apply the scalar rule of `c_rules` to each element. Sums and products
+Elementwise equations apply the scalar rule of `c_rules` to each element; they, slices,
+broadcasts, iotas and concatenations make formulas (`Emitter.lazy`: c_values.Lazy), which
+the equation reading them computes in its own loop. Sums and products
 (`reduce_sum`, `dot_general`, `window_dot`, `window_matvec`) add their terms one at a time
 in row-major order from +0.0, without fused multiply-adds: the order is neither NumPy's
 (pairwise, or BLAS's) nor XLA's, so their last bits may differ from both, as XLA's already
@@ -18,6 +20,7 @@ import numpy as np
 
 from ..ir import Eqn, ShapedArray
 from .c_rules import SCALAR_RULES, Refused, ctype, expression, literal
+from .c_values import Array, Lazy
 
 
 def _elementwise(em, eqn: Eqn) -> None:
@@ -25,39 +28,49 @@ def _elementwise(em, eqn: Eqn) -> None:
     for a in eqn.inputs:
         if em.is_array(a) and a.aval.shape != out.aval.shape:
             raise Refused(f"`{name}` of shapes {a.aval.shape} and {out.aval.shape}")
-    target = em.new_array(out.aval)
-    with em.loops((out.aval.size,)) as (k,):
-        expr = expression(eqn, [em.element(a, k) for a in eqn.inputs])
-        em.emit(f"{target.storage.pointer}[{k}] = {expr};")
-    em.bind(out, target)
+    operands = [em.readable(a) if em.is_array(a) else em.scalar(a) for a in eqn.inputs]
+    em.lazy(out, lambda idx: expression(eqn, [o.at(idx) if not isinstance(o, str) else o
+                                              for o in operands]), eqn.inputs)
 
 
 def _view(em, eqn: Eqn) -> None:
-    """reshape and friends: the same elements in the same order."""
-    em.bind(eqn.outs[0], em.array(eqn.inputs[0]))
+    """reshape and friends: the same elements in the same order (of a formula, only where
+    the shapes differ by axes of length 1)."""
+    x, out = eqn.inputs[0], eqn.outs[0]
+    source = em.readable(x)
+    if isinstance(source, Array):
+        em.bind(out, source)
+        return
+    kept = [d for d, n in enumerate(x.aval.shape) if n != 1]
+    if [n for n in x.aval.shape if n != 1] != [n for n in out.aval.shape if n != 1]:
+        em.bind(out, em.array(x))
+        return
+    out_kept = [d for d, n in enumerate(out.aval.shape) if n != 1]
+
+    def element(idx):
+        at = ["0"] * x.aval.ndim
+        for d, e in zip(kept, out_kept, strict=True):
+            at[d] = idx[e]
+        return source.at(at)
+    em.lazy(out, element, [x])
 
 
 def _broadcast(em, eqn: Eqn) -> None:
     x, out = eqn.inputs[0], eqn.outs[0]
-    target = em.new_array(out.aval)
     dims = eqn.params["broadcast_dimensions"]
-    with em.loops(out.aval.shape) as idx:
-        if em.is_array(x):
-            source = em.array(x)
-            value = source.at([idx[d] if n != 1 else "0"
-                               for d, n in zip(dims, x.aval.shape, strict=True)])
-        else:
-            value = em.scalar(x)
-        em.emit(f"{target.at(idx)} = {value};")
-    em.bind(out, target)
+    if not em.is_array(x):
+        value = em.scalar(x)
+        em.lazy(out, lambda idx: value, [])
+        return
+    source = em.readable(x)
+    em.lazy(out, lambda idx: source.at([idx[d] if n != 1 else "0"
+                                        for d, n in zip(dims, x.aval.shape, strict=True)]),
+            [x])
 
 
 def _iota(em, eqn: Eqn) -> None:
-    out = eqn.outs[0]
-    target = em.new_array(out.aval)
-    with em.loops(out.aval.shape) as idx:
-        em.emit(f"{target.at(idx)} = ({ctype(out.aval)}){idx[eqn.params['dimension']]};")
-    em.bind(out, target)
+    out, d = eqn.outs[0], eqn.params["dimension"]
+    em.lazy(out, lambda idx: f"({ctype(out.aval)})({idx[d]})", [])
 
 
 _INDEX = ShapedArray((), np.dtype(np.int64))
@@ -75,10 +88,10 @@ def _dynamic_slice(em, eqn: Eqn) -> None:
     if not em.is_array(x):
         em.bind(out, em.scalar(x))
         return
-    source = em.array(x)
+    source = em.readable(x)
     begin = _clamped_starts(em, x.aval.shape, starts, eqn.params["slice_sizes"])
     _copy_window(em, source, out,
-                 lambda idx: [f"{b} + {i}" for b, i in zip(begin, idx, strict=True)])
+                 lambda idx: [f"{b} + {i}" for b, i in zip(begin, idx, strict=True)], x)
 
 
 def _slice(em, eqn: Eqn) -> None:
@@ -86,21 +99,18 @@ def _slice(em, eqn: Eqn) -> None:
     if not em.is_array(x):
         em.bind(out, em.scalar(x))
         return
-    source = em.array(x)
+    source = em.readable(x)
     starts, strides = eqn.params["start_indices"], eqn.params["strides"]
     _copy_window(em, source, out, lambda idx: [
-        f"{int(s)} + {i} * {int(st)}" for s, i, st in zip(starts, idx, strides, strict=True)])
+        f"{int(s)} + {i} * {int(st)}" for s, i, st in zip(starts, idx, strides, strict=True)], x)
 
 
-def _copy_window(em, source, out, where: Callable) -> None:
-    """`out` made of `source`'s elements: result index -> `where(index)` in source."""
+def _copy_window(em, source, out, where: Callable, x) -> None:
+    """`out` made of `source`'s elements (`x`'s): result index -> `where(index)` in source."""
     if not em.is_array(out):
         em.bind(out, em.declare(out.aval, source.at(where(["0"] * len(source.shape)))))
         return
-    target = em.new_array(out.aval)
-    with em.loops(out.aval.shape) as idx:
-        em.emit(f"{target.at(idx)} = {source.at(where(idx))};")
-    em.bind(out, target)
+    em.lazy(out, lambda idx: source.at(where(idx)), [x])
 
 
 def _dynamic_update_slice(em, eqn: Eqn) -> None:
@@ -113,10 +123,9 @@ def _dynamic_update_slice(em, eqn: Eqn) -> None:
     if not target.storage.writable:
         raise Refused("a write to an array the loop only reads")
     begin = _clamped_starts(em, x.aval.shape, starts, update.aval.shape)
+    em.before_write(target.storage)
     if em.is_array(update):
-        source = em.array(update)
-        if source.storage is target.storage:
-            raise Refused("an array written with a part of itself")
+        source = _apart_from(em, update, target)
         with em.loops(update.aval.shape) as idx:
             em.emit(f"{target.at([f'{b} + {i}' for b, i in zip(begin, idx, strict=True)])} = "
                     f"{source.at(idx)};")
@@ -125,24 +134,50 @@ def _dynamic_update_slice(em, eqn: Eqn) -> None:
     em.written(out, target)
 
 
+def _apart_from(em, atom, target: Array):
+    """An operand written into `target`'s storage, as it was before the write: in memory of
+    its own when it reads that storage (a copy, or its formula written out first)."""
+    source = em.readable(atom)
+    if isinstance(source, Array) and source.storage is target.storage:
+        return em.copy(source)
+    if isinstance(source, Lazy) and source.reads_from(target.storage):
+        return em.materialize(source)
+    return source
+
+
 def _concatenate(em, eqn: Eqn) -> None:
     out, axis = eqn.outs[0], eqn.params["dimension"]
-    target = em.new_array(out.aval)
-    at = 0
+    pieces, starts, at = [], [], 0
     for piece in eqn.inputs:
-        with em.loops(piece.aval.shape) as idx:
-            value = em.array(piece).at(idx) if em.is_array(piece) else em.scalar(piece)
-            place = [f"{i} + {at}" if d == axis else i for d, i in enumerate(idx)]
-            em.emit(f"{target.at(place)} = {value};")
+        pieces.append(em.readable(piece) if em.is_array(piece) else em.scalar(piece))
+        starts.append(at)
         at += piece.aval.shape[axis]
-    em.bind(out, target)
+
+    def element(idx):           # (the piece is known when the index along the axis is)
+        position = idx[axis]
+        options = []
+        for k, (piece, start) in enumerate(zip(pieces, starts, strict=True)):
+            n = eqn.inputs[k].aval.shape[axis]
+            inner = list(idx)
+            inner[axis] = f"({position}) - {start}" if start else position
+            value = piece if isinstance(piece, str) else piece.at(inner)
+            if position.isdigit():
+                if start <= int(position) < start + n:
+                    return value
+                continue
+            options.append((start + n, value))
+        text = options[-1][1]
+        for end, value in reversed(options[:-1]):
+            text = f"(({position}) < {end} ? {value} : {text})"
+        return text
+    em.lazy(out, element, eqn.inputs)
 
 
 def _rev(em, eqn: Eqn) -> None:
     x, dims = eqn.inputs[0], eqn.params["dimensions"]
-    _copy_window(em, em.array(x), eqn.outs[0], lambda idx: [
+    _copy_window(em, em.readable(x), eqn.outs[0], lambda idx: [
         f"{n - 1} - {i}" if d in dims else i
-        for d, (i, n) in enumerate(zip(idx, x.aval.shape, strict=True))])
+        for d, (i, n) in enumerate(zip(idx, x.aval.shape, strict=True))], x)
 
 
 def _pad(em, eqn: Eqn) -> None:
@@ -172,13 +207,13 @@ def _transpose(em, eqn: Eqn) -> None:
         for d, p in enumerate(perm):
             at[p] = idx[d]
         return at
-    _copy_window(em, em.array(eqn.inputs[0]), eqn.outs[0], place)
+    _copy_window(em, em.readable(eqn.inputs[0]), eqn.outs[0], place, eqn.inputs[0])
 
 
 def _point(em, indices, row: list[str], x_shape, k: int) -> tuple[list[str], str]:
     """The k indexed places of one row of gather/scatter's indices, clipped into x (and
     whether all were in range before clipping)."""
-    ind = em.array(indices) if em.is_array(indices) else None
+    ind = em.readable(indices) if em.is_array(indices) else None
     raw = [ind.at(row + [str(d)]) if ind is not None else em.scalar(indices)
            for d in range(k)]
     inside = " && ".join(f"({r}) >= 0 && ({r}) < {x_shape[d]}" for d, r in enumerate(raw))
@@ -189,7 +224,7 @@ def _point(em, indices, row: list[str], x_shape, k: int) -> tuple[list[str], str
 def _gather(em, eqn: Eqn) -> None:
     x, indices = eqn.inputs
     out, k = eqn.outs[0], eqn.params["num_indexed"]
-    source = em.array(x)
+    source = em.readable(x)
     batch = indices.aval.shape[:-1]
     target = em.new_array(out.aval) if em.is_array(out) else None
     with em.loops(out.aval.shape) as idx:
@@ -212,9 +247,8 @@ def _scatter(em, eqn: Eqn) -> None:
     target = em.array(x)
     if not target.storage.writable:
         raise Refused("a write to an array the loop only reads")
-    source = em.array(updates) if em.is_array(updates) else None
-    if source is not None and source.storage is target.storage:
-        raise Refused("an array scattered into itself")
+    em.before_write(target.storage)
+    source = _apart_from(em, updates, target) if em.is_array(updates) else None
     batch = indices.aval.shape[:-1]
     aval = x.aval.update(shape=())
     with em.loops(updates.aval.shape) as idx:

@@ -13,61 +13,40 @@ the handler allocates once for all the arrays the loop computes. Arrays are writ
 (`dynamic_update_slice`), which keeps the program's meaning only while nothing reads a value
 of the array from before the write: a storage knows which vars hold its current value, and a
 read of any other var of it refuses the loop.
+
+Elementwise operations, slices, broadcasts, iotas and concatenations make *formulas*
+(c_values.Lazy): an element as C text of its index, computed inside the loop of the equation
+that reads it, so a chain of them is one C loop. A formula is written to scratch memory where
+two equations read it, where its text grows long, where a rule needs its address (sums,
+products), and before a write in place to a storage it reads (`before_write`).
 """
 from __future__ import annotations
 
 import contextlib
 import itertools
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from ..ir import Eqn, Graph, Literal, ShapedArray, Var
 from .c_arrays import ARRAY_RULES
+from .c_values import Array, Lazy, Storage
 from .c_rules import PRELUDE, SCALAR_RULES, Refused, ctype, expression, literal
 
 SCRATCH_BYTES = 64 << 20      # arrays a loop computes, at most (a larger need refuses it)
-# The largest array a host loop computes. Its arrays are written whole, one equation at a time
-# (XLA fuses them and vectorises the fused loop): past a few dozen elements XLA's loop was the
-# faster. bench/loops.py, host loops against XLA's, one run: seidel_2d's rows of 48 elements
-# 36x NumPy against 16x; gramschmidt's columns of 70 10x against 16x, jacobi_1d's rows of 398
-# 3.1x against 9.4x, floyd_warshall's 100 x 100 tables 0.7x against 3.1x.
-MAX_ARRAY_ELEMENTS = 64
+# The largest array a host loop computes per pass, in memory or as a formula (c_values.Lazy).
+# Past a few hundred elements XLA's fused, vectorised kernels were the faster. bench/loops.py
+# (`--batches 5`), host loops against XLA's, one run: syrk's rows of 70 14x NumPy against
+# 10x, gramschmidt's columns of 70 20x against 16x, symm 24x against 10x; jacobi_1d's rows of
+# 398 8.4x against 9.3x, jacobi_2d 4.6x against 6.5x (each array written whole, one equation
+# at a time, before formulas: 64 was the best limit then).
+MAX_ARRAY_ELEMENTS = 256
+MAX_FORMULA = 600           # characters of one element's C text kept as a formula (Lazy)
 _RENAMES = {"reshape", "broadcast_in_dim", "squeeze", "expand_dims"}   # of one element
 _ALWAYS_ARRAY_RULES = {"dynamic_slice", "slice", "dynamic_update_slice",    # scalars too
                        "reduce_sum", "reduce_prod", "reduce_max", "reduce_min",
                        "reduce_and", "reduce_or"}
-
-
-@dataclass(eq=False)
-class Storage:
-    """Elements the loop reads or writes in place: a C pointer, and the vars holding its
-    current value."""
-    pointer: str
-    dtype: np.dtype
-    writable: bool
-    values: set[int] = field(default_factory=set)
-
-
-@dataclass(eq=False)
-class Array:
-    """An array value: a row-major view of a storage."""
-    storage: Storage
-    aval: ShapedArray
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.aval.shape
-
-    def offset(self, indices: Sequence[str]) -> str:
-        strides = np.cumprod((1,) + self.shape[:0:-1])[::-1] if self.shape else []
-        terms = [f"({i}) * {int(s)}" if s != 1 else f"({i})"
-                 for i, s in zip(indices, strides, strict=True)]
-        return " + ".join(terms) if terms else "0"
-
-    def at(self, indices: Sequence[str]) -> str:
-        return f"{self.storage.pointer}[{self.offset(indices)}]"
 
 
 @dataclass
@@ -78,6 +57,8 @@ class Emitter:
     arrays: dict[int, Array] = field(default_factory=dict)    # var id -> its array
     names: itertools.count = field(default_factory=itertools.count)
     scratch: int = 0                                          # bytes handed out
+    uses: dict[int, int] = field(default_factory=dict)        # var id -> equations reading it
+    pending: dict[int, Lazy] = field(default_factory=dict)    # lazy values not read yet
 
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.depth + line)
@@ -115,9 +96,7 @@ class Emitter:
     def new_array(self, aval: ShapedArray) -> Array:
         """Scratch memory for an array the loop computes (64-byte aligned)."""
         c = ctype(aval)
-        if aval.size > MAX_ARRAY_ELEMENTS:
-            raise Refused(f"an array of {aval.size} elements made per pass (XLA's fused "
-                          f"kernels are faster past {MAX_ARRAY_ELEMENTS})")
+        _within_limit(aval)
         start = -(-self.scratch // 64) * 64
         self.scratch = start + aval.nbytes
         if self.scratch > SCRATCH_BYTES:
@@ -140,6 +119,11 @@ class Emitter:
         return self.scalars[atom.id]
 
     def array(self, atom) -> Array:
+        """An array operand in memory (a lazy one is written to scratch memory first)."""
+        if not isinstance(atom, Literal) and isinstance(self.arrays.get(atom.id), Lazy):
+            lazy = self.arrays[atom.id]
+            self.pending.pop(atom.id, None)
+            self.bind(atom, self.materialize(lazy))
         if isinstance(atom, Literal):
             value = np.asarray(atom.value)
             if value.size > 4096:
@@ -153,12 +137,51 @@ class Emitter:
             raise Refused("a read of an array's value from before a write to it")
         return array
 
-    def element(self, atom, flat: str) -> str:
-        """Element `flat` (row-major) of an array operand, or the scalar itself."""
-        if not self.is_array(atom):
-            return self.scalar(atom)
-        array = self.array(atom)
-        return f"{array.storage.pointer}[{flat}]"
+    def readable(self, atom):
+        """An array operand as it is: in memory (an Array) or a formula (a Lazy)."""
+        if not isinstance(atom, Literal) and isinstance(self.arrays.get(atom.id), Lazy):
+            self.pending.pop(atom.id, None)
+            return self.arrays[atom.id]
+        return self.array(atom)
+
+    def element(self, atom, indices: Sequence[str]) -> str:
+        """The element of an operand at `indices`: of an array, or the scalar itself."""
+        return self.readable(atom).at(indices) if self.is_array(atom) else self.scalar(atom)
+
+    def reads_of(self, atom) -> tuple:
+        """The storages an operand reads (for a Lazy made of it), with the vars read there."""
+        if isinstance(atom, Literal) or not self.is_array(atom):
+            return ()
+        value = self.arrays[atom.id]
+        return value.reads if isinstance(value, Lazy) else ((value.storage, atom.id),)
+
+    def lazy(self, out: Var, element: Callable[[list[str]], str], operands) -> None:
+        """Bind `out` to the formula `element` of `operands`: written to memory at once when
+        more than one equation reads it, or when its element's C text grows past
+        MAX_FORMULA (each reader would compute it again)."""
+        _within_limit(out.aval)
+        value = Lazy(out.aval, element, tuple(r for a in operands for r in self.reads_of(a)))
+        sample = value.at([f"i{d}" for d in range(out.aval.ndim)])
+        if self.uses.get(out.id, 0) > 1 or len(sample) > MAX_FORMULA:
+            self.bind(out, self.materialize(value))
+            return
+        self.arrays[out.id] = self.pending[out.id] = value
+
+    def materialize(self, value: Lazy) -> Array:
+        target = self.new_array(value.aval)
+        with self.loops(value.aval.shape) as idx:
+            self.emit(f"{target.at(idx)} = {value.at(idx)};")
+        return target
+
+    def before_write(self, storage: Storage) -> None:
+        """Write to memory the lazy values not read yet that read `storage`, which an
+        equation is about to change in place."""
+        for var_id, lazy in list(self.pending.items()):
+            if lazy.reads_from(storage):
+                del self.pending[var_id]
+                array = self.materialize(lazy)
+                array.storage.values.add(var_id)
+                self.arrays[var_id] = Array(array.storage, lazy.aval)
 
     def bind(self, var: Var, value) -> None:
         if isinstance(value, Array):
@@ -178,6 +201,9 @@ class Emitter:
 
     # graphs
     def graph(self, graph: Graph, inputs: Sequence) -> list:
+        for atom in [a for eqn in graph.eqns for a in eqn.inputs] + list(graph.out_atoms):
+            if isinstance(atom, Var):
+                self.uses[atom.id] = self.uses.get(atom.id, 0) + 1
         for var, value in zip(graph.in_vars, inputs, strict=True):
             self.bind(var, value)
         for eqn in graph.eqns:
@@ -263,6 +289,12 @@ class Emitter:
         self.emit(f"memcpy({out.storage.pointer}, {array.storage.pointer}, "
                   f"{array.aval.nbytes});")
         return out
+
+
+def _within_limit(aval: ShapedArray) -> None:
+    if aval.size > MAX_ARRAY_ELEMENTS:
+        raise Refused(f"an array of {aval.size} elements made per pass (XLA's fused "
+                      f"kernels are faster past {MAX_ARRAY_ELEMENTS})")
 
 
 def loop_source(eqn: Eqn, function: str) -> str:

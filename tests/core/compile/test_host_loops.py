@@ -452,6 +452,62 @@ def test_transposes_in_a_loop_are_numpys():
     check(turns, np.arange(36.0).reshape(6, 6), 4)
 
 
+def test_a_slice_read_before_a_write_to_its_array_keeps_the_old_values():
+    """`old` is a formula over x's row; the write to that row comes before its last read, so
+    the formula is written out before the write (`Emitter.before_write`)."""
+    def shift_rows(x, y):
+        for i in range(1, x.shape[0]):     # (reads the row the pass before wrote)
+            old = x[i, :] * 2.0
+            x[i, :] = x[i - 1, :] + 1.0
+            y[i, :] = old - 1.0
+    rng = np.random.default_rng(12)
+    check(shift_rows, rng.random((9, 7)), np.zeros((9, 7)))
+
+
+def test_an_array_written_with_a_shifted_formula_of_itself_is_numpys():
+    """`x[1:] = f(x[:-1])` element by element in place would read what it just wrote: the
+    formula is written out first, as XLA's update reads the old array."""
+    def shift(x, steps):
+        for _ in range(steps):
+            x[1:] = x[:-1] * 0.5 + 1.0
+            x[0] = x[-1]
+    check(shift, np.random.default_rng(16).random(20), 6)
+
+
+def test_rows_of_70_updated_from_themselves_through_masks_are_numpys():
+    """syrk's `C[i, :i + 1] += ...`: a scatter of a 70-element formula that reads the row it
+    writes, written out first; and concatenated index columns, read without being written."""
+    def syrk(alpha, beta, C, A):
+        for i in range(A.shape[0]):
+            C[i, :i + 1] *= beta
+            for k in range(A.shape[1]):
+                C[i, :i + 1] += alpha * A[i, k] * A[:i + 1, k]
+    rng = np.random.default_rng(13)
+    check(syrk, 1.5, 1.2, rng.random((70, 70)), rng.random((70, 20)))
+
+
+@pytest.mark.parametrize("n", [2, 5])
+def test_concatenations_read_at_a_traced_position_are_numpys(n):
+    def pick(a, b, out):
+        carry = 0.0
+        for i in range(out.shape[0]):
+            both = np.concatenate((a[i:i + 2] * 3.0, b[i:i + 3], a[:1]))
+            out[i] = both[i % 6] + both.max() + (both[::-1] > 1.5).sum() + carry
+            carry = out[i] * 0.5
+    rng = np.random.default_rng(14)
+    check(pick, rng.random(12) * 2, rng.random(12) * 2, np.zeros(n))
+
+
+def test_a_formula_read_twice_is_computed_once_and_right():
+    def twice(x, out):
+        carry = 1.0
+        for i in range(out.shape[0]):
+            row = np.sqrt(x[i] * x[i] + carry)
+            out[i] = row.max() - row.min() + row[::2].sum()
+            carry = out[i]
+    check(twice, np.random.default_rng(15).random((20, 33)), np.zeros(20))
+
+
 CHILD = textwrap.dedent("""
     import sys, numpy as np, psc_jit
     def scan(x):
