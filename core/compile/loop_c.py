@@ -102,7 +102,7 @@ class Emitter:
         if self.scratch > SCRATCH_BYTES:
             raise Refused(f"its arrays need more than {SCRATCH_BYTES >> 20} MiB")
         name = self.fresh("a")
-        self.emit(f"{c} *{name} = ({c} *)(scratch + {start});")
+        self.emit(f"{c} *restrict {name} = ({c} *)(scratch + {start});")
         return Array(Storage(name, aval.dtype, True), aval)
 
     # values
@@ -318,10 +318,11 @@ def loop_source(eqn: Eqn, function: str) -> str:
         carried = k >= n_consts
         if carried and sum(a is atom for a in eqn.inputs) > 1:
             raise Refused("an array the loop both carries and reads as it was")
-        pointer = emitter.fresh("p")
+        pointer = emitter.fresh("p")   # (restrict: XLA hands distinct buffers, except one
+        #                                  array read twice, and an array read is not written)
         source = f"rets[{k - n_consts}]" if carried else f"args[{k}]"
         qualifier = "" if carried else "const "
-        emitter.emit(f"{qualifier}{ctype(atom.aval)} *{pointer} = "
+        emitter.emit(f"{qualifier}{ctype(atom.aval)} *restrict {pointer} = "
                      f"({qualifier}{ctype(atom.aval)} *){source};")
         held = set() if isinstance(atom, Literal) else {atom.id}     # a constant operand
         body.append(Array(Storage(pointer, atom.aval.dtype, carried, held), atom.aval))
