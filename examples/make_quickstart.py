@@ -63,8 +63,10 @@ says which input changed and how."""),
 Cells print, draw random numbers and pick values by a mask. Such a statement cannot be part
 of an XLA program, so it runs as plain Python, as a *host step*, and the statements around it
 are compiled as *regions*, each cached on its own. The printed text and the random numbers are
-NumPy's own (the generator advances exactly as in plain Python), and the report draws the
-regions and host steps in the order they ran."""),
+NumPy's own (the generator advances exactly as in plain Python). So `z = np.tanh(...)` runs as
+plain Python too: the print shows digits of `z`, and XLA's `tanh` is not NumPy's to the last
+bit. The report says why for each host step and draws the regions and host steps in the
+order they ran."""),
     ("code", """\
 %%psc_jit
 rng = np.random.default_rng(42)

@@ -144,5 +144,6 @@ def test_gradients_notebook_binds_and_checks_the_gradients():
 
 def test_quickstart_cell_with_a_print_and_draws_runs_as_regions_around_host_steps():
     text = runner.cell_text(quickstart_cells("report.split_summary()")[0])
-    assert text.startswith("2 compiled regions, 4 host steps: line 2 `rng = "), text
+    assert text.startswith("2 compiled regions, 5 host steps: line 2 `rng = "), text
+    assert "line 4 `z = np.tanh(x + noise)`" in text, text     # (the print shows its digits)
     assert text.rstrip().endswith("(True, [True, True])"), text
