@@ -20,7 +20,7 @@ import numpy as np
 
 from ..ir import Eqn, ShapedArray
 from .c_rules import SCALAR_RULES, Refused, ctype, expression, literal
-from .c_values import Array, Lazy
+from .c_values import Array
 
 
 def _elementwise(em, eqn: Eqn) -> None:
@@ -88,10 +88,8 @@ def _dynamic_slice(em, eqn: Eqn) -> None:
     if not em.is_array(x):
         em.bind(out, em.scalar(x))
         return
-    source = em.readable(x)
     begin = _clamped_starts(em, x.aval.shape, starts, eqn.params["slice_sizes"])
-    _copy_window(em, source, out,
-                 lambda idx: [f"{b} + {i}" for b, i in zip(begin, idx, strict=True)], x)
+    _copy_window(em, x, out, lambda idx: [f"{b} + {i}" for b, i in zip(begin, idx, strict=True)])
 
 
 def _slice(em, eqn: Eqn) -> None:
@@ -99,14 +97,14 @@ def _slice(em, eqn: Eqn) -> None:
     if not em.is_array(x):
         em.bind(out, em.scalar(x))
         return
-    source = em.readable(x)
     starts, strides = eqn.params["start_indices"], eqn.params["strides"]
-    _copy_window(em, source, out, lambda idx: [
-        f"{int(s)} + {i} * {int(st)}" for s, i, st in zip(starts, idx, strides, strict=True)], x)
+    _copy_window(em, x, out, lambda idx: [
+        f"{int(s)} + {i} * {int(st)}" for s, i, st in zip(starts, idx, strides, strict=True)])
 
 
-def _copy_window(em, source, out, where: Callable, x) -> None:
-    """`out` made of `source`'s elements (`x`'s): result index -> `where(index)` in source."""
+def _copy_window(em, x, out, where: Callable) -> None:
+    """`out` made of `x`'s elements: result index -> `where(index)` in x."""
+    source = em.readable(x)
     if not em.is_array(out):
         em.bind(out, em.declare(out.aval, source.at(where(["0"] * len(source.shape)))))
         return
@@ -135,13 +133,11 @@ def _dynamic_update_slice(em, eqn: Eqn) -> None:
 
 
 def _apart_from(em, atom, target: Array):
-    """An operand written into `target`'s storage, as it was before the write: in memory of
-    its own when it reads that storage (a copy, or its formula written out first)."""
+    """An operand written into `target`'s storage, as it was before the write: a copy when
+    it is a view of that storage (a formula reading it was written out by `before_write`)."""
     source = em.readable(atom)
     if isinstance(source, Array) and source.storage is target.storage:
         return em.copy(source)
-    if isinstance(source, Lazy) and source.reads_from(target.storage):
-        return em.materialize(source)
     return source
 
 
@@ -175,9 +171,9 @@ def _concatenate(em, eqn: Eqn) -> None:
 
 def _rev(em, eqn: Eqn) -> None:
     x, dims = eqn.inputs[0], eqn.params["dimensions"]
-    _copy_window(em, em.readable(x), eqn.outs[0], lambda idx: [
+    _copy_window(em, x, eqn.outs[0], lambda idx: [
         f"{n - 1} - {i}" if d in dims else i
-        for d, (i, n) in enumerate(zip(idx, x.aval.shape, strict=True))], x)
+        for d, (i, n) in enumerate(zip(idx, x.aval.shape, strict=True))])
 
 
 def _pad(em, eqn: Eqn) -> None:
@@ -207,7 +203,7 @@ def _transpose(em, eqn: Eqn) -> None:
         for d, p in enumerate(perm):
             at[p] = idx[d]
         return at
-    _copy_window(em, em.readable(eqn.inputs[0]), eqn.outs[0], place, eqn.inputs[0])
+    _copy_window(em, eqn.inputs[0], eqn.outs[0], place)
 
 
 def _point(em, indices, row: list[str], x_shape, k: int) -> tuple[list[str], str]:

@@ -58,7 +58,7 @@ class Emitter:
     names: itertools.count = field(default_factory=itertools.count)
     scratch: int = 0                                          # bytes handed out
     uses: dict[int, int] = field(default_factory=dict)        # var id -> equations reading it
-    pending: dict[int, Lazy] = field(default_factory=dict)    # lazy values not read yet
+    pending: dict[int, Var] = field(default_factory=dict)     # vars of formulas not read yet
 
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.depth + line)
@@ -121,9 +121,8 @@ class Emitter:
     def array(self, atom) -> Array:
         """An array operand in memory (a lazy one is written to scratch memory first)."""
         if not isinstance(atom, Literal) and isinstance(self.arrays.get(atom.id), Lazy):
-            lazy = self.arrays[atom.id]
             self.pending.pop(atom.id, None)
-            self.bind(atom, self.materialize(lazy))
+            self.bind(atom, self.materialize(self.arrays[atom.id]))
         if isinstance(atom, Literal):
             value = np.asarray(atom.value)
             if value.size > 4096:
@@ -144,10 +143,6 @@ class Emitter:
             return self.arrays[atom.id]
         return self.array(atom)
 
-    def element(self, atom, indices: Sequence[str]) -> str:
-        """The element of an operand at `indices`: of an array, or the scalar itself."""
-        return self.readable(atom).at(indices) if self.is_array(atom) else self.scalar(atom)
-
     def reads_of(self, atom) -> tuple:
         """The storages an operand reads (for a Lazy made of it), with the vars read there."""
         if isinstance(atom, Literal) or not self.is_array(atom):
@@ -165,7 +160,7 @@ class Emitter:
         if self.uses.get(out.id, 0) > 1 or len(sample) > MAX_FORMULA:
             self.bind(out, self.materialize(value))
             return
-        self.arrays[out.id] = self.pending[out.id] = value
+        self.arrays[out.id], self.pending[out.id] = value, out
 
     def materialize(self, value: Lazy) -> Array:
         target = self.new_array(value.aval)
@@ -174,14 +169,12 @@ class Emitter:
         return target
 
     def before_write(self, storage: Storage) -> None:
-        """Write to memory the lazy values not read yet that read `storage`, which an
-        equation is about to change in place."""
-        for var_id, lazy in list(self.pending.items()):
-            if lazy.reads_from(storage):
-                del self.pending[var_id]
-                array = self.materialize(lazy)
-                array.storage.values.add(var_id)
-                self.arrays[var_id] = Array(array.storage, lazy.aval)
+        """Write to memory the formulas not read yet that read `storage`, which an equation
+        is about to change in place: those read later, and the equation's own operands (it
+        writes element by element, and a formula would read what it already wrote)."""
+        for var in list(self.pending.values()):
+            if self.arrays[var.id].reads_from(storage):
+                self.array(var)
 
     def bind(self, var: Var, value) -> None:
         if isinstance(value, Array):
