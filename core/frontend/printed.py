@@ -28,6 +28,7 @@ import numpy as np
 
 from ..ir import SourceInfo
 from ..tracing import Tracer, UnsupportedError, current_trace
+from ..tree_util import flatten
 from .cell import impure_findings
 from .exactness import inexact_equation, inexact_reason, producers
 from .rewrite import at_line
@@ -209,22 +210,27 @@ def checking_prints(fn, analysis):
         trace = current_trace()
         if trace is not None:
             made = producers(trace)     # (once for all the values)
-            for k, (name, number) in enumerate(zip(hoist.names() if hoist else (),
-                                                   hoist.numbers if hoist else (), strict=True)):
-                why = _not_printable(result[0].get(name), number, trace, made)
-                if why is not None:     # (the values before it are exact: they may move)
-                    raise UnsupportedError(
-                        f"the print's value {k + 1} {PRINTED_REFUSAL}: {why}",
-                        SourceInfo(analysis.filename, hoist.line),
-                        "it is computed as plain Python")
+            if hoist is not None:
+                _check_moved(hoist, result[0], analysis, trace, made)
             for name in checked:
                 _check_shown(name, result[0].get(name), analysis, trace, made)
         return result
     return cell
 
 
+def _check_moved(hoist: PrintHoist, outputs: dict, analysis, trace, made: dict) -> None:
+    for k, (name, number) in enumerate(zip(hoist.names(), hoist.numbers, strict=True)):
+        why = _not_printable(outputs.get(name), number, trace, made)
+        if why is not None:     # (the values before it are exact: they may move)
+            raise UnsupportedError(f"the print's value {k + 1} {PRINTED_REFUSAL}: {why}",
+                                   SourceInfo(analysis.filename, hoist.line),
+                                   "it is computed as plain Python")
+
+
 def _check_shown(name: str, value, analysis, trace, made: dict) -> None:
-    for leaf in _leaves(value):
+    for leaf in flatten(value)[0]:
+        if not isinstance(leaf, Tracer):
+            continue
         found = inexact_equation(leaf.ir_var, trace, made)
         if found is None:
             continue
@@ -234,15 +240,6 @@ def _check_shown(name: str, value, analysis, trace, made: dict) -> None:
             f"{shown} is printed later, and XLA would not give it NumPy's last digits: {why}",
             SourceInfo(analysis.filename, _line_of(eqn, name, analysis)),
             "the statement that computes it runs as plain Python")
-
-
-def _leaves(value, depth: int = 0):
-    """The traced arrays of a value: itself, or those in the lists, tuples and dicts it is."""
-    if isinstance(value, Tracer):
-        yield value
-    elif depth < 4 and isinstance(value, (list, tuple, dict)):
-        for item in value.values() if isinstance(value, dict) else value:
-            yield from _leaves(item, depth + 1)
 
 
 def _line_of(eqn, name: str, analysis) -> int:

@@ -30,6 +30,8 @@ SHOWING = frozenset({"print", "display"})
 _UPDATING = frozenset({"sort", "fill", "resize", "put", "itemset", "partition", "setflags",
                        "append", "extend", "insert", "pop", "remove", "clear", "update",
                        "setdefault", "reverse", "__setitem__", "__iadd__"})
+_LOOPS = (ast.For, ast.AsyncFor)
+_COMPOUND = (ast.If, ast.While, *_LOOPS)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
@@ -41,20 +43,17 @@ def shown_names(source: str, filename: str, line_offset: int) -> frozenset[str]:
     statements = list(statements_of(tree.body))
     shown: set[str] = set()
     for stmt in statements:
-        if not isinstance(stmt, (ast.If, ast.While, ast.For, ast.AsyncFor)) and \
-                _shows(stmt, showing):
+        if _shows(stmt, showing):
             shown |= _loads(stmt)
     while True:
         before = len(shown)
         for stmt in statements:
             if isinstance(stmt, (ast.If, ast.While)):
-                if _body_binds(stmt, shown, showing):
+                if any(_shows(s, showing) or _binds(s, shown)
+                       for s in statements_of(stmt.body + stmt.orelse)):
                     shown |= _loads(stmt.test)
-            elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-                if stores_of(stmt.target) & shown:
-                    shown |= _loads(stmt.iter)
-            elif stores_of(stmt) & shown:
-                shown |= _loads(stmt)
+            elif _binds(stmt, shown):
+                shown |= _loads(stmt.iter if isinstance(stmt, _LOOPS) else stmt)
         if len(shown) == before:
             return frozenset(shown)
 
@@ -106,8 +105,17 @@ def _called(call: ast.Call) -> str | None:
 
 
 def _shows(stmt, showing: frozenset[str]) -> bool:
-    return any(isinstance(n, ast.Call) and _called(n) in SHOWING | showing
-               for n in _own_nodes(stmt))
+    """Whether a simple statement shows text (a loop's or branch's header does not count)."""
+    return not isinstance(stmt, _COMPOUND) and any(
+        isinstance(n, ast.Call) and _called(n) in SHOWING | showing for n in _own_nodes(stmt))
+
+
+def _binds(stmt, shown: set[str]) -> bool:
+    """Whether a statement binds or changes a shown name (a `for`: by its target; an `if` or
+    `while` itself: never, its bodies are statements of their own)."""
+    if isinstance(stmt, (ast.If, ast.While)):
+        return False
+    return bool(stores_of(stmt.target if isinstance(stmt, _LOOPS) else stmt) & shown)
 
 
 def _loads(node) -> set[str]:
@@ -136,10 +144,3 @@ def _base(node) -> str | None:
     while isinstance(node, (ast.Subscript, ast.Attribute)):
         node = node.value
     return node.id if isinstance(node, ast.Name) else None
-
-
-def _body_binds(stmt, shown: set[str], showing: frozenset[str]) -> bool:
-    inner = list(statements_of(stmt.body + stmt.orelse))
-    return any(_shows(s, showing) or stores_of(s) & shown for s in inner
-               if not isinstance(s, (ast.If, ast.While, ast.For, ast.AsyncFor))) or \
-        any(stores_of(s.target) & shown for s in inner if isinstance(s, (ast.For, ast.AsyncFor)))
